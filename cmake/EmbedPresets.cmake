@@ -1,0 +1,11 @@
+# Writes OUT: a C++ fragment with one {name, json} entry per preset file in DIR.
+file(GLOB FILES ${DIR}/*.json)
+list(SORT FILES)
+set(content "// Generated from lib/target/presets/*.json by cmake/EmbedPresets.cmake.\n")
+foreach(f ${FILES})
+  get_filename_component(name ${f} NAME_WE)
+  file(READ ${f} json)
+  string(APPEND content "{\"${name}\", R\"ptocjson(${json})ptocjson\"},\n")
+endforeach()
+file(WRITE ${OUT}.tmp "${content}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)

@@ -1,0 +1,86 @@
+// An operation: an OpDef, operands, results, attributes and a location.
+#pragma once
+
+#include <cstdint>
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ilist_node.h"
+
+#include "ptoc/ir/Attribute.h"
+#include "ptoc/ir/Location.h"
+#include "ptoc/ir/OpDef.h"
+#include "ptoc/ir/Value.h"
+
+namespace ptoc::ir {
+
+class Func;
+
+/// One operation in a function body. Operands and results live in storage trailing
+/// the object (allocated by the owning Func), so their count is fixed at creation.
+/// Attributes are one uniqued Dict attribute, sorted by key.
+class Operation : public llvm::ilist_node<Operation> {
+public:
+  const OpDef &def() const { return *def_; }
+  OpCode code() const { return def_->code; }
+  llvm::StringRef name() const { return def_->name; }
+  Location loc() const { return loc_; }
+  void setLoc(Location l) { loc_ = l; }
+  Func *parentFunc() const { return parent_; }
+
+  // --- operands ---
+  unsigned numOperands() const { return numOperands_; }
+  Value *operand(unsigned i) const { return operandStorage()[i].get(); }
+  void setOperand(unsigned i, Value *v) { operandStorage()[i].set(v); }
+  llvm::MutableArrayRef<OpOperand> opOperands() { return {operandStorage(), numOperands_}; }
+  llvm::ArrayRef<OpOperand> opOperands() const { return {operandStorage(), numOperands_}; }
+  /// The operand values (Value *), in order.
+  auto operands() const {
+    return llvm::map_range(opOperands(), [](const OpOperand &o) { return o.get(); });
+  }
+  Type operandType(unsigned i) const { return operand(i)->type(); }
+
+  // --- results ---
+  unsigned numResults() const { return numResults_; }
+  Value *result(unsigned i = 0) { return &resultStorage()[i]; }
+  const Value *result(unsigned i = 0) const { return &resultStorage()[i]; }
+  llvm::MutableArrayRef<Value> results() { return {resultStorage(), numResults_}; }
+  llvm::ArrayRef<Value> results() const { return {resultStorage(), numResults_}; }
+  Type resultType(unsigned i = 0) const { return result(i)->type(); }
+  bool useEmpty() const;
+
+  // --- attributes (kept sorted by name) ---
+  /// The whole attribute dictionary (a Dict attribute, possibly empty).
+  Attribute attrDict() const { return attrs_; }
+  llvm::ArrayRef<NamedAttr> attrs() const;
+  Attribute attr(llvm::StringRef name) const;
+  /// Sets or replaces an attribute; a null value removes it.
+  void setAttr(llvm::StringRef name, Attribute value);
+  void setAttrDict(Attribute dict) { attrs_ = dict; }
+
+  /// Drops this op's uses of its operands (before erasing it).
+  void dropOperandUses();
+
+private:
+  friend class Func;
+  Operation(const OpDef *def, Location loc, Func *parent, unsigned numOperands,
+            unsigned numResults, Attribute attrs)
+      : def_(def), loc_(loc), parent_(parent), attrs_(attrs), numOperands_(numOperands),
+        numResults_(numResults) {}
+
+  OpOperand *operandStorage() const {
+    return reinterpret_cast<OpOperand *>(const_cast<Operation *>(this) + 1);
+  }
+  Value *resultStorage() const {
+    return reinterpret_cast<Value *>(operandStorage() + numOperands_);
+  }
+
+  const OpDef *def_;
+  Location loc_;
+  Func *parent_;
+  Attribute attrs_;
+  uint32_t numOperands_;
+  uint32_t numResults_;
+};
+
+} // namespace ptoc::ir

@@ -1,0 +1,91 @@
+// The Pass interface: a named transformation over a Module that reports whether it
+// changed the IR, with statistics and access to the device and debug output.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "ptoc/ir/Module.h"
+
+namespace ptoc::target {
+struct DeviceSpec;
+}
+
+namespace ptoc::passes {
+
+/// What a pass run did. A pass that fails has emitted diagnostics saying why.
+class [[nodiscard]] PassResult {
+public:
+  static PassResult changed(bool didChange = true) { return PassResult(didChange ? kChanged : kUnchanged); }
+  static PassResult unchanged() { return PassResult(kUnchanged); }
+  static PassResult failure() { return PassResult(kFailed); }
+  bool failed() const { return kind_ == kFailed; }
+  bool didChange() const { return kind_ == kChanged; }
+
+private:
+  enum Kind { kUnchanged, kChanged, kFailed };
+  explicit PassResult(Kind k) : kind_(k) {}
+  Kind kind_;
+};
+
+/// What a running pass may consult besides the IR.
+struct PassContext {
+  const target::DeviceSpec &device;
+  /// Where a pass writes its decision log when debugging is enabled for it
+  /// (`--debug-only=<pass>`); null when disabled. Use `debugStream(pass)`.
+  llvm::raw_ostream *debugOut = nullptr;
+  /// Pass arguments whose debug output is enabled; "all" enables every pass.
+  std::vector<std::string> debugPasses;
+
+  /// The debug stream for pass `argument`, or null when its debugging is off.
+  llvm::raw_ostream *debugStream(llvm::StringRef argument) const;
+};
+
+class Pass;
+
+/// A counter a pass bumps (e.g. ops folded); listed by `--pass-statistics`.
+class PassStatistic {
+public:
+  PassStatistic(Pass *owner, const char *name, const char *description);
+  PassStatistic &operator+=(uint64_t n) {
+    value_ += n;
+    return *this;
+  }
+  PassStatistic &operator++() {
+    ++value_;
+    return *this;
+  }
+  uint64_t value() const { return value_; }
+  const char *name() const { return name_; }
+  const char *description() const { return description_; }
+
+private:
+  const char *name_;
+  const char *description_;
+  uint64_t value_ = 0;
+};
+
+/// A transformation over a Module. Implementations live in an anonymous namespace
+/// in their own .cpp; their header exports a factory only.
+class Pass {
+public:
+  virtual ~Pass() = default;
+  /// The registry name (`canonicalize`), used in pipelines and instrumentation.
+  virtual llvm::StringRef argument() const = 0;
+  /// Runs on `m`. Returns whether the IR changed, or failure after emitting
+  /// diagnostics. A pass must not claim "unchanged" when it changed the IR
+  /// (the pass manager can check the claim).
+  virtual PassResult run(ir::Module &m, PassContext &ctx) = 0;
+
+  const std::vector<PassStatistic *> &statistics() const { return statistics_; }
+
+private:
+  friend class PassStatistic;
+  std::vector<PassStatistic *> statistics_;
+};
+
+} // namespace ptoc::passes

@@ -1,0 +1,83 @@
+// Typed pass options: declarations (name, type, default, help) and parsed values.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace ptoc::passes {
+
+/// The value types a pass option can have. IntMap is the `*_setting` form
+/// `{0: 4, -1: 2}` (hash order -> N; -1 = default).
+enum class OptionKind : uint8_t { Bool, Int, Float, String, IntMap };
+
+using IntMap = std::map<int64_t, int64_t>;
+using OptionValue = std::variant<bool, int64_t, double, std::string, IntMap>;
+
+/// One option a pass accepts. Names use dashes (`pg-lower-bound`); the parser also
+/// accepts underscores (`pg_lower_bound`), the spelling of the Python API.
+struct PassOptionDecl {
+  std::string name;
+  OptionKind kind;
+  OptionValue defaultValue;
+  std::string help;
+  /// Inclusive bounds for Int/Float options.
+  double min = -1e300;
+  double max = 1e300;
+};
+
+/// Parses one option value written as text, checking kind and bounds; the error
+/// names the option and what is accepted.
+absl::StatusOr<OptionValue> parseOptionValue(const PassOptionDecl &decl, llvm::StringRef text);
+/// The text form of a value (parses back to the same value).
+std::string optionValueToString(const OptionValue &v);
+std::string_view optionKindName(OptionKind k);
+
+/// The values of all of one pass's options (defaults filled in).
+class PassOptionValues {
+public:
+  PassOptionValues() = default;
+  /// `passName` (may be empty) is named in error messages ("of pass 'partition'").
+  explicit PassOptionValues(const std::vector<PassOptionDecl> &decls,
+                            llvm::StringRef passName = "");
+
+  /// Sets `name` from text; error if the name is unknown (listing the valid names)
+  /// or the value does not parse.
+  absl::Status set(llvm::StringRef name, llvm::StringRef valueText);
+  /// Text too (without these, a literal or std::string would be ambiguous between
+  /// the StringRef and the OptionValue overloads).
+  absl::Status set(llvm::StringRef name, const char *valueText) {
+    return set(name, llvm::StringRef(valueText));
+  }
+  absl::Status set(llvm::StringRef name, const std::string &valueText) {
+    return set(name, llvm::StringRef(valueText));
+  }
+  /// Sets an already-typed value (from the Python layer); same checks.
+  absl::Status set(llvm::StringRef name, const OptionValue &value);
+
+  bool getBool(llvm::StringRef name) const;
+  int64_t getInt(llvm::StringRef name) const;
+  double getFloat(llvm::StringRef name) const;
+  const std::string &getString(llvm::StringRef name) const;
+  const IntMap &getIntMap(llvm::StringRef name) const;
+  /// Whether `name` was set explicitly (not left at its default).
+  bool isExplicit(llvm::StringRef name) const;
+
+  /// `{a=1 b=true}` listing explicitly set options in declaration order; "" if none.
+  std::string str() const;
+
+private:
+  const PassOptionDecl *find(llvm::StringRef name) const;
+  const OptionValue &get(llvm::StringRef name) const;
+  std::string passName_;
+  std::vector<PassOptionDecl> decls_;
+  std::vector<OptionValue> values_;
+  std::vector<bool> explicit_;
+};
+
+} // namespace ptoc::passes

@@ -1,0 +1,22 @@
+// Factories for every pass, and the function that registers them all.
+#pragma once
+
+#include <memory>
+
+#include "ptoc/passes/Pass.h"
+#include "ptoc/passes/PassRegistry.h"
+
+namespace ptoc::passes {
+
+/// Fold reshape chains, drop identity casts/transposes/views, fold constants in
+/// elementwise ops; erases ops it made dead.
+std::unique_ptr<Pass> createCanonicalizePass();
+/// Common-subexpression elimination: identical ops on identical operands.
+std::unique_ptr<Pass> createCSEPass();
+/// Dead-code elimination: ops whose results reach no `return`.
+std::unique_ptr<Pass> createDCEPass();
+
+/// Registers every pass and named pipeline into `registry`.
+void registerAllPasses(PassRegistry &registry);
+
+} // namespace ptoc::passes

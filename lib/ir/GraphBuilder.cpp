@@ -1,0 +1,218 @@
+// GraphBuilder: typed op construction with tile-shape scopes.
+#include "ptoc/ir/GraphBuilder.h"
+
+#include <algorithm>
+
+#include "ptoc/ir/Verifier.h"
+
+namespace ptoc::ir {
+
+GraphBuilder::GraphBuilder(Module &m, const target::DeviceSpec *device)
+    : module_(m), ctx_(m.context()), device_(device) {}
+
+absl::Status GraphBuilder::error(llvm::StringRef opName, const std::string &msg) const {
+  std::string text = "'";
+  text += opName;
+  text += "' op ";
+  text += msg;
+  Diagnostic d{Severity::Error, loc_, std::move(text)};
+  return absl::InvalidArgumentError(d.str());
+}
+
+absl::StatusOr<Func *> GraphBuilder::beginFunc(llvm::StringRef name,
+                                               llvm::ArrayRef<Type> argTypes,
+                                               llvm::ArrayRef<std::string> argNames) {
+  if (module_.lookup(name))
+    return absl::InvalidArgumentError("function '@" + name.str() +
+                                      "' already exists in this module; pick another name");
+  for (size_t i = 0; i < argTypes.size(); ++i)
+    if (!argTypes[i] || !argTypes[i].isTensor())
+      return absl::InvalidArgumentError("argument " + std::to_string(i) + " of '@" +
+                                        name.str() + "' must be a tensor type");
+  if (!argNames.empty() && argNames.size() != argTypes.size())
+    return absl::InvalidArgumentError("'@" + name.str() + "' has " +
+                                      std::to_string(argTypes.size()) + " arguments but " +
+                                      std::to_string(argNames.size()) + " names");
+  func_ = &module_.addFunc(name, argTypes, {}, loc_);
+  for (size_t i = 0; i < argNames.size(); ++i)
+    if (!argNames[i].empty()) func_->arg(i)->setNameHint(ctx_.id(argNames[i]));
+  return func_;
+}
+
+absl::Status GraphBuilder::endFunc(llvm::ArrayRef<Value *> results) {
+  if (!func_) return absl::FailedPreconditionError("endFunc called without beginFunc");
+  llvm::SmallVector<Type, 4> types;
+  for (Value *v : results) {
+    if (!v) return error("return", "got a null value");
+    types.push_back(v->type());
+  }
+  func_->setResultTypes(types);
+  func_->createOp(ctx_.opDef(OpCode::Return), results, {}, ctx_.emptyDict(), loc_);
+  func_ = nullptr;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Value *> GraphBuilder::create(OpCode code, llvm::ArrayRef<Value *> operands,
+                                             llvm::ArrayRef<NamedAttr> attrs,
+                                             Type resultType) {
+  const OpDef &def = ctx_.opDef(code);
+  if (!func_) return absl::FailedPreconditionError("create op outside beginFunc/endFunc");
+  if (code == OpCode::Return) return error(def.name, "is added by endFunc");
+  for (size_t i = 0; i < operands.size(); ++i)
+    if (!operands[i]) return error(def.name, "operand " + std::to_string(i) + " is null");
+  if (operands.size() < def.minOperands || operands.size() > def.maxOperands)
+    return error(def.name, "got " + std::to_string(operands.size()) + " operands");
+
+  // Scope settings first; explicit attributes override them.
+  llvm::SmallVector<NamedAttr, 6> all;
+  auto has = [&](llvm::StringRef n) {
+    return std::any_of(attrs.begin(), attrs.end(),
+                       [&](const NamedAttr &a) { return a.name.str() == n; });
+  };
+  if (def.tile == TileKind::Vec && vecTile_ && !has("vec_tile"))
+    all.push_back({ctx_.id("vec_tile"), ctx_.intArrayAttr(*vecTile_)});
+  if (def.tile == TileKind::Cube && cubeTile_ && !has("cube_tile"))
+    all.push_back({ctx_.id("cube_tile"), cubeTile_->toAttr(ctx_)});
+  if (scope_ != -1 && !has("sg_scope"))
+    all.push_back({ctx_.id("sg_scope"), ctx_.intAttr(scope_)});
+  all.append(attrs.begin(), attrs.end());
+  Attribute dict = ctx_.dictAttr(all, /*sortByName=*/true);
+
+  llvm::SmallVector<Type, 4> operandTypes;
+  for (Value *v : operands) operandTypes.push_back(v->type());
+  std::string err;
+  Type type = def.inferType(TypeRuleInput{ctx_, operandTypes, dict, resultType}, err);
+  if (!err.empty()) return error(def.name, err);
+
+  Operation *op = func_->createOp(def, operands, {type}, dict, loc_);
+  DiagnosticCollector diags(ctx_.diag());
+  if (failed(verifyOp(*op, VerifyOptions{device_}))) {
+    func_->erase(op);
+    return absl::InvalidArgumentError(diags.errorText());
+  }
+  return op->result(0);
+}
+
+absl::StatusOr<Value *> GraphBuilder::matmul(Value *a, Value *b, const MatmulOptions &opts) {
+  llvm::SmallVector<NamedAttr, 2> attrs;
+  if (opts.transposeA) attrs.push_back({ctx_.id("transpose_a"), ctx_.boolAttr(true)});
+  if (opts.transposeB) attrs.push_back({ctx_.id("transpose_b"), ctx_.boolAttr(true)});
+  Type declared;
+  if (opts.outDType && a && b) {
+    // Infer the shape with the operands' dtype, then ask for the requested one.
+    std::string err;
+    Type t = ctx_.opDef(OpCode::Matmul)
+                 .inferType(TypeRuleInput{ctx_, {a->type(), b->type()},
+                                          ctx_.dictAttr(attrs, true), Type()},
+                            err);
+    if (!err.empty()) return error("matmul", err);
+    declared = ctx_.withDType(t, *opts.outDType);
+  }
+  return create(OpCode::Matmul, {a, b}, attrs, declared);
+}
+
+absl::StatusOr<Value *> GraphBuilder::binary(OpCode code, Value *a, Value *b) {
+  if (ctx_.opDef(code).cls != OpClass::ElementwiseBinary)
+    return error(ctx_.opDef(code).name, "is not a binary elementwise op");
+  return create(code, {a, b});
+}
+
+absl::StatusOr<Value *> GraphBuilder::unary(OpCode code, Value *x) {
+  if (ctx_.opDef(code).cls != OpClass::ElementwiseUnary)
+    return error(ctx_.opDef(code).name, "is not a unary elementwise op");
+  return create(code, {x});
+}
+
+absl::StatusOr<Value *> GraphBuilder::cast(Value *x, DType to) {
+  if (!x) return error("cast", "operand 0 is null");
+  return create(OpCode::Cast, {x}, {}, ctx_.withDType(x->type(), to));
+}
+
+// Normalises possibly-negative dims against `rank`; sorted and unique when `sort`.
+static absl::StatusOr<llvm::SmallVector<int64_t, 4>>
+normaliseDims(llvm::ArrayRef<int64_t> dims, unsigned rank, bool sort) {
+  llvm::SmallVector<int64_t, 4> out;
+  for (int64_t d : dims) {
+    int64_t n = d < 0 ? d + rank : d;
+    if (n < 0 || n >= int64_t(rank))
+      return absl::InvalidArgumentError("dimension " + std::to_string(d) +
+                                        " is out of range for rank " + std::to_string(rank) +
+                                        " (valid: " + std::to_string(-int64_t(rank)) + ".." +
+                                        std::to_string(int64_t(rank) - 1) + ")");
+    out.push_back(n);
+  }
+  if (sort) {
+    std::sort(out.begin(), out.end());
+    if (std::adjacent_find(out.begin(), out.end()) != out.end())
+      return absl::InvalidArgumentError("a dimension is listed twice");
+  }
+  return out;
+}
+
+absl::StatusOr<Value *> GraphBuilder::reduce(OpCode code, Value *x,
+                                             llvm::ArrayRef<int64_t> axes, bool keepdim) {
+  const OpDef &def = ctx_.opDef(code);
+  if (def.cls != OpClass::Reduction) return error(def.name, "is not a reduction");
+  if (!x) return error(def.name, "operand 0 is null");
+  auto norm = normaliseDims(axes, x->type().rank(), /*sort=*/true);
+  if (!norm.ok()) return error(def.name, std::string(norm.status().message()));
+  llvm::SmallVector<NamedAttr, 2> attrs{{ctx_.id("axes"), ctx_.intArrayAttr(*norm)}};
+  if (keepdim) attrs.push_back({ctx_.id("keepdim"), ctx_.boolAttr(true)});
+  return create(code, {x}, attrs);
+}
+
+absl::StatusOr<Value *> GraphBuilder::reshape(Value *x, llvm::ArrayRef<int64_t> shape) {
+  if (!x) return error("reshape", "operand 0 is null");
+  for (int64_t d : shape)
+    if (d <= 0) return error("reshape", "dimensions must be positive, got " + shapeStr(shape));
+  return create(OpCode::Reshape, {x}, {}, ctx_.withShape(x->type(), shape));
+}
+
+absl::StatusOr<Value *> GraphBuilder::transpose(Value *x, int64_t dim0, int64_t dim1) {
+  if (!x) return error("transpose", "operand 0 is null");
+  unsigned rank = x->type().rank();
+  auto dims = normaliseDims({dim0, dim1}, rank, /*sort=*/false);
+  if (!dims.ok()) return error("transpose", std::string(dims.status().message()));
+  llvm::SmallVector<int64_t, 4> perm(rank);
+  for (unsigned i = 0; i < rank; ++i) perm[i] = i;
+  std::swap(perm[(*dims)[0]], perm[(*dims)[1]]);
+  return permute(x, perm);
+}
+
+absl::StatusOr<Value *> GraphBuilder::permute(Value *x, llvm::ArrayRef<int64_t> perm) {
+  return create(OpCode::Transpose, {x}, {{ctx_.id("perm"), ctx_.intArrayAttr(perm)}});
+}
+
+absl::StatusOr<Value *> GraphBuilder::view(Value *x, llvm::ArrayRef<int64_t> offsets,
+                                           llvm::ArrayRef<int64_t> shape) {
+  if (!x) return error("view", "operand 0 is null");
+  for (int64_t d : shape)
+    if (d <= 0) return error("view", "slice sizes must be positive, got " + shapeStr(shape));
+  return create(OpCode::View, {x}, {{ctx_.id("offsets"), ctx_.intArrayAttr(offsets)}},
+                ctx_.withShape(x->type(), shape));
+}
+
+absl::StatusOr<Value *> GraphBuilder::assemble(Value *dst, Value *src,
+                                               llvm::ArrayRef<int64_t> offsets) {
+  return create(OpCode::Assemble, {dst, src},
+                {{ctx_.id("offsets"), ctx_.intArrayAttr(offsets)}});
+}
+
+absl::StatusOr<Value *> GraphBuilder::concat(llvm::ArrayRef<Value *> values, int64_t axis) {
+  if (values.empty() || !values[0]) return error("concat", "needs at least one tensor");
+  auto norm = normaliseDims({axis}, values[0]->type().rank(), false);
+  if (!norm.ok()) return error("concat", std::string(norm.status().message()));
+  return create(OpCode::Concat, values, {{ctx_.id("axis"), ctx_.intAttr((*norm)[0])}});
+}
+
+absl::StatusOr<Value *> GraphBuilder::full(llvm::ArrayRef<int64_t> shape, double value,
+                                           DType dtype) {
+  for (int64_t d : shape)
+    if (d <= 0) return error("full", "dimensions must be positive, got " + shapeStr(shape));
+  Attribute v = isInteger(dtype) && value == static_cast<double>(static_cast<int64_t>(value))
+                    ? ctx_.intAttr(static_cast<int64_t>(value))
+                    : ctx_.floatAttr(roundToDType(value, dtype));
+  return create(OpCode::Full, {}, {{ctx_.id("value"), v}}, ctx_.tensorType(dtype, shape));
+}
+
+} // namespace ptoc::ir

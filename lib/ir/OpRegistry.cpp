@@ -1,0 +1,516 @@
+// The operation registry: one entry per op, declaring its arity, attributes, core
+// kind, tile kind, type rule and scalar semantics. Every other part of ptoc asks
+// this table instead of switching on op names.
+#include "ptoc/ir/OpDef.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "ptoc/ir/Context.h"
+
+namespace ptoc::ir {
+
+using target::CoreKind;
+
+// ---------------------------------------------------------------- attributes
+
+namespace {
+
+constexpr AttrSpec kReductionAttrs[] = {
+    {"axes", AttrShape::IntArray, true, "dimensions to reduce, ascending, non-negative"},
+    {"keepdim", AttrShape::Bool, false, "keep reduced dimensions with size 1"},
+};
+constexpr AttrSpec kMatmulAttrs[] = {
+    {"transpose_a", AttrShape::Bool, false, "use the transpose of the left operand"},
+    {"transpose_b", AttrShape::Bool, false, "use the transpose of the right operand"},
+    {"acc_dtype", AttrShape::DType, false, "accumulation type (f32 for floats, i32 for i8)"},
+};
+constexpr AttrSpec kTransposeAttrs[] = {
+    {"perm", AttrShape::IntArray, true, "result dimension i is operand dimension perm[i]"},
+};
+constexpr AttrSpec kOffsetAttrs[] = {
+    {"offsets", AttrShape::IntArray, true, "start of the region in each dimension"},
+};
+constexpr AttrSpec kConcatAttrs[] = {
+    {"axis", AttrShape::Int, true, "dimension along which operands are joined"},
+};
+constexpr AttrSpec kFullAttrs[] = {
+    {"value", AttrShape::Number, true, "the value of every element"},
+};
+constexpr AttrSpec kCommonAttrs[] = {
+    {"vec_tile", AttrShape::IntArray, false, "vector tile shape, one size per dimension"},
+    {"cube_tile", AttrShape::CubeTile, false, "cube tile {m = [L0, L1], k = [..], n = [..]}"},
+    {"sg_scope", AttrShape::Int, false, "ops with the same scope id form one subgraph"},
+};
+
+// ---------------------------------------------------------------- helpers
+
+bool fail(std::string &error, std::string msg) {
+  error = std::move(msg);
+  return false;
+}
+
+std::string typeList(llvm::ArrayRef<Type> types) {
+  std::string s;
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (i) s += ", ";
+    s += types[i].str();
+  }
+  return s;
+}
+
+// All operands are tensors, or all are tiles in one memory space.
+bool sameKind(llvm::ArrayRef<Type> ops, std::string &error) {
+  for (Type t : ops)
+    if (t.isTile() != ops[0].isTile() || t.space() != ops[0].space())
+      return fail(error, "operands mix tensors and tiles or memory spaces (" + typeList(ops) +
+                             ")");
+  return true;
+}
+
+bool sameDType(llvm::ArrayRef<Type> ops, std::string &error) {
+  for (Type t : ops)
+    if (t.dtype() != ops[0].dtype())
+      return fail(error, "operand element types differ (" + typeList(ops) +
+                             "); insert a cast so they match");
+  return true;
+}
+
+Type needDeclared(const TypeRuleInput &in, std::string &error, const char *what) {
+  if (!in.declared) fail(error, std::string("needs its result type written (") + what + ")");
+  return in.declared;
+}
+
+// ---------------------------------------------------------------- type rules
+
+Type unaryRule(const TypeRuleInput &in, std::string &error) {
+  return in.operands[0];
+}
+
+Type floatUnaryRule(const TypeRuleInput &in, std::string &error) {
+  if (!isFloat(in.operands[0].dtype())) {
+    fail(error, "needs a floating-point operand, got " + in.operands[0].str() +
+                    "; cast it to f32 first");
+    return {};
+  }
+  return in.operands[0];
+}
+
+Type binaryRule(const TypeRuleInput &in, std::string &error) {
+  if (!sameKind(in.operands, error) || !sameDType(in.operands, error)) return {};
+  auto shape = broadcastShapes(in.operands[0].shape(), in.operands[1].shape());
+  if (!shape) {
+    fail(error, "cannot broadcast " + in.operands[0].str() + " with " + in.operands[1].str() +
+                    ": dimensions must be equal or 1 (aligned from the right)");
+    return {};
+  }
+  return in.ctx.withShape(in.operands[0], *shape);
+}
+
+Type castRule(const TypeRuleInput &in, std::string &error) {
+  Type d = needDeclared(in, error, "the target element type");
+  if (!d) return {};
+  if (d.shape() != in.operands[0].shape()) {
+    fail(error, "changes the shape (" + in.operands[0].str() + " to " + d.str() +
+                    "); a cast only changes the element type");
+    return {};
+  }
+  return in.ctx.withDType(in.operands[0], d.dtype());
+}
+
+Type reductionRule(const TypeRuleInput &in, std::string &error) {
+  Type x = in.operands[0];
+  Attribute axesAttr = in.attrs ? in.attrs.lookup("axes") : Attribute();
+  if (!axesAttr || !axesAttr.isIntArray()) {
+    fail(error, "needs an 'axes' attribute listing the dimensions to reduce");
+    return {};
+  }
+  llvm::ArrayRef<int64_t> axes = axesAttr.getIntArray();
+  if (axes.empty()) {
+    fail(error, "has an empty 'axes' list; name at least one dimension");
+    return {};
+  }
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] < 0 || axes[i] >= static_cast<int64_t>(x.rank())) {
+      fail(error, "axis " + std::to_string(axes[i]) + " is out of range for " + x.str() +
+                      " (valid: 0.." + std::to_string(int64_t(x.rank()) - 1) + ")");
+      return {};
+    }
+    if (i && axes[i] <= axes[i - 1]) {
+      fail(error, "'axes' must be strictly ascending, got " + axesAttr.str());
+      return {};
+    }
+  }
+  Attribute keep = in.attrs.lookup("keepdim");
+  bool keepdim = keep && keep.isBool() && keep.getBool();
+  llvm::SmallVector<int64_t, 4> shape;
+  for (unsigned d = 0; d < x.rank(); ++d) {
+    bool reduced = std::binary_search(axes.begin(), axes.end(), int64_t(d));
+    if (!reduced)
+      shape.push_back(x.dim(d));
+    else if (keepdim)
+      shape.push_back(1);
+  }
+  return in.ctx.withShape(x, shape);
+}
+
+Type meanRule(const TypeRuleInput &in, std::string &error) {
+  if (!isFloat(in.operands[0].dtype())) {
+    fail(error, "needs a floating-point operand, got " + in.operands[0].str());
+    return {};
+  }
+  return reductionRule(in, error);
+}
+
+Type matmulRule(const TypeRuleInput &in, std::string &error) {
+  Type a = in.operands[0], b = in.operands[1];
+  if (!sameKind(in.operands, error)) return {};
+  if (a.rank() < 2 || b.rank() < 2) {
+    fail(error, "needs operands of rank >= 2, got " + a.str() + " and " + b.str());
+    return {};
+  }
+  if (a.dtype() != b.dtype()) {
+    fail(error, "operand element types differ (" + a.str() + ", " + b.str() +
+                    "); cast one so they match");
+    return {};
+  }
+  auto flag = [&](llvm::StringRef n) {
+    Attribute v = in.attrs ? in.attrs.lookup(n) : Attribute();
+    return v && v.isBool() && v.getBool();
+  };
+  bool ta = flag("transpose_a"), tb = flag("transpose_b");
+  int64_t m = ta ? a.dim(a.rank() - 1) : a.dim(a.rank() - 2);
+  int64_t ka = ta ? a.dim(a.rank() - 2) : a.dim(a.rank() - 1);
+  int64_t kb = tb ? b.dim(b.rank() - 1) : b.dim(b.rank() - 2);
+  int64_t n = tb ? b.dim(b.rank() - 2) : b.dim(b.rank() - 1);
+  if (ka != kb) {
+    fail(error, "contraction sizes differ: " + a.str() + (ta ? " (transposed)" : "") +
+                    " has K=" + std::to_string(ka) + " but " + b.str() +
+                    (tb ? " (transposed)" : "") + " has K=" + std::to_string(kb));
+    return {};
+  }
+  auto batch = broadcastShapes(a.shape().drop_back(2), b.shape().drop_back(2));
+  if (!batch) {
+    fail(error, "batch dimensions of " + a.str() + " and " + b.str() + " do not broadcast");
+    return {};
+  }
+  llvm::SmallVector<int64_t, 4> shape(batch->begin(), batch->end());
+  shape.push_back(m);
+  shape.push_back(n);
+  DType in8 = a.dtype();
+  DType out = in.declared ? in.declared.dtype() : (in8 == DType::I8 ? DType::I32 : in8);
+  if (in8 == DType::I8 && out != DType::I32) {
+    fail(error, "with i8 operands produces i32, not " + std::string(dtypeName(out)));
+    return {};
+  }
+  if (isFloat(in8) && !isFloat(out)) {
+    fail(error, "with floating-point operands must produce a floating-point result, not " +
+                    std::string(dtypeName(out)));
+    return {};
+  }
+  if (in8 == DType::I32) {
+    fail(error, "does not take i32 operands (the cube unit multiplies f16, bf16, f32 or i8)");
+    return {};
+  }
+  Attribute acc = in.attrs ? in.attrs.lookup("acc_dtype") : Attribute();
+  if (acc && acc.isDType()) {
+    DType want = isFloat(in8) ? DType::F32 : DType::I32;
+    if (acc.getDType() != want) {
+      fail(error, "accumulates in " + std::string(dtypeName(want)) + ", not " +
+                      std::string(dtypeName(acc.getDType())));
+      return {};
+    }
+  }
+  return in.ctx.withDType(in.ctx.withShape(a, shape), out);
+}
+
+Type reshapeRule(const TypeRuleInput &in, std::string &error) {
+  Type d = needDeclared(in, error, "the new shape");
+  if (!d) return {};
+  if (d.numElements() != in.operands[0].numElements()) {
+    fail(error, "cannot reshape " + in.operands[0].str() + " (" +
+                    std::to_string(in.operands[0].numElements()) + " elements) to " + d.str() +
+                    " (" + std::to_string(d.numElements()) + " elements)");
+    return {};
+  }
+  if (d.dtype() != in.operands[0].dtype()) {
+    fail(error, "changes the element type; use cast for that");
+    return {};
+  }
+  return in.ctx.withShape(in.operands[0], d.shape());
+}
+
+Type transposeRule(const TypeRuleInput &in, std::string &error) {
+  Type x = in.operands[0];
+  Attribute permAttr = in.attrs ? in.attrs.lookup("perm") : Attribute();
+  if (!permAttr || !permAttr.isIntArray()) {
+    fail(error, "needs a 'perm' attribute");
+    return {};
+  }
+  llvm::ArrayRef<int64_t> perm = permAttr.getIntArray();
+  llvm::SmallVector<bool, 8> seen(x.rank(), false);
+  bool ok = perm.size() == x.rank();
+  for (int64_t p : perm) {
+    if (!ok || p < 0 || p >= int64_t(x.rank()) || seen[p]) {
+      ok = false;
+      break;
+    }
+    seen[p] = true;
+  }
+  if (!ok) {
+    fail(error, "'perm' " + permAttr.str() + " is not a permutation of the " +
+                    std::to_string(x.rank()) + " dimensions of " + x.str());
+    return {};
+  }
+  llvm::SmallVector<int64_t, 4> shape;
+  for (int64_t p : perm) shape.push_back(x.dim(p));
+  return in.ctx.withShape(x, shape);
+}
+
+bool checkRegion(llvm::ArrayRef<int64_t> offsets, llvm::ArrayRef<int64_t> region,
+                 Type whole, const char *what, std::string &error) {
+  if (offsets.size() != whole.rank())
+    return fail(error, "'offsets' has " + std::to_string(offsets.size()) +
+                           " entries but " + whole.str() + " has rank " +
+                           std::to_string(whole.rank()));
+  if (region.size() != whole.rank())
+    return fail(error, std::string(what) + " has rank " + std::to_string(region.size()) +
+                           " but " + whole.str() + " has rank " + std::to_string(whole.rank()));
+  for (size_t d = 0; d < offsets.size(); ++d)
+    if (offsets[d] < 0 || offsets[d] + region[d] > whole.dim(d))
+      return fail(error, "region [" + std::to_string(offsets[d]) + ", " +
+                             std::to_string(offsets[d] + region[d]) + ") of dimension " +
+                             std::to_string(d) + " is outside " + whole.str());
+  return true;
+}
+
+Type viewRule(const TypeRuleInput &in, std::string &error) {
+  Type d = needDeclared(in, error, "the slice shape");
+  if (!d) return {};
+  Attribute off = in.attrs ? in.attrs.lookup("offsets") : Attribute();
+  if (!off || !off.isIntArray()) {
+    fail(error, "needs an 'offsets' attribute");
+    return {};
+  }
+  if (d.dtype() != in.operands[0].dtype()) {
+    fail(error, "changes the element type; use cast for that");
+    return {};
+  }
+  if (!checkRegion(off.getIntArray(), d.shape(), in.operands[0], "the slice", error)) return {};
+  return in.ctx.withShape(in.operands[0], d.shape());
+}
+
+Type assembleRule(const TypeRuleInput &in, std::string &error) {
+  Type dst = in.operands[0], src = in.operands[1];
+  if (!sameKind(in.operands, error) || !sameDType(in.operands, error)) return {};
+  Attribute off = in.attrs ? in.attrs.lookup("offsets") : Attribute();
+  if (!off || !off.isIntArray()) {
+    fail(error, "needs an 'offsets' attribute");
+    return {};
+  }
+  if (!checkRegion(off.getIntArray(), src.shape(), dst, "the source", error)) return {};
+  return dst;
+}
+
+Type concatRule(const TypeRuleInput &in, std::string &error) {
+  if (!sameKind(in.operands, error) || !sameDType(in.operands, error)) return {};
+  Attribute axisAttr = in.attrs ? in.attrs.lookup("axis") : Attribute();
+  if (!axisAttr || !axisAttr.isInt()) {
+    fail(error, "needs an integer 'axis' attribute");
+    return {};
+  }
+  Type first = in.operands[0];
+  int64_t axis = axisAttr.getInt();
+  if (axis < 0 || axis >= int64_t(first.rank())) {
+    fail(error, "axis " + std::to_string(axis) + " is out of range for " + first.str());
+    return {};
+  }
+  llvm::SmallVector<int64_t, 4> shape(first.shape().begin(), first.shape().end());
+  for (Type t : in.operands.drop_front()) {
+    if (t.rank() != first.rank()) {
+      fail(error, "operands have different ranks (" + typeList(in.operands) + ")");
+      return {};
+    }
+    for (unsigned d = 0; d < t.rank(); ++d)
+      if (int64_t(d) != axis && t.dim(d) != first.dim(d)) {
+        fail(error, "operands differ in dimension " + std::to_string(d) +
+                        ", which is not the concat axis (" + typeList(in.operands) + ")");
+        return {};
+      }
+    shape[axis] += t.dim(axis);
+  }
+  return in.ctx.withShape(first, shape);
+}
+
+Type fullRule(const TypeRuleInput &in, std::string &error) {
+  Type d = needDeclared(in, error, "the shape and element type");
+  if (!d) return {};
+  Attribute v = in.attrs ? in.attrs.lookup("value") : Attribute();
+  if (!v || !(v.isInt() || v.isFloat())) {
+    fail(error, "needs a numeric 'value' attribute");
+    return {};
+  }
+  if (isInteger(d.dtype()) && (!v.isInt() || roundToDType(v.getNumber(), d.dtype()) !=
+                                                 v.getNumber())) {
+    fail(error, "value " + v.str() + " is not representable in " +
+                    std::string(dtypeName(d.dtype())));
+    return {};
+  }
+  return d;
+}
+
+Type returnRule(const TypeRuleInput &in, std::string &error) { return {}; }
+
+// ---------------------------------------------------------------- scalar semantics
+
+double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+struct Entry {
+  OpCode code;
+  CoreKind core;
+  TileKind tile;
+  unsigned minOperands, maxOperands, numResults;
+  llvm::ArrayRef<AttrSpec> attrs;
+  TypeRule rule;
+  double (*unary)(double) = nullptr;
+  double (*binary)(double, double) = nullptr;
+  bool commutative = false;
+  std::optional<double> rightIdentity = std::nullopt;
+};
+
+constexpr unsigned V = OpDef::kVariadic;
+
+// The one declaration of every op's semantics (order irrelevant; checked complete).
+std::vector<Entry> entries() {
+  using C = CoreKind;
+  using T = TileKind;
+  return {
+      {OpCode::Matmul, C::AIC, T::Cube, 2, 2, 1, kMatmulAttrs, matmulRule},
+      {OpCode::Add, C::AIV, T::Vec, 2, 2, 1, {}, binaryRule, nullptr,
+       [](double a, double b) { return a + b; }, true, 0.0},
+      {OpCode::Sub, C::AIV, T::Vec, 2, 2, 1, {}, binaryRule, nullptr,
+       [](double a, double b) { return a - b; }, false, 0.0},
+      {OpCode::Mul, C::AIV, T::Vec, 2, 2, 1, {}, binaryRule, nullptr,
+       [](double a, double b) { return a * b; }, true, 1.0},
+      {OpCode::Div, C::AIV, T::Vec, 2, 2, 1, {}, binaryRule, nullptr,
+       [](double a, double b) { return a / b; }, false, 1.0},
+      {OpCode::Max, C::AIV, T::Vec, 2, 2, 1, {}, binaryRule, nullptr,
+       [](double a, double b) { return std::fmax(a, b); }, true},
+      {OpCode::Min, C::AIV, T::Vec, 2, 2, 1, {}, binaryRule, nullptr,
+       [](double a, double b) { return std::fmin(a, b); }, true},
+      {OpCode::Pow, C::AIV, T::Vec, 2, 2, 1, {}, binaryRule, nullptr,
+       [](double a, double b) { return std::pow(a, b); }, false, 1.0},
+      {OpCode::Neg, C::AIV, T::Vec, 1, 1, 1, {}, unaryRule, [](double x) { return -x; }},
+      {OpCode::Exp, C::AIV, T::Vec, 1, 1, 1, {}, floatUnaryRule, [](double x) { return std::exp(x); }},
+      {OpCode::Log, C::AIV, T::Vec, 1, 1, 1, {}, floatUnaryRule, [](double x) { return std::log(x); }},
+      {OpCode::Sqrt, C::AIV, T::Vec, 1, 1, 1, {}, floatUnaryRule, [](double x) { return std::sqrt(x); }},
+      {OpCode::Rsqrt, C::AIV, T::Vec, 1, 1, 1, {}, floatUnaryRule,
+       [](double x) { return 1.0 / std::sqrt(x); }},
+      {OpCode::Abs, C::AIV, T::Vec, 1, 1, 1, {}, unaryRule, [](double x) { return std::fabs(x); }},
+      {OpCode::Relu, C::AIV, T::Vec, 1, 1, 1, {}, unaryRule,
+       [](double x) { return x > 0 ? x : 0.0; }},
+      {OpCode::Sigmoid, C::AIV, T::Vec, 1, 1, 1, {}, floatUnaryRule, sigmoid},
+      {OpCode::Tanh, C::AIV, T::Vec, 1, 1, 1, {}, floatUnaryRule, [](double x) { return std::tanh(x); }},
+      {OpCode::Gelu, C::AIV, T::Vec, 1, 1, 1, {}, floatUnaryRule, gelu},
+      {OpCode::Reciprocal, C::AIV, T::Vec, 1, 1, 1, {}, floatUnaryRule,
+       [](double x) { return 1.0 / x; }},
+      {OpCode::Cast, C::AIV, T::Vec, 1, 1, 1, {}, castRule},
+      {OpCode::Sum, C::AIV, T::Vec, 1, 1, 1, kReductionAttrs, reductionRule},
+      {OpCode::Amax, C::AIV, T::Vec, 1, 1, 1, kReductionAttrs, reductionRule},
+      {OpCode::Amin, C::AIV, T::Vec, 1, 1, 1, kReductionAttrs, reductionRule},
+      {OpCode::Mean, C::AIV, T::Vec, 1, 1, 1, kReductionAttrs, meanRule},
+      {OpCode::Reshape, C::AIV, T::Vec, 1, 1, 1, {}, reshapeRule},
+      {OpCode::Transpose, C::AIV, T::Vec, 1, 1, 1, kTransposeAttrs, transposeRule},
+      {OpCode::View, C::AIV, T::Vec, 1, 1, 1, kOffsetAttrs, viewRule},
+      {OpCode::Assemble, C::AIV, T::Vec, 2, 2, 1, kOffsetAttrs, assembleRule},
+      {OpCode::Concat, C::AIV, T::Vec, 1, V, 1, kConcatAttrs, concatRule},
+      {OpCode::Full, C::AIV, T::Vec, 0, 0, 1, kFullAttrs, fullRule},
+      {OpCode::Return, C::None, T::None, 0, V, 0, {}, returnRule},
+  };
+}
+
+struct NameAndClass {
+  const char *name;
+  OpClass cls;
+};
+constexpr NameAndClass kNames[] = {
+#define PTOC_OP(Code, Name, Class) {Name, OpClass::Class},
+#include "ptoc/ir/Ops.def"
+};
+
+} // namespace
+
+const AttrSpec *OpDef::findAttr(llvm::StringRef n) const {
+  for (const AttrSpec &s : attrs)
+    if (s.name == n) return &s;
+  return nullptr;
+}
+
+llvm::ArrayRef<AttrSpec> commonAttrSpecs() { return kCommonAttrs; }
+
+OpRegistry::OpRegistry() {
+  defs_.resize(kNumOpCodes);
+  std::vector<bool> seen(kNumOpCodes, false);
+  for (const Entry &e : entries()) {
+    unsigned i = static_cast<unsigned>(e.code);
+    seen[i] = true;
+    OpDef &d = defs_[i];
+    d.code = e.code;
+    d.name = kNames[i].name;
+    d.cls = kNames[i].cls;
+    d.core = e.core;
+    d.tile = e.tile;
+    d.minOperands = e.minOperands;
+    d.maxOperands = e.maxOperands;
+    d.numResults = e.numResults;
+    d.attrs = e.attrs;
+    d.inferType = e.rule;
+    d.unaryFn = e.unary;
+    d.binaryFn = e.binary;
+    d.commutative = e.commutative;
+    d.rightIdentity = e.rightIdentity;
+  }
+  for (unsigned i = 0; i < kNumOpCodes; ++i)
+    if (!seen[i])
+      llvm::report_fatal_error(llvm::Twine("op '") + kNames[i].name +
+                               "' is listed in Ops.def but has no registry entry");
+}
+
+const OpRegistry &OpRegistry::get() {
+  // Immutable after construction; C++ guarantees thread-safe initialisation.
+  static const OpRegistry registry;
+  return registry;
+}
+
+const OpDef *OpRegistry::lookup(llvm::StringRef name) const {
+  for (const OpDef &d : defs_)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+llvm::ArrayRef<int64_t> iterationShape(const OpDef &def, llvm::ArrayRef<Type> operands,
+                                       llvm::ArrayRef<Type> results) {
+  switch (def.cls) {
+  case OpClass::Reduction: return operands.empty() ? llvm::ArrayRef<int64_t>() : operands[0].shape();
+  case OpClass::Assemble:
+    return operands.size() < 2 ? llvm::ArrayRef<int64_t>() : operands[1].shape();
+  default: return results.empty() ? llvm::ArrayRef<int64_t>() : results[0].shape();
+  }
+}
+
+std::optional<llvm::SmallVector<int64_t, 4>> broadcastShapes(llvm::ArrayRef<int64_t> a,
+                                                            llvm::ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  llvm::SmallVector<int64_t, 4> out(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
+    int64_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (da != db && da != 1 && db != 1) return std::nullopt;
+    out[rank - 1 - i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+} // namespace ptoc::ir

@@ -1,0 +1,92 @@
+// Use-list maintenance, operation attributes.
+#include "ptoc/ir/Operation.h"
+
+#include <algorithm>
+
+#include "ptoc/ir/Context.h"
+#include "ptoc/ir/Func.h"
+
+namespace ptoc::ir {
+
+// ---------------------------------------------------------------- OpOperand
+
+void OpOperand::link() {
+  if (!value_) return;
+  next_ = value_->firstUse_;
+  if (next_) next_->prevNext_ = &next_;
+  prevNext_ = &value_->firstUse_;
+  value_->firstUse_ = this;
+}
+
+void OpOperand::unlink() {
+  if (!value_) return;
+  *prevNext_ = next_;
+  if (next_) next_->prevNext_ = prevNext_;
+  next_ = nullptr;
+  prevNext_ = nullptr;
+}
+
+void OpOperand::set(Value *v) {
+  if (v == value_) return;
+  unlink();
+  value_ = v;
+  link();
+}
+
+unsigned OpOperand::index() const {
+  return static_cast<unsigned>(this - owner_->opOperands().data());
+}
+
+// ---------------------------------------------------------------- Value
+
+unsigned Value::numUses() const {
+  unsigned n = 0;
+  for (OpOperand *u = firstUse_; u; u = u->nextUse()) ++n;
+  return n;
+}
+
+void Value::replaceAllUsesWith(Value *other) {
+  if (other == this) return;
+  while (firstUse_) firstUse_->set(other);
+}
+
+// ---------------------------------------------------------------- Operation
+
+bool Operation::useEmpty() const {
+  for (const Value &r : results())
+    if (!r.useEmpty()) return false;
+  return true;
+}
+
+llvm::ArrayRef<NamedAttr> Operation::attrs() const {
+  return attrs_ ? attrs_.getDict() : llvm::ArrayRef<NamedAttr>();
+}
+
+Attribute Operation::attr(llvm::StringRef name) const {
+  for (const NamedAttr &a : attrs())
+    if (a.name.str() == name) return a.value;
+  return {};
+}
+
+void Operation::setAttr(llvm::StringRef name, Attribute value) {
+  Context &ctx = parent_->context();
+  Identifier id = ctx.id(name);
+  llvm::SmallVector<NamedAttr, 4> entries;
+  bool replaced = false;
+  for (const NamedAttr &a : attrs()) {
+    if (a.name == id) {
+      replaced = true;
+      if (value) entries.push_back({id, value});
+    } else {
+      entries.push_back(a);
+    }
+  }
+  if (!replaced && value) entries.push_back({id, value});
+  attrs_ = ctx.dictAttr(entries, /*sortByName=*/true);
+}
+
+void Operation::dropOperandUses() {
+  for (OpOperand &o : opOperands()) o.set(nullptr);
+}
+
+} // namespace ptoc::ir

@@ -1,0 +1,289 @@
+// Tile shapes: the cube_tile attribute and the alignment and capacity rules that
+// vec_tile and cube_tile must obey (DESIGN.md, "Passes and their knobs").
+#include "ptoc/ir/TileShape.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+#include "ptoc/ir/Context.h"
+#include "ptoc/target/DeviceSpec.h"
+
+namespace ptoc::ir {
+namespace {
+
+/// Cube tile sizes are multiples of one 16-element fractal edge.
+constexpr int64_t kCubeAlign = 16;
+/// The cube accumulates in L0C in fp32 (or int32 for int8 inputs).
+constexpr int64_t kAccumulatorBytes = 4;
+
+/// a * b, saturating at INT64_MAX (sizes come from users and may be absurd).
+int64_t mulSat(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) return std::numeric_limits<int64_t>::max();
+  return r;
+}
+
+int64_t roundUp(int64_t v, int64_t multiple) {
+  return mulSat((v + multiple - 1) / multiple, multiple);
+}
+
+std::string shapeText(llvm::ArrayRef<int64_t> shape) {
+  if (shape.empty()) return "()";
+  return absl::StrJoin(shape, "x");
+}
+
+/// Bytes that `tile` occupies in one UB buffer: each dim clamped to the iteration
+/// extent, the last dim padded up to whole blocks.
+int64_t vecTileBytes(llvm::ArrayRef<int64_t> tile, unsigned elemSize, int64_t blockBytes) {
+  int64_t bytes = roundUp(mulSat(tile.back(), elemSize), blockBytes);
+  for (int64_t d : tile.drop_back()) bytes = mulSat(bytes, d);
+  return bytes;
+}
+
+/// A tile that fits `capacity` bytes with `numBuffers` buffers, found by halving:
+/// leading dims first (largest first), then the last dim in steps of `granule`
+/// elements. Rows stay long because the last dim is usually the contiguous axis
+/// and often the reduction axis, which should not be split. Empty when none fits.
+std::vector<int64_t> proposeVecTile(std::vector<int64_t> tile, int64_t granule, unsigned elemSize,
+                                    int64_t blockBytes, unsigned numBuffers, int64_t capacity) {
+  auto fits = [&] {
+    return mulSat(vecTileBytes(tile, elemSize, blockBytes), numBuffers) <= capacity;
+  };
+  while (!fits()) {
+    auto leading = llvm::MutableArrayRef<int64_t>(tile).drop_back();
+    auto largest = std::max_element(leading.begin(), leading.end());
+    if (largest != leading.end() && *largest > 1) {
+      *largest /= 2;
+    } else if (tile.back() > granule) {
+      tile.back() = std::max(granule, tile.back() / 2 / granule * granule);
+    } else {
+      return {};
+    }
+  }
+  return tile;
+}
+
+int64_t &cubeValue(CubeTile &t, char axis, int level) {
+  std::array<int64_t, 2> &a = axis == 'm' ? t.m : axis == 'k' ? t.k : t.n;
+  return a[level];
+}
+
+std::string cubeName(char axis, int level) {
+  return absl::StrCat(std::string(1, axis), level == 0 ? "L0" : "L1");
+}
+
+/// Finds a fix for a broken cube capacity rule by halving, largest first, the sizes
+/// in `candidates` (axis, level) until `fits` holds, keeping every size a multiple
+/// of 16 and every L0 a divisor of its L1 (an L1 equal to its L0 takes the L0 down
+/// with it). Returns e.g. "halve kL0 to 128", or "" when halving cannot fit.
+template <typename Fits>
+std::string proposeCubeFix(const CubeTile &tile,
+                           std::initializer_list<std::pair<char, int>> candidates, Fits fits) {
+  CubeTile fix = tile;
+  while (!fits(fix)) {
+    char bestAxis = 0;
+    int bestLevel = 0;
+    int64_t bestValue = 0;
+    for (auto [axis, level] : candidates) {
+      int64_t v = cubeValue(fix, axis, level), l0 = cubeValue(fix, axis, 0);
+      int64_t half = v / 2;
+      bool ok =
+          v % 2 == 0 && half % kCubeAlign == 0 && half > 0 &&
+          (level == 0 || half % l0 == 0 || (l0 % (2 * kCubeAlign) == 0 && half % (l0 / 2) == 0));
+      if (ok && v > bestValue) {
+        bestAxis = axis;
+        bestLevel = level;
+        bestValue = v;
+      }
+    }
+    if (!bestAxis) return "";
+    int64_t &v = cubeValue(fix, bestAxis, bestLevel);
+    v /= 2;
+    if (int64_t &l0 = cubeValue(fix, bestAxis, 0); v % l0 != 0) l0 /= 2;
+  }
+  std::vector<std::string> changes;
+  CubeTile orig = tile;
+  for (char axis : {'m', 'k', 'n'})
+    for (int level : {0, 1}) {
+      int64_t before = cubeValue(orig, axis, level), after = cubeValue(fix, axis, level);
+      if (before == after) continue;
+      changes.push_back(absl::StrCat(after * 2 == before ? "halve " : "reduce ",
+                                     cubeName(axis, level), " to ", after));
+    }
+  return absl::StrJoin(changes, " and ");
+}
+
+/// Nearest multiples of `granule` below and above `v` (below omitted when 0).
+std::string nearestAligned(int64_t v, int64_t granule) {
+  int64_t lo = v / granule * granule, hi = lo + granule;
+  if (lo == 0) return absl::StrCat(hi);
+  return absl::StrCat(lo, " or ", hi);
+}
+
+} // namespace
+
+std::optional<CubeTile> CubeTile::fromAttr(Attribute a) {
+  if (!a.isDict() || a.getDict().size() != 3) return std::nullopt;
+  CubeTile t;
+  for (auto [key, out] : {std::pair{"m", &t.m}, {"k", &t.k}, {"n", &t.n}}) {
+    Attribute v = a.lookup(key);
+    if (!v.isIntArray() || v.getIntArray().size() != 2) return std::nullopt;
+    (*out)[0] = v.getIntArray()[0];
+    (*out)[1] = v.getIntArray()[1];
+  }
+  return t;
+}
+
+Attribute CubeTile::toAttr(Context &ctx) const {
+  NamedAttr entries[] = {{ctx.id("m"), ctx.intArrayAttr(m)},
+                         {ctx.id("k"), ctx.intArrayAttr(k)},
+                         {ctx.id("n"), ctx.intArrayAttr(n)}};
+  return ctx.dictAttr(entries, /*sortByName=*/false);
+}
+
+std::string checkVecTile(llvm::ArrayRef<int64_t> tile, llvm::ArrayRef<int64_t> iterShape,
+                         unsigned minElemSize, unsigned maxElemSize, unsigned numBuffers,
+                         const target::DeviceSpec *device) {
+  if (tile.size() != iterShape.size())
+    return absl::StrCat("vec_tile has rank ", tile.size(), " but the op iterates over a rank-",
+                        iterShape.size(), " shape ", shapeText(iterShape),
+                        "; give set_vec_tile_shapes one size per dimension");
+  for (size_t i = 0; i < tile.size(); ++i)
+    if (tile[i] <= 0)
+      return absl::StrCat("vec_tile ", shapeText(tile), " has size ", tile[i], " in dimension ", i,
+                          "; every size must be positive");
+  if (tile.empty()) return "";
+
+  minElemSize = std::max(minElemSize, 1u);
+  maxElemSize = std::max(maxElemSize, minElemSize);
+  int64_t blockBytes = device ? device->buffers.blockBytes : target::BufferSpec{}.blockBytes;
+  // Checking the smallest element size suffices: element sizes are powers of two, so
+  // a last dim aligned for the smallest is aligned for every larger one.
+  int64_t lastBytes = mulSat(tile.back(), minElemSize);
+  // Elements per block for the smallest type: the step between aligned sizes.
+  int64_t granule = blockBytes / std::gcd(blockBytes, int64_t(minElemSize));
+  if (lastBytes % blockBytes != 0)
+    return absl::StrCat("vec_tile last dimension ", tile.back(), " x ", minElemSize,
+                        " bytes = ", lastBytes, " bytes is not a multiple of ", blockBytes,
+                        " bytes; use ", nearestAligned(tile.back(), granule));
+
+  if (!device) return "";
+  numBuffers = std::max(numBuffers, 1u);
+  // What the op really holds: a tile never exceeds the iteration space.
+  std::vector<int64_t> effective(tile.begin(), tile.end());
+  for (size_t i = 0; i < effective.size(); ++i)
+    if (iterShape[i] > 0) effective[i] = std::min(effective[i], iterShape[i]);
+  int64_t perBuffer = vecTileBytes(effective, maxElemSize, blockBytes);
+  int64_t total = mulSat(perBuffer, numBuffers);
+  int64_t capacity = device->buffers.ub;
+  if (total <= capacity) return "";
+
+  std::string clamped;
+  if (!llvm::equal(effective, tile))
+    clamped = absl::StrCat(" (", shapeText(effective), " within the iteration shape ",
+                           shapeText(iterShape), ")");
+  std::string msg =
+      absl::StrCat("vec_tile ", shapeText(tile), clamped, " needs ", numBuffers, " buffers x ",
+                   perBuffer, " bytes = ", total, " bytes of UB but the device has ", capacity);
+  std::vector<int64_t> start = effective;
+  start.back() = roundUp(start.back(), granule);
+  std::vector<int64_t> proposal =
+      proposeVecTile(start, granule, maxElemSize, blockBytes, numBuffers, capacity);
+  if (proposal.empty()) return absl::StrCat(msg, "; no vec_tile fits, use fewer buffers");
+  return absl::StrCat(msg, "; try ", shapeText(proposal));
+}
+
+std::string checkCubeTile(const CubeTile &tile, DType in, const target::DeviceSpec *device) {
+  const target::BufferSpec defaults;
+  const target::BufferSpec &buffers = device ? device->buffers : defaults;
+  CubeTile t = tile;
+
+  for (char axis : {'m', 'k', 'n'}) {
+    int64_t l0 = cubeValue(t, axis, 0), l1 = cubeValue(t, axis, 1);
+    if (l0 <= 0 || l1 <= 0)
+      return absl::StrCat("cube_tile ", std::string(1, axis), " = [", l0, ", ", l1,
+                          "]: sizes must be positive");
+  }
+  for (char axis : {'m', 'k', 'n'})
+    for (int level : {0, 1}) {
+      int64_t v = cubeValue(t, axis, level);
+      if (v % kCubeAlign != 0)
+        return absl::StrCat("cube_tile ", cubeName(axis, level), " = ", v, " is not a multiple of ",
+                            kCubeAlign, " elements; use ", nearestAligned(v, kCubeAlign));
+    }
+  for (char axis : {'m', 'k', 'n'}) {
+    int64_t l0 = cubeValue(t, axis, 0), l1 = cubeValue(t, axis, 1);
+    if (l1 % l0 == 0) continue;
+    // The aligned divisors of L1 nearest to the requested L0.
+    int64_t below = 0, above = 0;
+    for (int64_t d = kCubeAlign; d <= l1; d += kCubeAlign) {
+      if (l1 % d != 0) continue;
+      if (d < l0)
+        below = d;
+      else if (!above)
+        above = d;
+    }
+    std::string options =
+        below && above ? absl::StrCat(below, " or ", above) : absl::StrCat(below ? below : above);
+    return absl::StrCat("cube_tile ", cubeName(axis, 0), " = ", l0, " does not divide ",
+                        cubeName(axis, 1), " = ", l1, "; the L0 size must divide the L1 size, use ",
+                        cubeName(axis, 0), " = ", options);
+  }
+
+  const int64_t esize = elementSize(in);
+  const std::string typeBytes = absl::StrCat(esize);
+  auto l0aBytes = [&](const CubeTile &c) { return mulSat(mulSat(c.m[0], c.k[0]), esize); };
+  auto l0bBytes = [&](const CubeTile &c) { return mulSat(mulSat(c.k[0], c.n[0]), esize); };
+  auto l0cBytes = [&](const CubeTile &c) {
+    return mulSat(mulSat(c.m[0], c.n[0]), kAccumulatorBytes);
+  };
+  auto l1Bytes = [&](const CubeTile &c) {
+    int64_t elems = mulSat(c.m[1], c.k[1]);
+    int64_t other = mulSat(c.k[1], c.n[1]);
+    elems = elems > std::numeric_limits<int64_t>::max() - other
+                ? std::numeric_limits<int64_t>::max()
+                : elems + other;
+    return mulSat(mulSat(elems, esize), 2);
+  };
+  auto withFix = [](std::string msg, const std::string &fix) {
+    return fix.empty() ? absl::StrCat(msg, "; use smaller tile sizes")
+                       : absl::StrCat(msg, "; ", fix);
+  };
+
+  // L0A and L0B are double buffered: one half is loaded while the cube reads the other.
+  if (int64_t need = l0aBytes(t), avail = buffers.l0a / 2; need > avail)
+    return withFix(absl::StrCat("cube_tile needs mL0 x kL0 x ", typeBytes, " bytes = ", t.m[0], "x",
+                                t.k[0], "x", typeBytes, " = ", need,
+                                " bytes of L0A per buffer, but double buffering leaves ", avail,
+                                " of the device's ", buffers.l0a, " bytes"),
+                   proposeCubeFix(t, {{'k', 0}, {'m', 0}},
+                                  [&](const CubeTile &c) { return l0aBytes(c) <= avail; }));
+  if (int64_t need = l0bBytes(t), avail = buffers.l0b / 2; need > avail)
+    return withFix(absl::StrCat("cube_tile needs kL0 x nL0 x ", typeBytes, " bytes = ", t.k[0], "x",
+                                t.n[0], "x", typeBytes, " = ", need,
+                                " bytes of L0B per buffer, but double buffering leaves ", avail,
+                                " of the device's ", buffers.l0b, " bytes"),
+                   proposeCubeFix(t, {{'k', 0}, {'n', 0}},
+                                  [&](const CubeTile &c) { return l0bBytes(c) <= avail; }));
+  if (int64_t need = l0cBytes(t), avail = buffers.l0c; need > avail)
+    return withFix(absl::StrCat("cube_tile needs mL0 x nL0 x 4 bytes (fp32 accumulator) = ", t.m[0],
+                                "x", t.n[0], "x4 = ", need, " bytes of L0C, but the device has ",
+                                avail),
+                   proposeCubeFix(t, {{'n', 0}, {'m', 0}},
+                                  [&](const CubeTile &c) { return l0cBytes(c) <= avail; }));
+  if (int64_t need = l1Bytes(t), avail = buffers.l1; need > avail)
+    return withFix(absl::StrCat("cube_tile needs (mL1 x kL1 + kL1 x nL1) x ", typeBytes,
+                                " bytes x 2 buffers = (", t.m[1], "x", t.k[1], " + ", t.k[1], "x",
+                                t.n[1], ") x ", typeBytes, " x 2 = ", need,
+                                " bytes of L1, but the device has ", avail),
+                   proposeCubeFix(t, {{'k', 1}, {'m', 1}, {'n', 1}},
+                                  [&](const CubeTile &c) { return l1Bytes(c) <= avail; }));
+  return "";
+}
+
+} // namespace ptoc::ir

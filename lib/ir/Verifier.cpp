@@ -1,0 +1,404 @@
+// The IR verifier: structure, attributes, type rules, tile shapes, SSA dominance and
+// acyclicity. Every problem is reported at the op's location with the fix.
+#include "ptoc/ir/Verifier.h"
+
+#include <algorithm>
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Allocator.h"
+
+#include "ptoc/ir/Context.h"
+#include "ptoc/ir/Printer.h"
+#include "ptoc/ir/TileShape.h"
+#include "ptoc/target/DeviceSpec.h"
+
+namespace ptoc::ir {
+namespace {
+
+const char *attrShapeName(AttrShape s) {
+  switch (s) {
+  case AttrShape::Int: return "an integer";
+  case AttrShape::Number: return "a number";
+  case AttrShape::Bool: return "true or false";
+  case AttrShape::DType: return "an element type (f32, f16, bf16, i8, i32)";
+  case AttrShape::IntArray: return "an integer array like [1, 2]";
+  case AttrShape::CubeTile: return "{m = [mL0, mL1], k = [kL0, kL1], n = [nL0, nL1]}";
+  }
+  return "?";
+}
+
+bool attrHasShape(Attribute a, AttrShape s) {
+  switch (s) {
+  case AttrShape::Int: return a.isInt();
+  case AttrShape::Number: return a.isInt() || a.isFloat();
+  case AttrShape::Bool: return a.isBool();
+  case AttrShape::DType: return a.isDType();
+  case AttrShape::IntArray: return a.isIntArray();
+  case AttrShape::CubeTile: return CubeTile::fromAttr(a).has_value();
+  }
+  return false;
+}
+
+/// Hashes operations by address. Ops created one after another sit next to each
+/// other in their function's allocator, so a walk in order touches neighbouring
+/// buckets (the default pointer hash spreads them over the whole table).
+struct OpAddressHash : llvm::DenseMapInfo<const Operation *> {
+  static unsigned getHashValue(const Operation *op) {
+    uint64_t x = reinterpret_cast<uintptr_t>(op);
+    x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33;
+    return static_cast<unsigned>(x);
+  }
+};
+
+class FuncVerifier {
+public:
+  FuncVerifier(const Func &f, const VerifyOptions &opts)
+      : f_(f), ctx_(f.context()), opts_(opts) {}
+
+  bool run() {
+    verifySignature();
+    if (f_.ops().empty()) {
+      ctx_.emitError(f_.loc()) << "function '@" << f_.name()
+                               << "' has an empty body; it must end with 'return'";
+      return false;
+    }
+    memoize_ = true;
+    // A use is certainly in order when its definition was walked before it (and it
+    // is not in the first op). Anything else is left to `verifyOrder`'s full check.
+    llvm::DenseSet<const Operation *, OpAddressHash> walked;
+    walked.reserve(f_.numOps());
+    bool suspiciousUse = false;
+    for (const Operation &op : f_.ops()) {
+      verifyOp(op);
+      for (unsigned i = 0, e = op.numOperands(); i < e; ++i) {
+        const Value *v = op.operand(i);
+        const Operation *def = v ? v->definingOp() : nullptr;
+        suspiciousUse |= def && (walked.empty() || !walked.contains(def));
+      }
+      walked.insert(&op);
+    }
+    const Operation &last = f_.ops().back();
+    if (last.code() != OpCode::Return)
+      opError(last) << "ends the function; the last operation of '@" << f_.name()
+                    << "' must be 'return'";
+    if (ok_ && suspiciousUse) verifyOrder();
+    return ok_;
+  }
+
+  /// Checks one op on its own (structure, attributes, types, tiles).
+  bool verifySingle(const Operation &op) {
+    verifyOp(op);
+    return ok_;
+  }
+
+private:
+  InFlightDiagnostic opError(const Operation &op) {
+    ok_ = false;
+    auto d = ctx_.emitError(op.loc());
+    d << "'" << op.name() << "' op ";
+    return d;
+  }
+
+  void verifySignature() {
+    for (const Value &a : f_.args())
+      if (!a.type().isTensor()) {
+        ok_ = false;
+        ctx_.emitError(f_.loc()) << "argument " << a.index() << " of '@" << f_.name()
+                                 << "' has type " << a.type().str()
+                                 << "; function arguments must be tensors in GM";
+      }
+    for (Type t : f_.resultTypes())
+      if (!t.isTensor()) {
+        ok_ = false;
+        ctx_.emitError(f_.loc()) << "function '@" << f_.name() << "' returns " << t.str()
+                                 << "; function results must be tensors in GM";
+      }
+  }
+
+  void verifyOp(const Operation &op) {
+    const OpDef &def = op.def();
+    // Structure: operand/result counts, operands defined in this function.
+    unsigned n = op.numOperands();
+    if (n < def.minOperands || n > def.maxOperands) {
+      auto d = opError(op);
+      d << "expects ";
+      if (def.minOperands == def.maxOperands)
+        d << def.minOperands;
+      else if (def.maxOperands == OpDef::kVariadic)
+        d << "at least " << def.minOperands;
+      else
+        d << def.minOperands << " to " << def.maxOperands;
+      d << " operand" << (def.maxOperands == 1 ? "" : "s") << ", got " << n;
+      return;
+    }
+    if (op.numResults() != def.numResults) {
+      opError(op) << "produces " << def.numResults << " result"
+                  << (def.numResults == 1 ? "" : "s") << ", but " << op.numResults()
+                  << (op.numResults() == 1 ? " is" : " are") << " written";
+      return;
+    }
+    for (unsigned i = 0; i < n; ++i) {
+      const Value *v = op.operand(i);
+      if (!v) {
+        opError(op) << "operand " << i << " is missing (null)";
+        return;
+      }
+      const Func *owner = v->isArgument() ? v->argOwner() : v->definingOp()->parentFunc();
+      if (owner != &f_) {
+        opError(op) << "operand " << i << " is defined in another function";
+        return;
+      }
+    }
+    if (op.code() == OpCode::Return) {
+      verifyReturn(op);
+      return;
+    }
+    if (!memoize_) {
+      verifySemantics(op);
+      return;
+    }
+    signature_.clear();
+    signature_.push_back(&def);
+    signature_.push_back(op.attrDict().storage());
+    for (unsigned i = 0; i < n; ++i) signature_.push_back(op.operandType(i).storage());
+    for (const Value &r : op.results()) signature_.push_back(r.type().storage());
+    if (cleanSignatures_.contains(signature_)) return;
+    bool okBefore = ok_;
+    ok_ = true;
+    verifySemantics(op);
+    if (ok_) {
+      const void **copy = signatureAlloc_.Allocate<const void *>(signature_.size());
+      std::copy(signature_.begin(), signature_.end(), copy);
+      cleanSignatures_.insert(llvm::ArrayRef<const void *>(copy, signature_.size()));
+    }
+    ok_ = ok_ && okBefore;
+  }
+
+  /// Attributes, type rule and tile shapes: everything that depends only on the
+  /// OpDef, the attribute dictionary and the operand and result types.
+  void verifySemantics(const Operation &op) {
+    const OpDef &def = op.def();
+    unsigned n = op.numOperands();
+    if (!verifyAttrs(op)) return;
+
+    // Type rule.
+    llvm::SmallVector<Type, 4> operandTypes;
+    for (unsigned i = 0; i < n; ++i) operandTypes.push_back(op.operandType(i));
+    std::string error;
+    Type declared = op.numResults() ? op.resultType(0) : Type();
+    Type inferred = def.inferType(TypeRuleInput{ctx_, operandTypes, op.attrDict(), declared},
+                                  error);
+    if (!error.empty()) {
+      opError(op) << error;
+      return;
+    }
+    if (declared && inferred != declared) {
+      opError(op) << "result type " << declared.str() << " does not match the type "
+                  << inferred.str() << " its operands and attributes give";
+      return;
+    }
+    verifyTiles(op, operandTypes);
+  }
+
+  void verifyReturn(const Operation &op) {
+    if (&op != &f_.ops().back()) {
+      opError(op) << "must be the last operation of '@" << f_.name() << "'";
+      return;
+    }
+    llvm::ArrayRef<Type> want = f_.resultTypes();
+    if (op.numOperands() != want.size()) {
+      opError(op) << "returns " << op.numOperands() << " value"
+                  << (op.numOperands() == 1 ? "" : "s") << " but '@" << f_.name()
+                  << "' declares " << want.size() << " result"
+                  << (want.size() == 1 ? "" : "s");
+      return;
+    }
+    for (unsigned i = 0; i < want.size(); ++i)
+      if (op.operandType(i) != want[i])
+        opError(op) << "operand " << i << " has type " << op.operandType(i).str()
+                    << " but '@" << f_.name() << "' declares result " << i << " as "
+                    << want[i].str();
+  }
+
+  bool verifyAttrs(const Operation &op) {
+    const OpDef &def = op.def();
+    for (const NamedAttr &a : op.attrs()) {
+      llvm::StringRef name = a.name.str();
+      const AttrSpec *spec = def.findAttr(name);
+      if (!spec) {
+        for (const AttrSpec &c : commonAttrSpecs())
+          if (c.name == name) spec = &c;
+        if (spec && ((name == "vec_tile" && def.tile != TileKind::Vec) ||
+                     (name == "cube_tile" && def.tile != TileKind::Cube))) {
+          opError(op) << "does not take '" << name << "'"
+                      << (def.tile == TileKind::Cube ? "; cube ops take 'cube_tile'"
+                          : def.tile == TileKind::Vec ? "; vector ops take 'vec_tile'"
+                                                      : "");
+          return false;
+        }
+      }
+      if (!spec) {
+        auto d = opError(op);
+        d << "has unknown attribute '" << name << "'";
+        std::string known;
+        for (const AttrSpec &s : def.attrs) known += (known.empty() ? "" : ", ") + s.name.str();
+        for (const AttrSpec &c : commonAttrSpecs()) {
+          if ((c.name == "vec_tile" && def.tile != TileKind::Vec) ||
+              (c.name == "cube_tile" && def.tile != TileKind::Cube))
+            continue;
+          known += (known.empty() ? "" : ", ") + c.name.str();
+        }
+        d << " (it accepts: " << known << ")";
+        return false;
+      }
+      if (!attrHasShape(a.value, spec->shape)) {
+        opError(op) << "attribute '" << name << "' must be " << attrShapeName(spec->shape)
+                    << ", got " << a.value.str();
+        return false;
+      }
+    }
+    for (const AttrSpec &s : def.attrs)
+      if (s.required && !op.attr(s.name)) {
+        opError(op) << "needs attribute '" << s.name << "' (" << s.help << ")";
+        return false;
+      }
+    return true;
+  }
+
+  void verifyTiles(const Operation &op, llvm::ArrayRef<Type> operandTypes) {
+    const target::DeviceSpec *device = opts_.device;
+    llvm::SmallVector<Type, 2> resultTypes;
+    for (const Value &r : op.results()) resultTypes.push_back(r.type());
+    if (Attribute vt = op.attr("vec_tile")) {
+      unsigned minE = 8, maxE = 0;
+      for (Type t : operandTypes) {
+        minE = std::min(minE, elementSize(t.dtype()));
+        maxE = std::max(maxE, elementSize(t.dtype()));
+      }
+      for (Type t : resultTypes) {
+        minE = std::min(minE, elementSize(t.dtype()));
+        maxE = std::max(maxE, elementSize(t.dtype()));
+      }
+      unsigned buffers = static_cast<unsigned>(operandTypes.size() + resultTypes.size());
+      std::string err = checkVecTile(vt.getIntArray(),
+                                     iterationShape(op.def(), operandTypes, resultTypes), minE,
+                                     maxE, std::max(buffers, 1u), device);
+      if (!err.empty()) opError(op) << err;
+    }
+    if (Attribute ct = op.attr("cube_tile")) {
+      std::string err = checkCubeTile(*CubeTile::fromAttr(ct), operandTypes[0].dtype(), device);
+      if (!err.empty()) opError(op) << err;
+    }
+  }
+
+  // Every operand must be defined before its use; a use that is not is either part
+  // of a cycle (reported as such) or a plain use before definition.
+  void verifyOrder() {
+    llvm::DenseMap<const Operation *, unsigned> position;
+    unsigned index = 0;
+    for (const Operation &op : f_.ops()) position[&op] = index++;
+    llvm::SmallVector<std::pair<const Operation *, unsigned>, 4> lateUses;
+    for (const Operation &op : f_.ops())
+      for (unsigned i = 0; i < op.numOperands(); ++i) {
+        const Operation *def = op.operand(i)->definingOp();
+        if (def && position[def] >= position[&op]) lateUses.push_back({&op, i});
+      }
+    if (lateUses.empty()) return;
+    if (reportCycle()) return;
+    for (auto [op, i] : lateUses) {
+      const Operation *def = op->operand(i)->definingOp();
+      opError(*op) << "uses operand " << i << " before its definition at "
+                   << def->loc().str() << "; move the definition above its first use";
+    }
+  }
+
+  // Iterative DFS over use->def edges; reports one cycle. Returns whether one exists.
+  bool reportCycle() {
+    enum State : uint8_t { Unvisited, OnStack, Done };
+    llvm::DenseMap<const Operation *, State> state;
+    for (const Operation &root : f_.ops()) {
+      if (state.lookup(&root) != Unvisited) continue;
+      llvm::SmallVector<std::pair<const Operation *, unsigned>, 32> stack;
+      stack.push_back({&root, 0});
+      state[&root] = OnStack;
+      while (!stack.empty()) {
+        auto &[op, next] = stack.back();
+        if (next == op->numOperands()) {
+          state[op] = Done;
+          stack.pop_back();
+          continue;
+        }
+        const Operation *def = op->operand(next++)->definingOp();
+        if (!def) continue;
+        State s = state.lookup(def);
+        if (s == Done) continue;
+        if (s == OnStack) {
+          // The cycle is the stack suffix starting at `def`.
+          auto it = std::find_if(stack.begin(), stack.end(),
+                                 [&](auto &e) { return e.first == def; });
+          std::string path;
+          for (auto e = it; e != stack.end(); ++e)
+            path += "'" + e->first->name().str() + "' at " + e->first->loc().str() + " -> ";
+          path += "'" + def->name().str() + "' at " + def->loc().str();
+          ok_ = false;
+          ctx_.emitError(def->loc()) << "'" << def->name()
+                                     << "' op is part of a dependency cycle: " << path
+                                     << "; the graph must be acyclic";
+          return true;
+        }
+        state[def] = OnStack;
+        stack.push_back({def, 0});
+      }
+    }
+    return false;
+  }
+
+  const Func &f_;
+  Context &ctx_;
+  const VerifyOptions &opts_;
+  bool ok_ = true;
+
+  /// Whether `verifyOp` skips ops whose signature was already checked clean: the
+  /// checks after the structural ones read only the OpDef, the attribute dictionary
+  /// and the operand and result types, all uniqued, so a graph that repeats a few
+  /// signatures pays for each once per function. Only clean results are kept, so
+  /// every diagnostic is still produced by the full check.
+  bool memoize_ = false;
+  llvm::DenseSet<llvm::ArrayRef<const void *>> cleanSignatures_;
+  llvm::BumpPtrAllocator signatureAlloc_;
+  llvm::SmallVector<const void *, 8> signature_;
+};
+
+} // namespace
+
+LogicalResult verify(const Func &f, const VerifyOptions &opts) {
+  return success(FuncVerifier(f, opts).run());
+}
+
+LogicalResult verifyOp(const Operation &op, const VerifyOptions &opts) {
+  return success(FuncVerifier(*op.parentFunc(), opts).verifySingle(op));
+}
+
+LogicalResult verify(const Module &m, const VerifyOptions &opts) {
+  bool ok = true;
+  llvm::StringSet<> names;
+  for (const Func &f : m.funcs()) {
+    if (!names.insert(f.name()).second) {
+      ok = false;
+      m.context().emitError(f.loc()) << "redefinition of function '@" << f.name() << "'";
+    }
+    ok &= succeeded(verify(f, opts));
+  }
+  return success(ok);
+}
+
+absl::Status verifyOrError(const Module &m, const VerifyOptions &opts) {
+  DiagnosticCollector diags(m.context().diag());
+  (void)verify(m, opts);
+  return diags.toStatus();
+}
+
+} // namespace ptoc::ir

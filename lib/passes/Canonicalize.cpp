@@ -1,0 +1,210 @@
+// canonicalize: local simplifications that never change what a function computes.
+//  - reshape to the same type, and reshape(reshape(x)), collapse;
+//  - casts to the same element type, identity transposes and whole-tensor views
+//    disappear; transpose(transpose(x)) composes;
+//  - elementwise ops, casts and reshapes/transposes of constants (`full`) fold to a
+//    constant (rounded to the result's element type);
+//  - x + 0, x - 0, x * 1, x / 1, x ** 1 (same shape as x) become x.
+// Ops that a rewrite leaves without uses are erased; ops that were already dead
+// are left to `dce`.
+#include "ptoc/passes/Passes.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include "ptoc/ir/Context.h"
+#include "ptoc/ir/Func.h"
+
+namespace ptoc::passes {
+namespace {
+
+using ir::Attribute;
+using ir::Operation;
+using ir::OpCode;
+using ir::Type;
+using ir::Value;
+
+constexpr unsigned kMaxSweeps = 8;
+
+Operation *definingOpIf(Value *v, OpCode code) {
+  Operation *def = v->definingOp();
+  return def && def->code() == code ? def : nullptr;
+}
+
+// The constant a value holds, if it is produced by `full`.
+std::optional<double> constantOf(Value *v) {
+  if (Operation *f = definingOpIf(v, OpCode::Full)) return f->attr("value").getNumber();
+  return std::nullopt;
+}
+
+class Canonicalizer {
+public:
+  explicit Canonicalizer(ir::Func &f) : f_(f), ctx_(f.context()) {}
+
+  // One forward sweep; operands are simplified before their users, so chains fold
+  // in one sweep. Returns the number of rewrites.
+  unsigned sweep() {
+    unsigned rewrites = 0;
+    for (auto it = f_.ops().begin(); it != f_.ops().end();) {
+      Operation &op = *it++;
+      if (op.code() == OpCode::Return || op.useEmpty()) continue;
+      if (Value *replacement = simplify(op)) {
+        op.result()->replaceAllUsesWith(replacement);
+        eraseDeadFrom(&op);
+        ++rewrites;
+      }
+    }
+    return rewrites;
+  }
+
+  unsigned erased() const { return erased_; }
+
+private:
+  // Returns the value `op` can be replaced by, creating a new op if needed.
+  Value *simplify(Operation &op) {
+    Value *x = op.numOperands() ? op.operand(0) : nullptr;
+    Type type = op.resultType();
+    switch (op.code()) {
+    case OpCode::Reshape:
+      if (x->type() == type) return x;
+      if (Operation *inner = definingOpIf(x, OpCode::Reshape))
+        return inner->operand(0)->type() == type ? inner->operand(0)
+                                                 : rebuild(op, {inner->operand(0)}, {});
+      if (auto c = constantOf(x)) return makeFull(op, *c);
+      return nullptr;
+    case OpCode::Cast:
+      if (x->type() == type) return x;
+      if (auto c = constantOf(x)) return makeFull(op, *c);
+      return nullptr;
+    case OpCode::Transpose: {
+      llvm::ArrayRef<int64_t> perm = op.attr("perm").getIntArray();
+      if (isIdentity(perm)) return x;
+      if (auto c = constantOf(x)) return makeFull(op, *c);
+      if (Operation *inner = definingOpIf(x, OpCode::Transpose)) {
+        // out[i] = mid[perm[i]] = in[innerPerm[perm[i]]].
+        llvm::ArrayRef<int64_t> innerPerm = inner->attr("perm").getIntArray();
+        llvm::SmallVector<int64_t, 4> composed;
+        for (int64_t p : perm) composed.push_back(innerPerm[p]);
+        if (isIdentity(composed)) return inner->operand(0);
+        return rebuild(op, {inner->operand(0)},
+                       {{ctx_.id("perm"), ctx_.intArrayAttr(composed)}});
+      }
+      return nullptr;
+    }
+    case OpCode::View: {
+      llvm::ArrayRef<int64_t> off = op.attr("offsets").getIntArray();
+      bool zero = std::all_of(off.begin(), off.end(), [](int64_t o) { return o == 0; });
+      if (zero && x->type() == type) return x;
+      if (auto c = constantOf(x)) return makeFull(op, *c);
+      return nullptr;
+    }
+    default: break;
+    }
+    const ir::OpDef &def = op.def();
+    if (def.cls == ir::OpClass::ElementwiseUnary) {
+      if (auto c = constantOf(x)) return makeFull(op, def.unaryFn(*c));
+      return nullptr;
+    }
+    if (def.cls == ir::OpClass::ElementwiseBinary) {
+      Value *y = op.operand(1);
+      auto cx = constantOf(x), cy = constantOf(y);
+      if (cx && cy) return makeFull(op, def.binaryFn(*cx, *cy));
+      if (def.rightIdentity) {
+        if (cy && *cy == *def.rightIdentity && x->type() == type) return x;
+        if (def.commutative && cx && *cx == *def.rightIdentity && y->type() == type) return y;
+      }
+    }
+    return nullptr;
+  }
+
+  static bool isIdentity(llvm::ArrayRef<int64_t> perm) {
+    for (size_t i = 0; i < perm.size(); ++i)
+      if (perm[i] != int64_t(i)) return false;
+    return true;
+  }
+
+  // Keeps the tile shape and scope of the op being replaced.
+  llvm::SmallVector<ir::NamedAttr, 4> inheritedAttrs(const Operation &op) {
+    llvm::SmallVector<ir::NamedAttr, 4> out;
+    for (const ir::NamedAttr &a : op.attrs())
+      if (a.name.str() == "vec_tile" || a.name.str() == "sg_scope") out.push_back(a);
+    return out;
+  }
+
+  Value *makeFull(Operation &op, double value) {
+    Type type = op.resultType();
+    double v = ir::roundToDType(value, type.dtype());
+    auto attrs = inheritedAttrs(op);
+    attrs.push_back({ctx_.id("value"), ir::isInteger(type.dtype())
+                                           ? ctx_.intAttr(static_cast<int64_t>(v))
+                                           : ctx_.floatAttr(v)});
+    Operation *full = f_.createOp(ctx_.opDef(OpCode::Full), {}, {type},
+                                  ctx_.dictAttr(attrs, true), op.loc(), &op);
+    return full->result();
+  }
+
+  // The same op on new operands, with some attributes replaced.
+  Value *rebuild(Operation &op, llvm::ArrayRef<Value *> operands,
+                 llvm::ArrayRef<ir::NamedAttr> replaced) {
+    llvm::SmallVector<ir::NamedAttr, 4> attrs;
+    for (const ir::NamedAttr &a : op.attrs()) {
+      bool overridden = std::any_of(replaced.begin(), replaced.end(),
+                                    [&](const ir::NamedAttr &r) { return r.name == a.name; });
+      if (!overridden) attrs.push_back(a);
+    }
+    attrs.append(replaced.begin(), replaced.end());
+    Operation *n = f_.createOp(op.def(), operands, {op.resultType()},
+                               ctx_.dictAttr(attrs, true), op.loc(), &op);
+    return n->result();
+  }
+
+  // Erases `op` (now unused) and every operand definer it leaves unused.
+  void eraseDeadFrom(Operation *op) {
+    llvm::SmallVector<Operation *, 8> work{op};
+    while (!work.empty()) {
+      Operation *cur = work.pop_back_val();
+      if (!cur->useEmpty()) continue;
+      for (unsigned i = 0; i < cur->numOperands(); ++i)
+        if (Operation *def = cur->operand(i)->definingOp()) work.push_back(def);
+      cur->dropOperandUses();
+      f_.erase(cur);
+      ++erased_;
+      // Definers pushed twice are harmless: the second visit sees them erased only
+      // if they are no longer in `work`, so de-duplicate before erasing again.
+      work.erase(std::remove(work.begin(), work.end(), cur), work.end());
+    }
+  }
+
+  ir::Func &f_;
+  ir::Context &ctx_;
+  unsigned erased_ = 0;
+};
+
+class CanonicalizePass final : public Pass {
+public:
+  llvm::StringRef argument() const override { return "canonicalize"; }
+
+  PassResult run(ir::Module &m, PassContext &ctx) override {
+    bool changed = false;
+    for (ir::Func &f : m.funcs()) {
+      Canonicalizer c(f);
+      for (unsigned i = 0; i < kMaxSweeps; ++i) {
+        unsigned n = c.sweep();
+        rewrites_ += n;
+        changed |= n > 0;
+        if (n == 0) break;
+      }
+      erased_ += c.erased();
+    }
+    return PassResult::changed(changed);
+  }
+
+private:
+  PassStatistic rewrites_{this, "rewrites", "Number of operations simplified or folded"};
+  PassStatistic erased_{this, "erased-ops", "Number of operations left dead and erased"};
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createCanonicalizePass() { return std::make_unique<CanonicalizePass>(); }
+
+} // namespace ptoc::passes

@@ -1,0 +1,372 @@
+// DeviceSpec: reading and writing device JSON, the built-in presets, and the
+// consistency checks every device description must pass.
+#include "ptoc/target/DeviceSpec.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <type_traits>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+
+namespace ptoc::target {
+namespace {
+
+/// The preset JSON files of lib/target/presets, embedded at build time.
+struct PresetSource {
+  const char *name;
+  const char *json;
+};
+constexpr PresetSource kPresets[] = {
+#include "ptoc/target/Presets.inc"
+};
+
+/// What a numeric field may hold. Counts, sizes, rates and factors must be positive;
+/// latencies and overheads may be zero (a model without that cost).
+enum class Rule { Positive, NonNegative };
+
+/// Every numeric field once: its JSON section ("" = top level), its key, the member
+/// and its rule. Parsing, printing, validation and hashing all walk this one list, so
+/// a new field cannot be forgotten by one of them. The order is the JSON order.
+template <typename Spec, typename Fn> void forEachField(Spec &d, Fn &&fn) {
+  fn("", "aic_cores", d.aicCores, Rule::Positive);
+  fn("", "aiv_cores", d.aivCores, Rule::Positive);
+  fn("", "clock_mhz", d.clockMHz, Rule::Positive);
+  fn("buffers", "l1", d.buffers.l1, Rule::Positive);
+  fn("buffers", "l0a", d.buffers.l0a, Rule::Positive);
+  fn("buffers", "l0b", d.buffers.l0b, Rule::Positive);
+  fn("buffers", "l0c", d.buffers.l0c, Rule::Positive);
+  fn("buffers", "ub", d.buffers.ub, Rule::Positive);
+  fn("buffers", "block_bytes", d.buffers.blockBytes, Rule::Positive);
+  fn("compute", "cube_flops_per_cycle_fp16", d.compute.cubeFlopsPerCycleFp16, Rule::Positive);
+  fn("compute", "cube_int8_factor", d.compute.cubeInt8Factor, Rule::Positive);
+  fn("compute", "cube_fp32_factor", d.compute.cubeFp32Factor, Rule::Positive);
+  fn("compute", "vector_bytes_per_cycle", d.compute.vectorBytesPerCycle, Rule::Positive);
+  fn("memory", "hbm_bytes_per_second", d.memory.hbmBytesPerSecond, Rule::Positive);
+  fn("memory", "l2_bytes", d.memory.l2Bytes, Rule::Positive);
+  fn("memory", "l2_bytes_per_second", d.memory.l2BytesPerSecond, Rule::Positive);
+  fn("memory", "core_hbm_bytes_per_cycle", d.memory.coreHbmBytesPerCycle, Rule::Positive);
+  fn("memory", "core_l2_read_bytes_per_cycle", d.memory.coreL2ReadBytesPerCycle, Rule::Positive);
+  fn("memory", "core_l2_write_bytes_per_cycle", d.memory.coreL2WriteBytesPerCycle, Rule::Positive);
+  fn("memory", "gm_latency_cycles", d.memory.gmLatencyCycles, Rule::NonNegative);
+  fn("scheduler", "threads", d.scheduler.threads, Rule::Positive);
+  fn("scheduler", "dispatch_cycles", d.scheduler.dispatchCycles, Rule::NonNegative);
+  fn("scheduler", "completion_cycles", d.scheduler.completionCycles, Rule::NonNegative);
+  fn("scheduler", "dependency_resolve_cycles", d.scheduler.dependencyResolveCycles,
+     Rule::NonNegative);
+  fn("", "launch_overhead_us", d.launchOverheadUs, Rule::NonNegative);
+}
+
+constexpr const char *kSections[] = {"buffers", "compute", "memory", "scheduler"};
+
+std::string fieldPath(llvm::StringRef section, llvm::StringRef key) {
+  return section.empty() ? key.str() : absl::StrCat(section.str(), ".", key.str());
+}
+
+/// Top-level keys in JSON order (for "unknown field" messages).
+std::vector<std::string> topLevelKeys() {
+  std::vector<std::string> keys = {"name", "base"};
+  DeviceSpec d;
+  forEachField(d, [&](const char *section, const char *key, auto &, Rule) {
+    llvm::StringRef s = section[0] ? section : key;
+    if (std::find(keys.begin(), keys.end(), s) == keys.end()) keys.push_back(s.str());
+  });
+  return keys;
+}
+
+std::vector<std::string> sectionKeys(llvm::StringRef section) {
+  std::vector<std::string> keys;
+  DeviceSpec d;
+  forEachField(d, [&](const char *s, const char *key, auto &, Rule) {
+    if (section == s) keys.push_back(key);
+  });
+  return keys;
+}
+
+/// Shortest text that parses back to exactly `v`.
+std::string formatDouble(double v) {
+  if (!std::isfinite(v)) return "null"; // JSON has no inf/nan; validate() rejects them
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, res.ptr);
+}
+
+/// A JSON value as it would appear in the file, shortened for messages.
+std::string describe(const llvm::json::Value &v) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << v;
+  os.flush();
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+
+std::string ruleText(Rule rule, bool integral) {
+  if (rule == Rule::Positive) return integral ? "a positive integer" : "a positive number";
+  return integral ? "a non-negative integer" : "a non-negative number";
+}
+
+template <typename T> bool satisfies(T v, Rule rule) {
+  if constexpr (std::is_floating_point_v<T>)
+    if (!std::isfinite(v)) return false;
+  return rule == Rule::Positive ? v > 0 : v >= 0;
+}
+
+/// Reads one numeric field into `out`; "" or the problem (without source and path).
+template <typename T> std::string readNumber(const llvm::json::Value &v, Rule rule, T &out) {
+  constexpr bool integral = std::is_integral_v<T>;
+  std::string expected = absl::StrCat("expected ", ruleText(rule, integral), ", got ", describe(v));
+  if constexpr (integral) {
+    llvm::Optional<int64_t> i = v.getAsInteger();
+    if (!i || !satisfies(*i, rule)) return expected;
+    if (*i > int64_t(std::numeric_limits<T>::max()))
+      return absl::StrCat("expected ", ruleText(rule, true), " no larger than ",
+                          std::numeric_limits<T>::max(), ", got ", describe(v));
+    out = static_cast<T>(*i);
+  } else {
+    llvm::Optional<double> d = v.getAsNumber();
+    if (!d || !satisfies(*d, rule)) return expected;
+    out = *d;
+  }
+  return "";
+}
+
+/// First key of `obj` (in sorted order, so messages are deterministic) not in `known`.
+std::optional<std::string> firstUnknownKey(const llvm::json::Object &obj,
+                                           const std::vector<std::string> &known) {
+  std::vector<std::string> unknown;
+  for (const auto &kv : obj) {
+    std::string key = kv.first.str();
+    if (std::find(known.begin(), known.end(), key) == known.end()) unknown.push_back(key);
+  }
+  if (unknown.empty()) return std::nullopt;
+  return *std::min_element(unknown.begin(), unknown.end());
+}
+
+/// Turns llvm::json's "[3:7, byte=25]: message" into "at line 3 column 7: message".
+std::string describeParseError(llvm::Error err) {
+  std::string text = llvm::toString(std::move(err));
+  unsigned line = 0, column = 0, byte = 0;
+  int consumed = 0;
+  if (std::sscanf(text.c_str(), "[%u:%u, byte=%u]: %n", &line, &column, &byte, &consumed) == 3 &&
+      consumed > 0)
+    return absl::StrCat("invalid JSON at line ", line, " column ", column, ": ",
+                        text.substr(consumed));
+  return absl::StrCat("invalid JSON: ", text);
+}
+
+std::string presetList() { return absl::StrJoin(DeviceSpec::presetNames(), ", "); }
+
+const PresetSource *findPreset(llvm::StringRef name) {
+  for (const PresetSource &p : kPresets)
+    if (name == p.name) return &p;
+  return nullptr;
+}
+
+/// The checks of validate(), as a message without the device's name ("" = valid).
+std::string checkConsistency(const DeviceSpec &d) {
+  if (d.name.empty()) return "name must not be empty";
+  std::string problem;
+  forEachField(d, [&](const char *section, const char *key, const auto &v, Rule rule) {
+    if (!problem.empty() || satisfies(v, rule)) return;
+    constexpr bool integral = std::is_integral_v<std::decay_t<decltype(v)>>;
+    std::string value = integral ? std::to_string(v) : formatDouble(v);
+    problem = absl::StrCat(fieldPath(section, key), " must be ", ruleText(rule, integral), ", got ",
+                           value);
+  });
+  if (!problem.empty()) return problem;
+  if (d.aivCores % d.aicCores != 0)
+    return absl::StrCat("aiv_cores (", d.aivCores, ") must be a multiple of aic_cores (",
+                        d.aicCores, ")");
+  if ((d.buffers.blockBytes & (d.buffers.blockBytes - 1)) != 0)
+    return absl::StrCat("buffers.block_bytes (", d.buffers.blockBytes, ") must be a power of two");
+  if (d.scheduler.threads > d.aicCores)
+    return absl::StrCat("scheduler.threads (", d.scheduler.threads,
+                        ") must be between 1 and aic_cores (", d.aicCores,
+                        "): each scheduler thread owns a slice of the cube cores");
+  return "";
+}
+
+/// Parses `json` from `source`. Presets (`isPreset`) must spell out every field and
+/// have no base; other descriptions start from their base preset (default a2).
+absl::StatusOr<DeviceSpec> parseDevice(llvm::StringRef json, llvm::StringRef source,
+                                       bool isPreset) {
+  auto fail = [&](const std::string &msg) {
+    return absl::InvalidArgumentError(absl::StrCat(source.str(), ": ", msg));
+  };
+
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
+  if (!parsed) return fail(describeParseError(parsed.takeError()));
+  const llvm::json::Object *root = parsed->getAsObject();
+  if (!root)
+    return fail(absl::StrCat("expected a JSON object at the top level, got ", describe(*parsed)));
+
+  // Unknown keys first, at every level: a typo is the likeliest mistake and the
+  // message for it should not depend on which other fields happen to be wrong.
+  std::vector<std::string> known = topLevelKeys();
+  if (auto key = firstUnknownKey(*root, known))
+    return fail(
+        absl::StrCat("unknown field '", *key, "' (known: ", absl::StrJoin(known, ", "), ")"));
+  for (const char *section : kSections) {
+    const llvm::json::Value *v = root->get(section);
+    if (!v) continue;
+    const llvm::json::Object *obj = v->getAsObject();
+    if (!obj)
+      return fail(absl::StrCat("field '", section, "': expected an object, got ", describe(*v)));
+    std::vector<std::string> keys = sectionKeys(section);
+    if (auto key = firstUnknownKey(*obj, keys))
+      return fail(absl::StrCat("unknown field '", section, ".", *key,
+                               "' (known: ", absl::StrJoin(keys, ", "), ")"));
+  }
+
+  DeviceSpec spec;
+  if (const llvm::json::Value *base = root->get("base")) {
+    if (isPreset) return fail("field 'base': a preset spells out every field and has no base");
+    llvm::Optional<llvm::StringRef> baseName = base->getAsString();
+    if (!baseName)
+      return fail(absl::StrCat("field 'base': expected a preset name, got ", describe(*base)));
+    if (!findPreset(*baseName))
+      return fail(absl::StrCat("field 'base': unknown preset '", baseName->str(),
+                               "' (known: ", presetList(), ")"));
+    absl::StatusOr<DeviceSpec> b = DeviceSpec::preset(*baseName);
+    if (!b.ok()) return b.status();
+    spec = *std::move(b);
+  } else if (!isPreset) {
+    absl::StatusOr<DeviceSpec> b = DeviceSpec::preset("a2");
+    if (!b.ok()) return b.status();
+    spec = *std::move(b);
+  }
+
+  if (const llvm::json::Value *name = root->get("name")) {
+    llvm::Optional<llvm::StringRef> s = name->getAsString();
+    if (!s || s->empty())
+      return fail(absl::StrCat("field 'name': expected a non-empty string, got ", describe(*name)));
+    spec.name = s->str();
+  } else if (isPreset) {
+    return fail("missing field 'name' (a preset spells out every field)");
+  }
+
+  std::string problem;
+  forEachField(spec, [&](const char *section, const char *key, auto &field, Rule rule) {
+    if (!problem.empty()) return;
+    const llvm::json::Object *obj = root;
+    if (section[0]) {
+      const llvm::json::Value *sv = root->get(section);
+      obj = sv ? sv->getAsObject() : nullptr;
+    }
+    const llvm::json::Value *v = obj ? obj->get(key) : nullptr;
+    if (!v) {
+      if (isPreset)
+        problem = absl::StrCat("missing field '", fieldPath(section, key),
+                               "' (a preset spells out every field)");
+      return;
+    }
+    std::string err = readNumber(*v, rule, field);
+    if (!err.empty()) problem = absl::StrCat("field '", fieldPath(section, key), "': ", err);
+  });
+  if (!problem.empty()) return fail(problem);
+
+  if (std::string msg = checkConsistency(spec); !msg.empty()) return fail(msg);
+  return spec;
+}
+
+} // namespace
+
+absl::StatusOr<DeviceSpec> DeviceSpec::fromJson(llvm::StringRef json, llvm::StringRef sourceName) {
+  return parseDevice(json, sourceName, /*isPreset=*/false);
+}
+
+absl::StatusOr<DeviceSpec> DeviceSpec::preset(llvm::StringRef name) {
+  const PresetSource *p = findPreset(name);
+  if (!p)
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown device preset '", name.str(), "' (known: ", presetList(), ")"));
+  return parseDevice(p->json, absl::StrCat("preset ", p->name), /*isPreset=*/true);
+}
+
+absl::StatusOr<DeviceSpec> DeviceSpec::load(llvm::StringRef nameOrPath) {
+  bool isFile = llvm::sys::fs::exists(nameOrPath) && !llvm::sys::fs::is_directory(nameOrPath);
+  if (isFile || nameOrPath.endswith(".json")) {
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buf =
+        llvm::MemoryBuffer::getFile(nameOrPath, /*IsText=*/true);
+    if (!buf)
+      return absl::InvalidArgumentError(absl::StrCat("cannot read device file '", nameOrPath.str(),
+                                                     "': ", buf.getError().message()));
+    return fromJson((*buf)->getBuffer(), nameOrPath);
+  }
+  if (findPreset(nameOrPath)) return preset(nameOrPath);
+  return absl::InvalidArgumentError(absl::StrCat("unknown device '", nameOrPath.str(),
+                                                 "': not a preset (", presetList(),
+                                                 ") and no such file"));
+}
+
+std::vector<std::string> DeviceSpec::presetNames() {
+  std::vector<std::string> names;
+  for (const PresetSource &p : kPresets) names.push_back(p.name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string DeviceSpec::toJson() const {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  {
+    llvm::json::OStream j(os, /*IndentSize=*/2);
+    j.objectBegin();
+    j.attribute("name", name);
+    std::string openSection;
+    forEachField(*this, [&](const char *section, const char *key, const auto &v, Rule) {
+      if (openSection != section) {
+        if (!openSection.empty()) {
+          j.objectEnd();
+          j.attributeEnd();
+        }
+        openSection = section;
+        if (!openSection.empty()) {
+          j.attributeBegin(section);
+          j.objectBegin();
+        }
+      }
+      if constexpr (std::is_integral_v<std::decay_t<decltype(v)>>)
+        j.attribute(key, int64_t(v));
+      else {
+        j.attributeBegin(key);
+        j.rawValue(formatDouble(v));
+        j.attributeEnd();
+      }
+    });
+    if (!openSection.empty()) {
+      j.objectEnd();
+      j.attributeEnd();
+    }
+    j.objectEnd();
+  }
+  os << "\n";
+  os.flush();
+  return out;
+}
+
+absl::Status DeviceSpec::validate() const {
+  std::string msg = checkConsistency(*this);
+  if (msg.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("device '", name, "': ", msg));
+}
+
+uint64_t DeviceSpec::contentHash() const {
+  // xxHash64 is a fixed algorithm, so the hash of the canonical text is stable
+  // across processes, builds and platforms (unlike std::hash / absl::Hash).
+  return llvm::xxHash64(toJson());
+}
+
+} // namespace ptoc::target

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The README's second command: install, build, and run every test through ctest
+# (Catch2 unit tests, lit pass tests, pytest once the Python package exists).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bash "$root/scripts/build.sh"
+cd "$root/build"
+ctest --output-on-failure -j"$(nproc)"

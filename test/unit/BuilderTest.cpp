@@ -1,0 +1,200 @@
+// GraphBuilder: shape inference, broadcasting, tile-shape scopes and error messages.
+#include <catch2/catch.hpp>
+
+#include "ptoc/ir/GraphBuilder.h"
+#include "ptoc/ir/Printer.h"
+#include "ptoc/ir/Verifier.h"
+#include "ptoc/target/DeviceSpec.h"
+
+using namespace ptoc::ir;
+
+namespace {
+
+std::string msg(const absl::Status &s) { return std::string(s.message()); }
+
+} // namespace
+
+TEST_CASE("builder builds softmax with inferred shapes and scoped tiles", "[builder]") {
+  Context ctx;
+  Module m(ctx);
+  GraphBuilder b(m);
+  auto f = b.beginFunc("softmax", {ctx.tensorType(DType::F32, {256, 4096})}, {"x"});
+  REQUIRE(f.ok());
+  b.setVecTile({1, 4096});
+  Value *x = b.arg(0);
+  Value *mx = *b.reduce(OpCode::Amax, x, {-1}, /*keepdim=*/true);
+  CHECK(mx->type() == ctx.tensorType(DType::F32, {256, 1}));
+  Value *e = *b.unary(OpCode::Exp, *b.binary(OpCode::Sub, x, mx));
+  Value *s = *b.reduce(OpCode::Sum, e, {1}, true);
+  Value *y = *b.binary(OpCode::Div, e, s);
+  CHECK(y->type() == x->type());
+  REQUIRE(b.endFunc({y}).ok());
+  REQUIRE(succeeded(verify(m)));
+  std::string text = toString(m);
+  CHECK(text.find("%0 = amax %x {axes = [1], keepdim = true, vec_tile = [1, 4096]} : "
+                  "tensor<256x1xf32>") != std::string::npos);
+  CHECK(text.find("return %4") != std::string::npos);
+  CHECK((*f)->resultTypes().size() == 1);
+}
+
+TEST_CASE("builder infers every op class", "[builder]") {
+  Context ctx;
+  Module m(ctx);
+  GraphBuilder b(m);
+  auto f32 = [&](std::initializer_list<int64_t> s) { return ctx.tensorType(DType::F32, s); };
+  REQUIRE(b.beginFunc("ops", {f32({2, 3, 4}), f32({4, 5}), f32({3, 1})}).ok());
+  Value *x = b.arg(0), *w = b.arg(1), *c = b.arg(2);
+
+  SECTION("matmul with batch broadcast and transposes") {
+    CHECK((*b.matmul(x, w))->type() == f32({2, 3, 5}));
+    CHECK((*b.matmul(w, w, {.transposeA = true}))->type() == f32({5, 5}));
+    CHECK((*b.matmul(w, w, {.transposeB = true}))->type() == f32({4, 4}));
+    auto bad = b.matmul(w, w);
+    REQUIRE_FALSE(bad.ok());
+    CHECK_THAT(msg(bad.status()), Catch::Contains("'matmul' op contraction sizes differ"));
+    Value *h = *b.cast(w, DType::F16);
+    CHECK((*b.matmul(h, h, {.transposeB = true, .outDType = DType::F32}))->type() ==
+          f32({4, 4}));
+  }
+  SECTION("broadcasting binary ops") {
+    CHECK((*b.binary(OpCode::Add, x, c))->type() == f32({2, 3, 4}));
+    auto bad = b.binary(OpCode::Mul, x, w);
+    REQUIRE_FALSE(bad.ok());
+    CHECK_THAT(msg(bad.status()), Catch::Contains("cannot broadcast tensor<2x3x4xf32> with "
+                                                  "tensor<4x5xf32>"));
+    auto mixed = b.binary(OpCode::Add, x, *b.cast(x, DType::F16));
+    REQUIRE_FALSE(mixed.ok());
+    CHECK_THAT(msg(mixed.status()), Catch::Contains("insert a cast"));
+  }
+  SECTION("reductions") {
+    CHECK((*b.reduce(OpCode::Sum, x, {0, 2}, false))->type() == f32({3}));
+    CHECK((*b.reduce(OpCode::Mean, x, {-1}, true))->type() == f32({2, 3, 1}));
+    auto bad = b.reduce(OpCode::Amax, x, {3}, false);
+    REQUIRE_FALSE(bad.ok());
+    CHECK_THAT(msg(bad.status()), Catch::Contains("out of range"));
+    auto twice = b.reduce(OpCode::Amax, x, {1, -2}, false);
+    REQUIRE_FALSE(twice.ok());
+    CHECK_THAT(msg(twice.status()), Catch::Contains("listed twice"));
+  }
+  SECTION("layout ops") {
+    CHECK((*b.reshape(x, {6, 4}))->type() == f32({6, 4}));
+    CHECK_FALSE(b.reshape(x, {5, 5}).ok());
+    CHECK((*b.transpose(x, 0, -1))->type() == f32({4, 3, 2}));
+    CHECK((*b.permute(x, {1, 2, 0}))->type() == f32({3, 4, 2}));
+    CHECK_FALSE(b.permute(x, {0, 0, 1}).ok());
+    CHECK((*b.view(x, {1, 0, 2}, {1, 3, 2}))->type() == f32({1, 3, 2}));
+    auto oob = b.view(x, {1, 0, 3}, {1, 3, 2});
+    REQUIRE_FALSE(oob.ok());
+    CHECK_THAT(msg(oob.status()), Catch::Contains("outside tensor<2x3x4xf32>"));
+    Value *part = *b.view(x, {0, 0, 0}, {1, 3, 4});
+    CHECK((*b.assemble(x, part, {1, 0, 0}))->type() == x->type());
+    CHECK_FALSE(b.assemble(x, part, {2, 0, 0}).ok());
+    CHECK((*b.concat({x, x, part}, 0))->type() == f32({5, 3, 4}));
+    CHECK_FALSE(b.concat({x, w}, 0).ok());
+  }
+  SECTION("constants and casts") {
+    Value *k = *b.full({3, 1}, 0.5, DType::F16);
+    CHECK(k->type() == ctx.tensorType(DType::F16, {3, 1}));
+    CHECK(k->definingOp()->attr("value") == ctx.floatAttr(0.5));
+    CHECK((*b.full({2}, 7, DType::I32))->definingOp()->attr("value") == ctx.intAttr(7));
+    CHECK_FALSE(b.full({2}, 0.5, DType::I8).ok());
+    CHECK_FALSE(b.full({0}, 1, DType::F32).ok());
+    CHECK((*b.cast(x, DType::BF16))->type().dtype() == DType::BF16);
+    auto exp = b.unary(OpCode::Exp, *b.cast(x, DType::I32));
+    REQUIRE_FALSE(exp.ok());
+    CHECK_THAT(msg(exp.status()), Catch::Contains("needs a floating-point operand"));
+  }
+  // A failed op leaves nothing behind: the function still verifies.
+  REQUIRE(b.endFunc({x}).ok());
+  CHECK(succeeded(verify(m)));
+}
+
+TEST_CASE("builder errors name the op and the current location", "[builder]") {
+  Context ctx;
+  Module m(ctx);
+  GraphBuilder b(m);
+  REQUIRE(b.beginFunc("f", {ctx.tensorType(DType::F32, {4, 8})}).ok());
+  b.setLocation(ctx.loc("model.py", 17, 9));
+  auto r = b.binary(OpCode::Add, b.arg(0), *b.reduce(OpCode::Sum, b.arg(0), {0}, false));
+  REQUIRE(r.ok()); // [4,8] + [8] broadcasts
+  auto bad = b.binary(OpCode::Add, b.arg(0), *b.reduce(OpCode::Sum, b.arg(0), {1}, false));
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(msg(bad.status()), Catch::StartsWith("model.py:17:9: error: 'add' op cannot "
+                                                  "broadcast"));
+  CHECK(m.func(0).ops().back().code() == OpCode::Sum); // the failed add was not kept
+}
+
+TEST_CASE("tile scopes apply to the following ops of their kind", "[builder]") {
+  Context ctx;
+  Module m(ctx);
+  GraphBuilder b(m);
+  REQUIRE(b.beginFunc("f", {ctx.tensorType(DType::F16, {128, 256}),
+                            ctx.tensorType(DType::F16, {256, 128})})
+              .ok());
+  Value *plain = *b.unary(OpCode::Exp, b.arg(0));
+  CHECK_FALSE(plain->definingOp()->attr("vec_tile"));
+  b.setVecTile({64, 128});
+  b.setCubeTile(CubeTile{{64, 128}, {64, 128}, {64, 128}});
+  b.setScope(3);
+  Value *e = *b.unary(OpCode::Exp, b.arg(0));
+  Value *mm = *b.matmul(b.arg(0), b.arg(1));
+  CHECK(e->definingOp()->attr("vec_tile") == ctx.intArrayAttr({64, 128}));
+  CHECK_FALSE(e->definingOp()->attr("cube_tile"));
+  CHECK(mm->definingOp()->attr("cube_tile").str() ==
+        "{m = [64, 128], k = [64, 128], n = [64, 128]}");
+  CHECK_FALSE(mm->definingOp()->attr("vec_tile"));
+  CHECK(e->definingOp()->attr("sg_scope") == ctx.intAttr(3));
+
+  auto saved = b.settings();
+  b.setVecTile({32, 64});
+  b.setScope(-1);
+  Value *e2 = *b.unary(OpCode::Exp, b.arg(0));
+  CHECK(e2->definingOp()->attr("vec_tile") == ctx.intArrayAttr({32, 64}));
+  CHECK_FALSE(e2->definingOp()->attr("sg_scope"));
+  b.restore(saved);
+  CHECK((*b.unary(OpCode::Exp, b.arg(0)))->definingOp()->attr("vec_tile") ==
+        ctx.intArrayAttr({64, 128}));
+
+  // Explicit attributes override the scope.
+  Value *e3 = *b.create(OpCode::Exp, {b.arg(0)}, {{ctx.id("vec_tile"), ctx.intArrayAttr({16, 64})}});
+  CHECK(e3->definingOp()->attr("vec_tile") == ctx.intArrayAttr({16, 64}));
+}
+
+TEST_CASE("builder checks tile shapes as ops are created", "[builder]") {
+  Context ctx;
+  Module m(ctx);
+  auto tiny = ptoc::target::DeviceSpec::preset("tiny");
+  REQUIRE(tiny.ok());
+  GraphBuilder b(m, &*tiny);
+  REQUIRE(b.beginFunc("f", {ctx.tensorType(DType::F32, {512, 512})}).ok());
+  b.setVecTile({64, 10}); // 40 bytes: not a multiple of 32
+  auto misaligned = b.unary(OpCode::Exp, b.arg(0));
+  REQUIRE_FALSE(misaligned.ok());
+  CHECK_THAT(msg(misaligned.status()), Catch::Contains("'exp' op vec_tile"));
+  CHECK_THAT(msg(misaligned.status()), Catch::Contains("32 bytes"));
+  b.setVecTile({512, 512}); // 1 MiB per buffer: far over tiny's UB
+  auto big = b.unary(OpCode::Exp, b.arg(0));
+  REQUIRE_FALSE(big.ok());
+  CHECK_THAT(msg(big.status()), Catch::Contains("UB"));
+  b.setVecTile({8, 64});
+  CHECK(b.unary(OpCode::Exp, b.arg(0)).ok());
+}
+
+TEST_CASE("builder rejects misuse without crashing", "[builder]") {
+  Context ctx;
+  Module m(ctx);
+  GraphBuilder b(m);
+  CHECK_FALSE(b.unary(OpCode::Exp, nullptr).ok()); // no function yet
+  REQUIRE(b.beginFunc("f", {ctx.tensorType(DType::F32, {8})}).ok());
+  CHECK_FALSE(b.unary(OpCode::Exp, nullptr).ok());
+  CHECK_FALSE(b.unary(OpCode::Add, b.arg(0)).ok());
+  CHECK_FALSE(b.binary(OpCode::Exp, b.arg(0), b.arg(0)).ok());
+  CHECK_FALSE(b.reduce(OpCode::Add, b.arg(0), {0}, false).ok());
+  CHECK_FALSE(b.create(OpCode::Return, {b.arg(0)}).ok());
+  CHECK_FALSE(b.create(OpCode::Add, {b.arg(0)}).ok());
+  CHECK_FALSE(b.cast(nullptr, DType::F16).ok());
+  REQUIRE(b.endFunc({b.arg(0)}).ok());
+  CHECK_FALSE(b.beginFunc("f", {}).ok()); // duplicate name
+  CHECK_FALSE(b.beginFunc("g", {ctx.tileType(DType::F32, {8}, MemSpace::UB)}).ok());
+}

@@ -1,0 +1,347 @@
+// Unit tests for DeviceSpec: presets, JSON reading/writing, errors and hashing.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <string>
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include "ptoc/target/DeviceSpec.h"
+
+using Catch::Matchers::Contains;
+using ptoc::target::DeviceSpec;
+
+namespace {
+
+/// The error message of a failed parse (fails the test if it parsed).
+std::string errorOf(const absl::StatusOr<DeviceSpec> &r) {
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+  return std::string(r.status().message());
+}
+
+std::string parseError(const std::string &json) {
+  return errorOf(DeviceSpec::fromJson(json, "device.json"));
+}
+
+/// A fresh temporary directory, removed at the end of the test.
+struct TempDir {
+  llvm::SmallString<128> path;
+  TempDir() { REQUIRE_FALSE(llvm::sys::fs::createUniqueDirectory("ptoc-device", path)); }
+  ~TempDir() { llvm::sys::fs::remove_directories(path); }
+  std::string file(llvm::StringRef name, const std::string &contents) const {
+    llvm::SmallString<128> p = path;
+    llvm::sys::path::append(p, name);
+    std::ofstream(std::string(p)) << contents;
+    return std::string(p);
+  }
+};
+
+} // namespace
+
+TEST_CASE("every preset loads, validates and round-trips", "[target]") {
+  REQUIRE(DeviceSpec::presetNames() == std::vector<std::string>{"a2", "a3", "b3", "tiny"});
+  for (const std::string &name : DeviceSpec::presetNames()) {
+    INFO("preset " << name);
+    absl::StatusOr<DeviceSpec> d = DeviceSpec::preset(name);
+    REQUIRE(d.ok());
+    CHECK(d->name == name);
+    CHECK(d->validate().ok());
+
+    std::string json = d->toJson();
+    absl::StatusOr<DeviceSpec> back = DeviceSpec::fromJson(json, "roundtrip.json");
+    REQUIRE(back.ok());
+    CHECK(back->toJson() == json);
+    CHECK(back->contentHash() == d->contentHash());
+
+    absl::StatusOr<DeviceSpec> loaded = DeviceSpec::load(name);
+    REQUIRE(loaded.ok());
+    CHECK(loaded->toJson() == json);
+  }
+}
+
+TEST_CASE("preset values", "[target]") {
+  // a2 is the struct's defaults.
+  DeviceSpec defaults;
+  absl::StatusOr<DeviceSpec> a2 = DeviceSpec::preset("a2");
+  REQUIRE(a2.ok());
+  CHECK(a2->toJson() == defaults.toJson());
+
+  absl::StatusOr<DeviceSpec> b3 = DeviceSpec::preset("b3");
+  REQUIRE(b3.ok());
+  CHECK(b3->aicCores == 20);
+  CHECK(b3->aivCores == 40);
+  CHECK(b3->clockMHz == 1800);
+  CHECK(b3->scheduler.threads == 3);
+
+  absl::StatusOr<DeviceSpec> a3 = DeviceSpec::preset("a3");
+  REQUIRE(a3.ok());
+  CHECK(a3->aicCores == 24);
+  CHECK(a3->aivCores == 48);
+  CHECK(a3->clockMHz == 1850);
+
+  absl::StatusOr<DeviceSpec> tiny = DeviceSpec::preset("tiny");
+  REQUIRE(tiny.ok());
+  CHECK(tiny->aicCores == 2);
+  CHECK(tiny->aivCores == 4);
+  CHECK(tiny->buffers.l1 == 64 * 1024);
+  CHECK(tiny->buffers.l0a == 16 * 1024);
+  CHECK(tiny->buffers.l0b == 16 * 1024);
+  CHECK(tiny->buffers.l0c == 32 * 1024);
+  CHECK(tiny->buffers.ub == 32 * 1024);
+  CHECK(tiny->scheduler.threads == 1);
+  CHECK(tiny->launchOverheadUs == 1);
+}
+
+TEST_CASE("toJson writes every field in a fixed layout", "[target]") {
+  std::string json = DeviceSpec().toJson();
+  for (const char *key : {"\"name\": \"a2\"",
+                          "\"aic_cores\": 24",
+                          "\"aiv_cores\": 48",
+                          "\"clock_mhz\": 1800",
+                          "\"l1\": 524288",
+                          "\"l0a\": 65536",
+                          "\"l0b\": 65536",
+                          "\"l0c\": 131072",
+                          "\"ub\": 196608",
+                          "\"block_bytes\": 32",
+                          "\"cube_flops_per_cycle_fp16\": 8192",
+                          "\"cube_int8_factor\": 2",
+                          "\"cube_fp32_factor\": 0.5",
+                          "\"vector_bytes_per_cycle\": 256",
+                          "\"hbm_bytes_per_second\": 1.6e+12",
+                          "\"l2_bytes\": 201326592",
+                          "\"l2_bytes_per_second\": 4.7e+12",
+                          "\"core_hbm_bytes_per_cycle\": 32",
+                          "\"core_l2_read_bytes_per_cycle\": 110",
+                          "\"core_l2_write_bytes_per_cycle\": 86",
+                          "\"gm_latency_cycles\": 1800",
+                          "\"threads\": 3",
+                          "\"dispatch_cycles\": 200",
+                          "\"completion_cycles\": 240",
+                          "\"dependency_resolve_cycles\": 390",
+                          "\"launch_overhead_us\": 20"})
+    CHECK_THAT(json, Contains(key));
+  // Sections in struct order, pretty printed.
+  CHECK(json.find("\"buffers\": {") < json.find("\"compute\": {"));
+  CHECK(json.find("\"compute\": {") < json.find("\"memory\": {"));
+  CHECK(json.find("\"memory\": {") < json.find("\"scheduler\": {"));
+  CHECK(json.find("\"scheduler\": {") < json.find("\"launch_overhead_us\""));
+}
+
+TEST_CASE("doubles round-trip exactly", "[target]") {
+  DeviceSpec d;
+  d.name = "odd";
+  d.clockMHz = 1234.5678901234567;
+  d.compute.cubeFp32Factor = 0.1;
+  d.memory.hbmBytesPerSecond = 1.0 / 3.0 * 1e12;
+  d.memory.gmLatencyCycles = 0; // latencies may be zero
+  d.scheduler.dispatchCycles = 1e-300;
+  d.launchOverheadUs = 123456789012345.0;
+  REQUIRE(d.validate().ok());
+  absl::StatusOr<DeviceSpec> back = DeviceSpec::fromJson(d.toJson(), "odd.json");
+  REQUIRE(back.ok());
+  CHECK(back->clockMHz == d.clockMHz);
+  CHECK(back->compute.cubeFp32Factor == d.compute.cubeFp32Factor);
+  CHECK(back->memory.hbmBytesPerSecond == d.memory.hbmBytesPerSecond);
+  CHECK(back->memory.gmLatencyCycles == 0);
+  CHECK(back->scheduler.dispatchCycles == d.scheduler.dispatchCycles);
+  CHECK(back->launchOverheadUs == d.launchOverheadUs);
+  CHECK(back->toJson() == d.toJson());
+}
+
+TEST_CASE("a partial description inherits from its base", "[target]") {
+  SECTION("explicit base") {
+    absl::StatusOr<DeviceSpec> d = DeviceSpec::fromJson(
+        R"({"name": "small", "base": "tiny", "aic_cores": 1, "aiv_cores": 2,
+            "buffers": {"ub": 16384}})",
+        "small.json");
+    REQUIRE(d.ok());
+    absl::StatusOr<DeviceSpec> tiny = DeviceSpec::preset("tiny");
+    REQUIRE(tiny.ok());
+    CHECK(d->name == "small");
+    CHECK(d->aicCores == 1);
+    CHECK(d->aivCores == 2);
+    CHECK(d->buffers.ub == 16384);
+    CHECK(d->buffers.l1 == tiny->buffers.l1);
+    CHECK(d->buffers.l0c == tiny->buffers.l0c);
+    CHECK(d->launchOverheadUs == tiny->launchOverheadUs);
+    CHECK(d->scheduler.threads == 1);
+  }
+  SECTION("default base is a2") {
+    absl::StatusOr<DeviceSpec> d =
+        DeviceSpec::fromJson(R"({"name": "fast", "clock_mhz": 2000})", "fast.json");
+    REQUIRE(d.ok());
+    DeviceSpec expected;
+    expected.name = "fast";
+    expected.clockMHz = 2000;
+    CHECK(d->toJson() == expected.toJson());
+  }
+  SECTION("an empty object is a2") {
+    absl::StatusOr<DeviceSpec> d = DeviceSpec::fromJson("{}", "empty.json");
+    REQUIRE(d.ok());
+    CHECK(d->toJson() == DeviceSpec().toJson());
+  }
+  SECTION("unknown base") {
+    std::string msg = parseError(R"({"base": "a9"})");
+    CHECK_THAT(msg, Contains("device.json: field 'base': unknown preset 'a9'"));
+    CHECK_THAT(msg, Contains("a2, a3, b3, tiny"));
+  }
+}
+
+TEST_CASE("malformed JSON names the position", "[target]") {
+  std::string msg = parseError("{\n  \"aic_cores\": 24,\n  \"aiv_cores\" 48\n}");
+  CHECK_THAT(
+      msg, Contains("device.json: invalid JSON at line 3 column 15: Expected : after object key"));
+  CHECK_THAT(parseError("[1, 2]"),
+             Contains("device.json: expected a JSON object at the top level, got [1,2]"));
+}
+
+TEST_CASE("unknown fields are rejected with the known ones", "[target]") {
+  CHECK(parseError(R"({"buffers": {"ubb": 1}})") ==
+        "device.json: unknown field 'buffers.ubb' (known: l1, l0a, l0b, l0c, ub, block_bytes)");
+  std::string msg = parseError(R"({"aic_core": 24})");
+  CHECK_THAT(msg, Contains("device.json: unknown field 'aic_core' (known: name, base, "
+                           "aic_cores, aiv_cores, clock_mhz, buffers, compute, memory, "
+                           "scheduler, launch_overhead_us)"));
+  CHECK_THAT(parseError(R"({"scheduler": {"thread": 2}})"),
+             Contains("unknown field 'scheduler.thread'"));
+}
+
+TEST_CASE("mistyped and out-of-range fields name the field", "[target]") {
+  CHECK(parseError(R"({"buffers": {"ub": -5}})") ==
+        "device.json: field 'buffers.ub': expected a positive integer, got -5");
+  CHECK(parseError(R"({"aic_cores": "24"})") ==
+        "device.json: field 'aic_cores': expected a positive integer, got \"24\"");
+  CHECK(parseError(R"({"aic_cores": 1.5})") ==
+        "device.json: field 'aic_cores': expected a positive integer, got 1.5");
+  CHECK(parseError(R"({"aic_cores": 0})") ==
+        "device.json: field 'aic_cores': expected a positive integer, got 0");
+  CHECK_THAT(parseError(R"({"aic_cores": 4294967296})"),
+             Contains("field 'aic_cores': expected a positive integer no larger than"));
+  CHECK(parseError(R"({"memory": {"hbm_bytes_per_second": 0}})") ==
+        "device.json: field 'memory.hbm_bytes_per_second': expected a positive number, got 0");
+  CHECK(parseError(R"({"scheduler": {"dispatch_cycles": -1}})") ==
+        "device.json: field 'scheduler.dispatch_cycles': expected a non-negative number, "
+        "got -1");
+  CHECK(parseError(R"({"compute": 5})") ==
+        "device.json: field 'compute': expected an object, got 5");
+  CHECK_THAT(parseError(R"({"name": 3})"), Contains("field 'name': expected a non-empty string"));
+  CHECK_THAT(parseError(R"({"name": ""})"), Contains("field 'name'"));
+  // An integral double is an integer.
+  absl::StatusOr<DeviceSpec> d = DeviceSpec::fromJson(R"({"buffers": {"ub": 1.31072e5}})", "x");
+  REQUIRE(d.ok());
+  CHECK(d->buffers.ub == 131072);
+}
+
+TEST_CASE("inconsistent values are rejected", "[target]") {
+  CHECK(parseError(R"({"aiv_cores": 50})") ==
+        "device.json: aiv_cores (50) must be a multiple of aic_cores (24)");
+  CHECK(parseError(R"({"buffers": {"block_bytes": 48}})") ==
+        "device.json: buffers.block_bytes (48) must be a power of two");
+  CHECK_THAT(parseError(R"({"base": "tiny", "scheduler": {"threads": 3}})"),
+             Contains("device.json: scheduler.threads (3) must be between 1 and aic_cores (2)"));
+
+  DeviceSpec d;
+  CHECK(d.validate().ok());
+  d.buffers.ub = -5;
+  CHECK(d.validate().message() == "device 'a2': buffers.ub must be a positive integer, got -5");
+  d = DeviceSpec();
+  d.aivCores = 50;
+  CHECK_THAT(std::string(d.validate().message()),
+             Contains("aiv_cores (50) must be a multiple of aic_cores (24)"));
+  d = DeviceSpec();
+  d.scheduler.threads = 0;
+  CHECK_THAT(std::string(d.validate().message()), Contains("scheduler.threads"));
+  d = DeviceSpec();
+  d.compute.cubeInt8Factor = std::numeric_limits<double>::infinity();
+  CHECK_THAT(std::string(d.validate().message()), Contains("compute.cube_int8_factor"));
+  d = DeviceSpec();
+  d.name = "";
+  CHECK_FALSE(d.validate().ok());
+}
+
+TEST_CASE("load takes a preset name or a file", "[target]") {
+  TempDir dir;
+  SECTION("file") {
+    std::string path = dir.file("mine.json", R"({"name": "mine", "base": "b3", "aic_cores": 10,
+                                                  "aiv_cores": 20})");
+    absl::StatusOr<DeviceSpec> d = DeviceSpec::load(path);
+    REQUIRE(d.ok());
+    CHECK(d->name == "mine");
+    CHECK(d->aicCores == 10);
+    CHECK(d->clockMHz == 1800);
+  }
+  SECTION("errors in a file name the file") {
+    std::string path = dir.file("bad.json", R"({"buffers": {"ub": -5}})");
+    CHECK(errorOf(DeviceSpec::load(path)) ==
+          path + ": field 'buffers.ub': expected a positive integer, got -5");
+  }
+  SECTION("a file without .json is still a file") {
+    std::string path = dir.file("device.cfg", R"({"name": "cfg"})");
+    absl::StatusOr<DeviceSpec> d = DeviceSpec::load(path);
+    REQUIRE(d.ok());
+    CHECK(d->name == "cfg");
+  }
+  SECTION("missing file") {
+    llvm::SmallString<128> missing = dir.path;
+    llvm::sys::path::append(missing, "nope.json");
+    std::string msg = errorOf(DeviceSpec::load(missing));
+    CHECK_THAT(msg, Contains("cannot read device file '" + std::string(missing) + "'"));
+  }
+  SECTION("unknown preset") {
+    CHECK(errorOf(DeviceSpec::load("a9")) ==
+          "unknown device 'a9': not a preset (a2, a3, b3, tiny) and no such file");
+    CHECK_THAT(errorOf(DeviceSpec::preset("a9")), Contains("unknown device preset 'a9'"));
+  }
+}
+
+TEST_CASE("contentHash identifies the description", "[target]") {
+  std::vector<uint64_t> hashes;
+  for (const std::string &name : DeviceSpec::presetNames()) {
+    absl::StatusOr<DeviceSpec> d = DeviceSpec::preset(name);
+    REQUIRE(d.ok());
+    hashes.push_back(d->contentHash());
+  }
+  std::sort(hashes.begin(), hashes.end());
+  CHECK(std::adjacent_find(hashes.begin(), hashes.end()) == hashes.end());
+
+  DeviceSpec a, b;
+  CHECK(a.contentHash() == b.contentHash());
+  b.memory.gmLatencyCycles += 1;
+  CHECK(a.contentHash() != b.contentHash());
+  b = a;
+  b.name = "other";
+  CHECK(a.contentHash() != b.contentHash());
+  // Fixed algorithm over fixed text: the same in every process. Catches accidental
+  // changes of the canonical form (which would invalidate every cache key).
+  absl::StatusOr<DeviceSpec> parsed = DeviceSpec::fromJson(a.toJson(), "x");
+  REQUIRE(parsed.ok());
+  CHECK(parsed->contentHash() == a.contentHash());
+}
+
+TEST_CASE("the examples in docs/device-model.md parse", "[target]") {
+  absl::StatusOr<DeviceSpec> b4 = DeviceSpec::fromJson(R"({
+    "name": "b4",
+    "base": "b3",
+    "clock_mhz": 1500,
+    "memory": { "l2_bytes": 100663296 }
+  })",
+                                                       "b4.json");
+  REQUIRE(b4.ok());
+  CHECK(b4->aicCores == 20);
+  CHECK(b4->aivCores == 40);
+  CHECK(b4->clockMHz == 1500);
+  CHECK(b4->memory.l2Bytes == int64_t(96) << 20);
+
+  absl::StatusOr<DeviceSpec> fast = DeviceSpec::fromJson(
+      R"({ "name": "a2-fast-hbm", "memory": { "hbm_bytes_per_second": 3.2e12 } })", "x.json");
+  REQUIRE(fast.ok());
+  CHECK(fast->memory.hbmBytesPerSecond == 3.2e12);
+  CHECK(fast->aicCores == 24);
+}

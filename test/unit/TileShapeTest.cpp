@@ -1,0 +1,230 @@
+// Unit tests for tile shapes: the cube_tile attribute and the vec/cube tile rules.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "ptoc/ir/Context.h"
+#include "ptoc/ir/TileShape.h"
+#include "ptoc/target/DeviceSpec.h"
+
+using namespace ptoc::ir;
+using Catch::Matchers::Contains;
+using Catch::Matchers::EndsWith;
+using ptoc::target::DeviceSpec;
+
+namespace {
+
+DeviceSpec presetOrDie(const char *name) {
+  absl::StatusOr<DeviceSpec> d = DeviceSpec::preset(name);
+  REQUIRE(d.ok());
+  return *d;
+}
+
+CubeTile cube(std::array<int64_t, 2> m, std::array<int64_t, 2> k, std::array<int64_t, 2> n) {
+  CubeTile t;
+  t.m = m;
+  t.k = k;
+  t.n = n;
+  return t;
+}
+
+} // namespace
+
+TEST_CASE("cube_tile attribute round-trips", "[tiles]") {
+  Context ctx;
+  CubeTile t = cube({128, 128}, {64, 256}, {256, 256});
+  Attribute a = t.toAttr(ctx);
+  REQUIRE(a.isDict());
+  CHECK(a.str() == "{m = [128, 128], k = [64, 256], n = [256, 256]}");
+  std::optional<CubeTile> back = CubeTile::fromAttr(a);
+  REQUIRE(back);
+  CHECK(*back == t);
+  CHECK(t.toAttr(ctx) == a); // uniqued
+
+  // Key order does not matter when reading.
+  Attribute reordered = ctx.dictAttr({{ctx.id("n"), ctx.intArrayAttr({256, 256})},
+                                      {ctx.id("k"), ctx.intArrayAttr({64, 256})},
+                                      {ctx.id("m"), ctx.intArrayAttr({128, 128})}},
+                                     /*sortByName=*/false);
+  REQUIRE(CubeTile::fromAttr(reordered));
+  CHECK(*CubeTile::fromAttr(reordered) == t);
+}
+
+TEST_CASE("malformed cube_tile attributes are rejected", "[tiles]") {
+  Context ctx;
+  Attribute pair = ctx.intArrayAttr({16, 16});
+  CHECK_FALSE(CubeTile::fromAttr(Attribute()));
+  CHECK_FALSE(CubeTile::fromAttr(pair));
+  CHECK_FALSE(CubeTile::fromAttr(ctx.emptyDict()));
+  // Missing n.
+  CHECK_FALSE(CubeTile::fromAttr(ctx.dictAttr({{ctx.id("m"), pair}, {ctx.id("k"), pair}}, false)));
+  // A size list of the wrong length.
+  CHECK_FALSE(CubeTile::fromAttr(ctx.dictAttr(
+      {{ctx.id("m"), pair}, {ctx.id("k"), ctx.intArrayAttr({16})}, {ctx.id("n"), pair}}, false)));
+  // Not integers.
+  CHECK_FALSE(CubeTile::fromAttr(ctx.dictAttr(
+      {{ctx.id("m"), pair}, {ctx.id("k"), ctx.stringAttr("x")}, {ctx.id("n"), pair}}, false)));
+  // An unknown key instead of n.
+  CHECK_FALSE(CubeTile::fromAttr(
+      ctx.dictAttr({{ctx.id("m"), pair}, {ctx.id("k"), pair}, {ctx.id("x"), pair}}, false)));
+  // An extra key.
+  CHECK_FALSE(CubeTile::fromAttr(ctx.dictAttr(
+      {{ctx.id("m"), pair}, {ctx.id("k"), pair}, {ctx.id("n"), pair}, {ctx.id("x"), pair}},
+      false)));
+}
+
+TEST_CASE("vec_tile rank and positivity", "[tiles]") {
+  CHECK(checkVecTile({64}, {64, 512}, 4, 4, 2, nullptr) ==
+        "vec_tile has rank 1 but the op iterates over a rank-2 shape 64x512; give "
+        "set_vec_tile_shapes one size per dimension");
+  CHECK(checkVecTile({64, 0}, {64, 512}, 4, 4, 2, nullptr) ==
+        "vec_tile 64x0 has size 0 in dimension 1; every size must be positive");
+  CHECK_THAT(checkVecTile({-8, 64}, {64, 512}, 4, 4, 2, nullptr),
+             Contains("has size -8 in dimension 0"));
+  CHECK(checkVecTile({64, 512}, {64, 512}, 4, 4, 2, nullptr) == "");
+}
+
+TEST_CASE("vec_tile last dimension alignment", "[tiles]") {
+  CHECK(checkVecTile({8, 100}, {64, 512}, 4, 4, 2, nullptr) ==
+        "vec_tile last dimension 100 x 4 bytes = 400 bytes is not a multiple of 32 bytes; "
+        "use 96 or 104");
+  CHECK(checkVecTile({8, 104}, {64, 512}, 4, 4, 2, nullptr) == "");
+  // Below one block only the size above is proposed.
+  CHECK_THAT(checkVecTile({8, 3}, {64, 512}, 4, 4, 2, nullptr), EndsWith("; use 8"));
+  // The smallest element size decides: 8 x 2 bytes is not a block though 8 x 4 is.
+  CHECK_THAT(checkVecTile({8, 8}, {64, 512}, 2, 4, 2, nullptr),
+             Contains("8 x 2 bytes = 16 bytes is not a multiple of 32 bytes; use 16"));
+  CHECK(checkVecTile({8, 16}, {64, 512}, 2, 4, 2, nullptr) == "");
+  // int8 needs 32 elements.
+  CHECK_THAT(checkVecTile({1, 16}, {64, 512}, 1, 1, 2, nullptr), Contains("use 32"));
+  CHECK(checkVecTile({1, 32}, {64, 512}, 1, 1, 2, nullptr) == "");
+  // The device's block size is used when there is a device.
+  DeviceSpec wide;
+  wide.buffers.blockBytes = 64;
+  CHECK_THAT(checkVecTile({8, 8}, {64, 512}, 4, 4, 2, &wide),
+             Contains("8 x 4 bytes = 32 bytes is not a multiple of 64 bytes; use 16"));
+  CHECK(checkVecTile({8, 16}, {64, 512}, 4, 4, 2, &wide) == "");
+}
+
+TEST_CASE("vec_tile UB capacity", "[tiles]") {
+  DeviceSpec tiny = presetOrDie("tiny"); // UB 32768 bytes
+  REQUIRE(tiny.buffers.ub == 32768);
+
+  SECTION("exactly at capacity passes, one more row fails") {
+    CHECK(checkVecTile({64, 64}, {128, 128}, 4, 4, 2, &tiny) == "");
+    CHECK(checkVecTile({65, 64}, {128, 128}, 4, 4, 2, &tiny) ==
+          "vec_tile 65x64 needs 2 buffers x 16640 bytes = 33280 bytes of UB but the device "
+          "has 32768; try 32x64");
+    CHECK_THAT(checkVecTile({64, 64}, {128, 128}, 4, 4, 3, &tiny),
+               Contains("needs 3 buffers x 16384 bytes = 49152 bytes of UB"));
+  }
+  SECTION("one element over in the last dimension") {
+    CHECK(checkVecTile({4096}, {8192}, 4, 4, 2, &tiny) == "");
+    CHECK_THAT(checkVecTile({4104}, {8192}, 4, 4, 2, &tiny),
+               Contains("needs 2 buffers x 16416 bytes = 32832 bytes of UB"));
+    CHECK_THAT(checkVecTile({16384}, {16384}, 4, 4, 2, &tiny), EndsWith("; try 4096"));
+  }
+  SECTION("the largest element size counts") {
+    CHECK(checkVecTile({64, 128}, {128, 128}, 2, 2, 2, &tiny) == "");
+    CHECK_THAT(checkVecTile({64, 128}, {128, 128}, 2, 4, 2, &tiny),
+               Contains("2 buffers x 32768 bytes = 65536 bytes"));
+  }
+  SECTION("tiles are clamped to the iteration shape") {
+    CHECK(checkVecTile({128, 64}, {64, 64}, 4, 4, 2, &tiny) == "");
+    CHECK_THAT(checkVecTile({256, 64}, {100, 64}, 4, 4, 2, &tiny),
+               Contains("vec_tile 256x64 (100x64 within the iteration shape 100x64) needs 2 "
+                        "buffers x 25600 bytes"));
+  }
+  SECTION("the last dimension is padded to whole blocks") {
+    // 65 floats = 260 bytes take 288 bytes (9 blocks) per row.
+    CHECK(checkVecTile({57, 64}, {57, 64}, 4, 4, 2, &tiny) == "");
+    CHECK_THAT(checkVecTile({57, 72}, {57, 65}, 4, 4, 2, &tiny),
+               Contains("needs 2 buffers x 16416 bytes"));
+  }
+  SECTION("no capacity check without a device") {
+    CHECK(checkVecTile({1024, 4096}, {1024, 4096}, 4, 4, 3, nullptr) == "");
+  }
+  SECTION("the proposal keeps rows long and fits") {
+    DeviceSpec a2 = presetOrDie("a2");
+    std::string msg = checkVecTile({256, 4096}, {1024, 4096}, 4, 4, 3, &a2);
+    CHECK(msg == "vec_tile 256x4096 needs 3 buffers x 4194304 bytes = 12582912 bytes of UB "
+                 "but the device has 196608; try 4x4096");
+    CHECK(checkVecTile({4, 4096}, {1024, 4096}, 4, 4, 3, &a2) == "");
+  }
+}
+
+TEST_CASE("cube_tile positivity, alignment and L0 | L1", "[tiles]") {
+  CHECK(checkCubeTile(cube({128, 128}, {64, 256}, {256, 256}), DType::F16, nullptr) == "");
+  CHECK(checkCubeTile(cube({128, 128}, {128, 128}, {128, 128}), DType::F16, nullptr) == "");
+
+  CHECK(checkCubeTile(cube({0, 128}, {64, 256}, {256, 256}), DType::F16, nullptr) ==
+        "cube_tile m = [0, 128]: sizes must be positive");
+  CHECK_THAT(checkCubeTile(cube({128, 128}, {64, 256}, {256, -16}), DType::F16, nullptr),
+             Contains("cube_tile n = [256, -16]: sizes must be positive"));
+
+  CHECK(checkCubeTile(cube({128, 128}, {40, 80}, {256, 256}), DType::F16, nullptr) ==
+        "cube_tile kL0 = 40 is not a multiple of 16 elements; use 32 or 48");
+  CHECK_THAT(checkCubeTile(cube({128, 136}, {64, 256}, {256, 256}), DType::F16, nullptr),
+             Contains("cube_tile mL1 = 136 is not a multiple of 16 elements; use 128 or 144"));
+  CHECK_THAT(checkCubeTile(cube({128, 128}, {8, 64}, {256, 256}), DType::F16, nullptr),
+             Contains("kL0 = 8 is not a multiple of 16 elements; use 16"));
+
+  CHECK(checkCubeTile(cube({128, 128}, {64, 256}, {96, 256}), DType::F16, nullptr) ==
+        "cube_tile nL0 = 96 does not divide nL1 = 256; the L0 size must divide the L1 size, "
+        "use nL0 = 64 or 128");
+  CHECK_THAT(checkCubeTile(cube({128, 128}, {64, 256}, {256, 128}), DType::F16, nullptr),
+             Contains("nL0 = 256 does not divide nL1 = 128; the L0 size must divide the L1 "
+                      "size, use nL0 = 128"));
+}
+
+TEST_CASE("cube_tile L0A and L0B capacity (double buffered)", "[tiles]") {
+  // a2 defaults: L0A = L0B = 64 KiB, half of it per buffer.
+  CHECK(checkCubeTile(cube({128, 128}, {128, 128}, {64, 64}), DType::F16, nullptr) == "");
+  CHECK(checkCubeTile(cube({144, 144}, {128, 128}, {64, 64}), DType::F16, nullptr) ==
+        "cube_tile needs mL0 x kL0 x 2 bytes = 144x128x2 = 36864 bytes of L0A per buffer, but "
+        "double buffering leaves 32768 of the device's 65536 bytes; halve kL0 to 64");
+  CHECK_THAT(checkCubeTile(cube({128, 128}, {256, 256}, {64, 64}), DType::F16, nullptr),
+             Contains("= 65536 bytes of L0A per buffer, but double buffering leaves 32768 of the "
+                      "device's 65536 bytes; halve kL0 to 128"));
+  // The same tile in f32 needs twice the bytes.
+  CHECK_THAT(checkCubeTile(cube({128, 128}, {128, 128}, {64, 64}), DType::F32, nullptr),
+             Contains("bytes of L0A"));
+
+  // L0B: kL0 x nL0.
+  CHECK(checkCubeTile(cube({16, 16}, {64, 64}, {256, 256}), DType::F16, nullptr) == "");
+  CHECK(checkCubeTile(cube({16, 16}, {64, 64}, {512, 512}), DType::F16, nullptr) ==
+        "cube_tile needs kL0 x nL0 x 2 bytes = 64x512x2 = 65536 bytes of L0B per buffer, but "
+        "double buffering leaves 32768 of the device's 65536 bytes; halve nL0 to 256");
+  CHECK_THAT(checkCubeTile(cube({16, 16}, {64, 64}, {272, 272}), DType::F16, nullptr),
+             Contains("bytes of L0B"));
+
+  // A device's own capacities are used.
+  DeviceSpec tiny = presetOrDie("tiny"); // L0A 16 KiB
+  CHECK(checkCubeTile(cube({64, 64}, {64, 64}, {64, 64}), DType::F16, &tiny) == "");
+  CHECK_THAT(checkCubeTile(cube({128, 128}, {64, 64}, {64, 64}), DType::F16, &tiny),
+             Contains("16384 bytes of L0A per buffer, but double buffering leaves 8192 of the "
+                      "device's 16384 bytes"));
+}
+
+TEST_CASE("cube_tile L0C capacity (fp32 accumulator)", "[tiles]") {
+  // int8 inputs keep L0A/L0B small so that L0C is the binding rule.
+  CHECK(checkCubeTile(cube({128, 128}, {64, 64}, {256, 256}), DType::I8, nullptr) == "");
+  CHECK(checkCubeTile(cube({128, 128}, {64, 64}, {272, 272}), DType::I8, nullptr) ==
+        "cube_tile needs mL0 x nL0 x 4 bytes (fp32 accumulator) = 128x272x4 = 139264 bytes of "
+        "L0C, but the device has 131072; halve mL0 to 64");
+}
+
+TEST_CASE("cube_tile L1 capacity (double buffered)", "[tiles]") {
+  // Exactly 512 KiB: (256*256 + 256*256) * 2 bytes * 2 buffers.
+  CHECK(checkCubeTile(cube({128, 256}, {128, 256}, {128, 256}), DType::F16, nullptr) == "");
+  CHECK(checkCubeTile(cube({16, 272}, {128, 256}, {128, 256}), DType::F16, nullptr) ==
+        "cube_tile needs (mL1 x kL1 + kL1 x nL1) x 2 bytes x 2 buffers = (272x256 + 256x256) "
+        "x 2 x 2 = 540672 bytes of L1, but the device has 524288; halve kL1 to 128");
+
+  // When an L1 size equals its L0, the fix takes the L0 down too.
+  DeviceSpec tiny = presetOrDie("tiny"); // L1 64 KiB
+  CHECK(checkCubeTile(cube({16, 240}, {64, 64}, {16, 16}), DType::F16, &tiny) == "");
+  CHECK_THAT(checkCubeTile(cube({16, 272}, {64, 64}, {16, 16}), DType::F16, &tiny),
+             EndsWith("73728 bytes of L1, but the device has 65536; halve kL0 to 32 and halve "
+                      "kL1 to 32"));
+}
