@@ -16,7 +16,8 @@ static const char *severityName(Severity s) {
 }
 
 std::string Diagnostic::str() const {
-  return loc.str() + ": " + severityName(severity) + ": " + message;
+  std::string prefix = loc.isKnown() ? loc.str() + ": " : "";
+  return prefix + severityName(severity) + ": " + message;
 }
 
 void DiagnosticEngine::emit(Diagnostic diag) {

@@ -157,7 +157,8 @@ Type reductionRule(const TypeRuleInput &in, std::string &error) {
 
 Type meanRule(const TypeRuleInput &in, std::string &error) {
   if (!isFloat(in.operands[0].dtype())) {
-    fail(error, "needs a floating-point operand, got " + in.operands[0].str());
+    fail(error, "needs a floating-point operand, got " + in.operands[0].str() +
+                    "; cast it to f32 first");
     return {};
   }
   return reductionRule(in, error);
@@ -185,9 +186,13 @@ Type matmulRule(const TypeRuleInput &in, std::string &error) {
   int64_t kb = tb ? b.dim(b.rank() - 1) : b.dim(b.rank() - 2);
   int64_t n = tb ? b.dim(b.rank() - 2) : b.dim(b.rank() - 1);
   if (ka != kb) {
-    fail(error, "contraction sizes differ: " + a.str() + (ta ? " (transposed)" : "") +
-                    " has K=" + std::to_string(ka) + " but " + b.str() +
-                    (tb ? " (transposed)" : "") + " has K=" + std::to_string(kb));
+    fail(error, "contraction sizes differ: the left operand " + a.str() + " has K=" +
+                    std::to_string(ka) + (ta ? " (its second-to-last dimension, transposed)"
+                                              : " (its last dimension)") +
+                    " but the right operand " + b.str() + " has K=" + std::to_string(kb) +
+                    (tb ? " (its last dimension, transposed)"
+                        : " (its second-to-last dimension)") +
+                    "; fix the shapes or set transpose_a/transpose_b");
     return {};
   }
   auto batch = broadcastShapes(a.shape().drop_back(2), b.shape().drop_back(2));
@@ -272,7 +277,8 @@ bool checkRegion(llvm::ArrayRef<int64_t> offsets, llvm::ArrayRef<int64_t> region
                  Type whole, const char *what, std::string &error) {
   if (offsets.size() != whole.rank())
     return fail(error, "'offsets' has " + std::to_string(offsets.size()) +
-                           " entries but " + whole.str() + " has rank " +
+                           (offsets.size() == 1 ? " entry" : " entries") + " but " +
+                           whole.str() + " has rank " +
                            std::to_string(whole.rank()));
   if (region.size() != whole.rank())
     return fail(error, std::string(what) + " has rank " + std::to_string(region.size()) +
@@ -323,7 +329,8 @@ Type concatRule(const TypeRuleInput &in, std::string &error) {
   Type first = in.operands[0];
   int64_t axis = axisAttr.getInt();
   if (axis < 0 || axis >= int64_t(first.rank())) {
-    fail(error, "axis " + std::to_string(axis) + " is out of range for " + first.str());
+    fail(error, "axis " + std::to_string(axis) + " is out of range for " + first.str() +
+                    " (valid: 0.." + std::to_string(int64_t(first.rank()) - 1) + ")");
     return {};
   }
   llvm::SmallVector<int64_t, 4> shape(first.shape().begin(), first.shape().end());
@@ -351,10 +358,20 @@ Type fullRule(const TypeRuleInput &in, std::string &error) {
     fail(error, "needs a numeric 'value' attribute");
     return {};
   }
-  if (isInteger(d.dtype()) && (!v.isInt() || roundToDType(v.getNumber(), d.dtype()) !=
-                                                 v.getNumber())) {
-    fail(error, "value " + v.str() + " is not representable in " +
+  if (isInteger(d.dtype()) && !v.isInt()) {
+    fail(error, "value " + v.str() + " is a floating-point literal but the element type is " +
+                    std::string(dtypeName(d.dtype())) + "; write an integer");
+    return {};
+  }
+  if (isInteger(d.dtype()) && roundToDType(v.getNumber(), d.dtype()) != v.getNumber()) {
+    fail(error, "value " + v.str() + " is out of range for " +
                     std::string(dtypeName(d.dtype())));
+    return {};
+  }
+  if (isFloat(d.dtype()) && std::isfinite(v.getNumber()) &&
+      !std::isfinite(roundToDType(v.getNumber(), d.dtype()))) {
+    fail(error, "value " + v.str() + " overflows " + std::string(dtypeName(d.dtype())) +
+                    "; write inf if that is meant");
     return {};
   }
   return d;
@@ -389,7 +406,7 @@ std::vector<Entry> entries() {
   return {
       {OpCode::Matmul, C::AIC, T::Cube, 2, 2, 1, kMatmulAttrs, matmulRule},
       {OpCode::Add, C::AIV, T::Vec, 2, 2, 1, {}, binaryRule, nullptr,
-       [](double a, double b) { return a + b; }, true, 0.0},
+       [](double a, double b) { return a + b; }, true, -0.0},
       {OpCode::Sub, C::AIV, T::Vec, 2, 2, 1, {}, binaryRule, nullptr,
        [](double a, double b) { return a - b; }, false, 0.0},
       {OpCode::Mul, C::AIV, T::Vec, 2, 2, 1, {}, binaryRule, nullptr,

@@ -120,7 +120,9 @@ std::string proposeCubeFix(const CubeTile &tile,
 
 /// Nearest multiples of `granule` below and above `v` (below omitted when 0).
 std::string nearestAligned(int64_t v, int64_t granule) {
-  int64_t lo = v / granule * granule, hi = lo + granule;
+  int64_t lo = v / granule * granule;
+  if (lo > std::numeric_limits<int64_t>::max() - granule) return absl::StrCat(lo);
+  int64_t hi = lo + granule;
   if (lo == 0) return absl::StrCat(hi);
   return absl::StrCat(lo, " or ", hi);
 }

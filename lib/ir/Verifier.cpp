@@ -42,17 +42,6 @@ bool attrHasShape(Attribute a, AttrShape s) {
   return false;
 }
 
-/// Hashes operations by address. Ops created one after another sit next to each
-/// other in their function's allocator, so a walk in order touches neighbouring
-/// buckets (the default pointer hash spreads them over the whole table).
-struct OpAddressHash : llvm::DenseMapInfo<const Operation *> {
-  static unsigned getHashValue(const Operation *op) {
-    uint64_t x = reinterpret_cast<uintptr_t>(op);
-    x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33;
-    return static_cast<unsigned>(x);
-  }
-};
-
 class FuncVerifier {
 public:
   FuncVerifier(const Func &f, const VerifyOptions &opts)
@@ -66,25 +55,24 @@ public:
       return false;
     }
     memoize_ = true;
-    // A use is certainly in order when its definition was walked before it (and it
-    // is not in the first op). Anything else is left to `verifyOrder`'s full check.
-    llvm::DenseSet<const Operation *, OpAddressHash> walked;
-    walked.reserve(f_.numOps());
-    bool suspiciousUse = false;
+    // Number the ops as they are walked: an operand whose definer has no mark of
+    // this walk yet is used before its definition (or the graph has a cycle).
+    walkBase_ = f_.reserveWalkMarks(f_.numOps());
+    uint64_t mark = walkBase_;
     for (const Operation &op : f_.ops()) {
       verifyOp(op);
       for (unsigned i = 0, e = op.numOperands(); i < e; ++i) {
         const Value *v = op.operand(i);
         const Operation *def = v ? v->definingOp() : nullptr;
-        suspiciousUse |= def && (walked.empty() || !walked.contains(def));
+        if (def && def->walkMark <= walkBase_) maybeLateUse_ = true;
       }
-      walked.insert(&op);
+      op.walkMark = ++mark;
     }
     const Operation &last = f_.ops().back();
     if (last.code() != OpCode::Return)
       opError(last) << "ends the function; the last operation of '@" << f_.name()
                     << "' must be 'return'";
-    if (ok_ && suspiciousUse) verifyOrder();
+    if (ok_ && maybeLateUse_) verifyOrder();
     return ok_;
   }
 
@@ -131,7 +119,10 @@ private:
         d << "at least " << def.minOperands;
       else
         d << def.minOperands << " to " << def.maxOperands;
-      d << " operand" << (def.maxOperands == 1 ? "" : "s") << ", got " << n;
+      unsigned shown = def.minOperands == def.maxOperands || def.maxOperands == OpDef::kVariadic
+                           ? def.minOperands
+                           : def.maxOperands;
+      d << " operand" << (shown == 1 ? "" : "s") << ", got " << n;
       return;
     }
     if (op.numResults() != def.numResults) {
@@ -296,15 +287,13 @@ private:
 
   // Every operand must be defined before its use; a use that is not is either part
   // of a cycle (reported as such) or a plain use before definition.
+  // Runs after the walk, when every op carries its walk mark.
   void verifyOrder() {
-    llvm::DenseMap<const Operation *, unsigned> position;
-    unsigned index = 0;
-    for (const Operation &op : f_.ops()) position[&op] = index++;
     llvm::SmallVector<std::pair<const Operation *, unsigned>, 4> lateUses;
     for (const Operation &op : f_.ops())
       for (unsigned i = 0; i < op.numOperands(); ++i) {
         const Operation *def = op.operand(i)->definingOp();
-        if (def && position[def] >= position[&op]) lateUses.push_back({&op, i});
+        if (def && def->walkMark >= op.walkMark) lateUses.push_back({&op, i});
       }
     if (lateUses.empty()) return;
     if (reportCycle()) return;
@@ -339,9 +328,14 @@ private:
           // The cycle is the stack suffix starting at `def`.
           auto it = std::find_if(stack.begin(), stack.end(),
                                  [&](auto &e) { return e.first == def; });
+          // Name at most kShownCycleOps ops, so a long cycle stays one readable line.
+          constexpr size_t kShownCycleOps = 8;
+          size_t length = static_cast<size_t>(stack.end() - it);
           std::string path;
-          for (auto e = it; e != stack.end(); ++e)
+          for (auto e = it; e != stack.end() && size_t(e - it) < kShownCycleOps; ++e)
             path += "'" + e->first->name().str() + "' at " + e->first->loc().str() + " -> ";
+          if (length > kShownCycleOps)
+            path += "... (" + std::to_string(length - kShownCycleOps) + " more) -> ";
           path += "'" + def->name().str() + "' at " + def->loc().str();
           ok_ = false;
           ctx_.emitError(def->loc()) << "'" << def->name()
@@ -360,6 +354,9 @@ private:
   Context &ctx_;
   const VerifyOptions &opts_;
   bool ok_ = true;
+
+  uint64_t walkBase_ = 0;
+  bool maybeLateUse_ = false;
 
   /// Whether `verifyOp` skips ops whose signature was already checked clean: the
   /// checks after the structural ones read only the OpDef, the attribute dictionary

@@ -4,10 +4,14 @@
 //    disappear; transpose(transpose(x)) composes;
 //  - elementwise ops, casts and reshapes/transposes of constants (`full`) fold to a
 //    constant (rounded to the result's element type);
-//  - x + 0, x - 0, x * 1, x / 1, x ** 1 (same shape as x) become x.
+//  - x + -0.0, x - 0.0, x * 1, x / 1, x ** 1 (same shape as x) become x (for floats,
+//    x + 0.0 stays: it turns -0.0 into +0.0).
 // Ops that a rewrite leaves without uses are erased; ops that were already dead
-// are left to `dce`.
+// are left to `dce`. Option fold-constants=false keeps the last two groups off.
+// `--debug-only=canonicalize` logs every rewrite with the op's location.
 #include "ptoc/passes/Passes.h"
+
+#include <cmath>
 
 #include "llvm/ADT/SmallVector.h"
 
@@ -30,15 +34,24 @@ Operation *definingOpIf(Value *v, OpCode code) {
   return def && def->code() == code ? def : nullptr;
 }
 
-// The constant a value holds, if it is produced by `full`.
+// The constant a value holds, if it is produced by `full`: the written value as its
+// element type holds it (`full {value = 0.1} : tensor<f16>` holds 0.0999755859375).
 std::optional<double> constantOf(Value *v) {
-  if (Operation *f = definingOpIf(v, OpCode::Full)) return f->attr("value").getNumber();
+  if (Operation *f = definingOpIf(v, OpCode::Full))
+    return ir::roundToDType(f->attr("value").getNumber(), v->type().dtype());
   return std::nullopt;
+}
+
+// Whether `c` is exactly `identity` for element type `t`: for floats the sign of
+// zero counts (x + 0.0 is not x when x is -0.0, but x + -0.0 is).
+bool isExactly(double c, double identity, ir::DType t) {
+  return c == identity && (ir::isInteger(t) || std::signbit(c) == std::signbit(identity));
 }
 
 class Canonicalizer {
 public:
-  explicit Canonicalizer(ir::Func &f) : f_(f), ctx_(f.context()) {}
+  Canonicalizer(ir::Func &f, const CanonicalizeOptions &options, llvm::raw_ostream *log)
+      : f_(f), ctx_(f.context()), options_(options), log_(log) {}
 
   // One forward sweep; operands are simplified before their users, so chains fold
   // in one sweep. Returns the number of rewrites.
@@ -48,6 +61,19 @@ public:
       Operation &op = *it++;
       if (op.code() == OpCode::Return || op.useEmpty()) continue;
       if (Value *replacement = simplify(op)) {
+        if (log_) {
+          *log_ << "canonicalize: " << op.loc().str() << ": '" << op.name() << "' ";
+          Operation *def = replacement->definingOp();
+          // New ops are inserted right before `op`.
+          bool created = def && def->parentFunc() == op.parentFunc() &&
+                         std::next(def->getIterator()) == op.getIterator();
+          if (created && def->code() == OpCode::Full && op.code() != OpCode::Full)
+            *log_ << "folded to a constant " << def->attr("value").str() << "\n";
+          else if (created)
+            *log_ << "rewritten as a simpler '" << def->name() << "'\n";
+          else
+            *log_ << "replaced by an existing value\n";
+        }
         op.result()->replaceAllUsesWith(replacement);
         eraseDeadFrom(&op);
         ++rewrites;
@@ -69,16 +95,16 @@ private:
       if (Operation *inner = definingOpIf(x, OpCode::Reshape))
         return inner->operand(0)->type() == type ? inner->operand(0)
                                                  : rebuild(op, {inner->operand(0)}, {});
-      if (auto c = constantOf(x)) return makeFull(op, *c);
+      if (auto c = foldable(x)) return makeFull(op, *c);
       return nullptr;
     case OpCode::Cast:
       if (x->type() == type) return x;
-      if (auto c = constantOf(x)) return makeFull(op, *c);
+      if (auto c = foldable(x)) return makeFull(op, *c);
       return nullptr;
     case OpCode::Transpose: {
       llvm::ArrayRef<int64_t> perm = op.attr("perm").getIntArray();
       if (isIdentity(perm)) return x;
-      if (auto c = constantOf(x)) return makeFull(op, *c);
+      if (auto c = foldable(x)) return makeFull(op, *c);
       if (Operation *inner = definingOpIf(x, OpCode::Transpose)) {
         // out[i] = mid[perm[i]] = in[innerPerm[perm[i]]].
         llvm::ArrayRef<int64_t> innerPerm = inner->attr("perm").getIntArray();
@@ -94,12 +120,13 @@ private:
       llvm::ArrayRef<int64_t> off = op.attr("offsets").getIntArray();
       bool zero = std::all_of(off.begin(), off.end(), [](int64_t o) { return o == 0; });
       if (zero && x->type() == type) return x;
-      if (auto c = constantOf(x)) return makeFull(op, *c);
+      if (auto c = foldable(x)) return makeFull(op, *c);
       return nullptr;
     }
     default: break;
     }
     const ir::OpDef &def = op.def();
+    if (!options_.foldConstants) return nullptr;
     if (def.cls == ir::OpClass::ElementwiseUnary) {
       if (auto c = constantOf(x)) return makeFull(op, def.unaryFn(*c));
       return nullptr;
@@ -107,13 +134,22 @@ private:
     if (def.cls == ir::OpClass::ElementwiseBinary) {
       Value *y = op.operand(1);
       auto cx = constantOf(x), cy = constantOf(y);
-      if (cx && cy) return makeFull(op, def.binaryFn(*cx, *cy));
+      bool intDivByZero = ir::isInteger(type.dtype()) && cy && *cy == 0 &&
+                          (op.code() == OpCode::Div || op.code() == OpCode::Pow);
+      if (cx && cy && !intDivByZero) return makeFull(op, def.binaryFn(*cx, *cy));
       if (def.rightIdentity) {
-        if (cy && *cy == *def.rightIdentity && x->type() == type) return x;
-        if (def.commutative && cx && *cx == *def.rightIdentity && y->type() == type) return y;
+        double id = *def.rightIdentity;
+        if (cy && isExactly(*cy, id, type.dtype()) && x->type() == type) return x;
+        if (def.commutative && cx && isExactly(*cx, id, type.dtype()) && y->type() == type)
+          return y;
       }
     }
     return nullptr;
+  }
+
+  // The constant `v` holds, when constant folding is enabled.
+  std::optional<double> foldable(Value *v) const {
+    return options_.foldConstants ? constantOf(v) : std::nullopt;
   }
 
   static bool isIdentity(llvm::ArrayRef<int64_t> perm) {
@@ -139,6 +175,8 @@ private:
                                            : ctx_.floatAttr(v)});
     Operation *full = f_.createOp(ctx_.opDef(OpCode::Full), {}, {type},
                                   ctx_.dictAttr(attrs, true), op.loc(), &op);
+    // The replaced op is erased, so its readable name carries over.
+    full->result()->setNameHint(op.result()->nameHint());
     return full->result();
   }
 
@@ -154,6 +192,7 @@ private:
     attrs.append(replaced.begin(), replaced.end());
     Operation *n = f_.createOp(op.def(), operands, {op.resultType()},
                                ctx_.dictAttr(attrs, true), op.loc(), &op);
+    n->result()->setNameHint(op.result()->nameHint());
     return n->result();
   }
 
@@ -176,17 +215,20 @@ private:
 
   ir::Func &f_;
   ir::Context &ctx_;
+  const CanonicalizeOptions &options_;
+  llvm::raw_ostream *log_;
   unsigned erased_ = 0;
 };
 
 class CanonicalizePass final : public Pass {
 public:
+  explicit CanonicalizePass(const CanonicalizeOptions &options) : options_(options) {}
   llvm::StringRef argument() const override { return "canonicalize"; }
 
   PassResult run(ir::Module &m, PassContext &ctx) override {
     bool changed = false;
     for (ir::Func &f : m.funcs()) {
-      Canonicalizer c(f);
+      Canonicalizer c(f, options_, ctx.debugStream(argument()));
       for (unsigned i = 0; i < kMaxSweeps; ++i) {
         unsigned n = c.sweep();
         rewrites_ += n;
@@ -199,12 +241,15 @@ public:
   }
 
 private:
+  CanonicalizeOptions options_;
   PassStatistic rewrites_{this, "rewrites", "Number of operations simplified or folded"};
   PassStatistic erased_{this, "erased-ops", "Number of operations left dead and erased"};
 };
 
 } // namespace
 
-std::unique_ptr<Pass> createCanonicalizePass() { return std::make_unique<CanonicalizePass>(); }
+std::unique_ptr<Pass> createCanonicalizePass(const CanonicalizeOptions &options) {
+  return std::make_unique<CanonicalizePass>(options);
+}
 
 } // namespace ptoc::passes

@@ -29,10 +29,8 @@ void printBanner(llvm::raw_ostream &os, llvm::StringRef title) {
 /// A fingerprint of the module's text: equal text, equal fingerprint.
 uint64_t fingerprint(const ir::Module &m) { return ir::hashBytes(ir::toString(m)); }
 
-/// Where diagnostics about a whole pass go: the first function, else nowhere known.
-ir::Location moduleLocation(const ir::Module &m) {
-  return m.numFuncs() ? m.func(0).loc() : ir::Location{};
-}
+/// Where diagnostics about a whole pass or the driver's files go: no source line.
+ir::Location moduleLocation(const ir::Module &) { return ir::Location{}; }
 
 } // namespace
 

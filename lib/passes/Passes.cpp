@@ -6,8 +6,11 @@ namespace ptoc::passes {
 void registerAllPasses(PassRegistry &registry) {
   registry.add({"canonicalize",
                 "Fold reshape chains, drop identity casts/transposes/views, fold constants",
-                {},
-                [](const PassOptionValues &) { return createCanonicalizePass(); }});
+                {{"fold-constants", OptionKind::Bool, true,
+                  "fold ops on constants and drop x+0, x*1 identities"}},
+                [](const PassOptionValues &v) {
+                  return createCanonicalizePass({.foldConstants = v.getBool("fold-constants")});
+                }});
   registry.add({"cse", "Replace operations by identical earlier ones", {},
                 [](const PassOptionValues &) { return createCSEPass(); }});
   registry.add({"dce", "Remove operations whose results never reach a return", {},

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "llvm/ADT/SmallVector.h"
@@ -110,7 +111,8 @@ public:
 
   /// Processes one chunk; returns whether it succeeded (for --verify-diagnostics:
   /// whether the diagnostics matched the expectations).
-  bool processChunk(const Chunk &chunk, llvm::StringRef fileName, bool last) {
+  bool processChunk(const Chunk &chunk, size_t index, llvm::StringRef fileName, bool last) {
+    chunkIndex_ = index;
     ir::Context ctx;
     std::unique_ptr<DiagnosticVerifier> verifier;
     if (config_.verifyDiagnostics) {
@@ -123,10 +125,9 @@ public:
     std::string output;
     bool ok = compile(ctx, chunk, fileName, output);
     if (verifier) ok = verifier->verify(llvm::errs());
-    if (!output.empty() || ok) {
-      out_ << output;
-      if (!last) out_ << kSplitMarker << "\n";
-    }
+    out_ << output;
+    // Every chunk keeps its separator, so a failed chunk shows as an empty one.
+    if (!last) out_ << kSplitMarker << "\n";
     return ok;
   }
 
@@ -143,6 +144,9 @@ private:
 
     passes::PassManagerOptions pmOpts = config_.pm;
     pmOpts.printOptions.printLocations = config_.printLocations;
+    // With --split-input-file each chunk dumps into its own sub-folder.
+    if (!pmOpts.dumpDirectory.empty() && config_.splitInputFile)
+      pmOpts.dumpDirectory += "/chunk" + std::to_string(chunkIndex_ + 1);
     passes::PassManager pm(device_, pmOpts);
     if (!config_.pipelineText.empty()) {
       absl::Status st = pm.addPipeline(config_.pipelineText, registry_);
@@ -190,6 +194,7 @@ private:
   const passes::PassRegistry &registry_;
   const target::DeviceSpec &device_;
   llvm::raw_ostream &out_;
+  size_t chunkIndex_ = 0;
 };
 
 /// Moves `--<pass>` and `--<pass>=<options>` flags out of argv into a pipeline
@@ -347,9 +352,15 @@ int optMain(int argc, char **argv) {
       return 1;
     }
   }
-  for (const std::string &name : disablePasses) {
-    if (!registry.lookup(name)) {
-      llvm::errs() << "ptoc-opt: --disable-passes: unknown pass '" << name
+  // Lists of pass names must name real passes: a typo would silently do nothing.
+  for (auto [flag, names, allowAll] :
+       {std::tuple{"disable-passes", &disablePasses, false},
+        std::tuple{"print-ir-before", &printBefore, false},
+        std::tuple{"print-ir-after", &printAfter, false},
+        std::tuple{"debug-only", &debugOnly, true}}) {
+    for (const std::string &name : *names) {
+      if (registry.lookup(name) || (allowAll && name == "all")) continue;
+      llvm::errs() << "ptoc-opt: --" << flag << ": unknown pass '" << name
                    << "' (--list-passes shows all)\n";
       return 1;
     }
@@ -399,7 +410,7 @@ int optMain(int argc, char **argv) {
   std::vector<Chunk> chunks = splitInput((*buffer)->getBuffer(), config.splitInputFile);
   bool ok = true;
   for (size_t i = 0; i < chunks.size(); ++i)
-    ok &= driver.processChunk(chunks[i], fileName, i + 1 == chunks.size());
+    ok &= driver.processChunk(chunks[i], i, fileName, i + 1 == chunks.size());
   // Keep the output on failure: it holds the chunks that did succeed.
   output.keep();
   return ok ? 0 : 1;

@@ -296,8 +296,11 @@ absl::StatusOr<DeviceSpec> DeviceSpec::preset(llvm::StringRef name) {
 }
 
 absl::StatusOr<DeviceSpec> DeviceSpec::load(llvm::StringRef nameOrPath) {
+  // A bare preset name means the preset, even if a file of that name exists here.
+  bool looksLikePath = nameOrPath.endswith(".json") || nameOrPath.contains('/');
+  if (!looksLikePath && findPreset(nameOrPath)) return preset(nameOrPath);
   bool isFile = llvm::sys::fs::exists(nameOrPath) && !llvm::sys::fs::is_directory(nameOrPath);
-  if (isFile || nameOrPath.endswith(".json")) {
+  if (isFile || looksLikePath) {
     llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buf =
         llvm::MemoryBuffer::getFile(nameOrPath, /*IsText=*/true);
     if (!buf)

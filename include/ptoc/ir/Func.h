@@ -55,6 +55,15 @@ public:
   /// Unlinks and destroys `op`; its results must have no uses.
   void erase(Operation *op);
 
+  /// Reserves `count` fresh walk marks and returns the base: a walk numbers its
+  /// ops base+1, base+2, ... in Operation::walkMark, and a mark <= base is stale
+  /// (from an earlier walk). Lets analyses order ops without a side table.
+  uint64_t reserveWalkMarks(uint64_t count) const {
+    uint64_t base = walkMarks_;
+    walkMarks_ += count + 1;
+    return base;
+  }
+
   /// Bytes allocated for this function's operations (for memory reports).
   size_t allocatedBytes() const { return alloc_.getTotalMemory(); }
 
@@ -68,6 +77,7 @@ private:
   llvm::SmallVector<Type, 2> resultTypes_;
   OpList ops_;
   size_t numOps_ = 0;
+  mutable uint64_t walkMarks_ = 0;
 };
 
 } // namespace ptoc::ir

@@ -92,7 +92,8 @@ struct OpDef {
   double (*binaryFn)(double, double) = nullptr;
   /// Whether `binaryFn` is commutative (add, mul, max, min).
   bool commutative = false;
-  /// The value `x op identity == x` (0 for add/sub, 1 for mul/div/pow), if any.
+  /// The value with `x op identity == x` exactly, sign of zero included (-0.0 for
+  /// add, +0.0 for sub, 1 for mul/div/pow), if any.
   std::optional<double> rightIdentity;
 
   static constexpr unsigned kVariadic = ~0u;

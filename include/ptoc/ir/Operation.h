@@ -61,6 +61,10 @@ public:
   /// Drops this op's uses of its operands (before erasing it).
   void dropOperandUses();
 
+  /// Scratch number for a walk that orders the body (see Func::reserveWalkMarks):
+  /// meaningful only to the walk that set it.
+  mutable uint64_t walkMark = 0;
+
 private:
   friend class Func;
   Operation(const OpDef *def, Location loc, Func *parent, unsigned numOperands,

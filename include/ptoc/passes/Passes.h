@@ -8,9 +8,16 @@
 
 namespace ptoc::passes {
 
+/// Options of `canonicalize`.
+struct CanonicalizeOptions {
+  /// Fold ops whose operands are all constants (`full`) into a constant, and drop
+  /// `x + 0`-style identities. Off: only the layout simplifications run.
+  bool foldConstants = true;
+};
+
 /// Fold reshape chains, drop identity casts/transposes/views, fold constants in
 /// elementwise ops; erases ops it made dead.
-std::unique_ptr<Pass> createCanonicalizePass();
+std::unique_ptr<Pass> createCanonicalizePass(const CanonicalizeOptions &options = {});
 /// Common-subexpression elimination: identical ops on identical operands.
 std::unique_ptr<Pass> createCSEPass();
 /// Dead-code elimination: ops whose results reach no `return`.
