@@ -38,10 +38,20 @@ constexpr AttrSpec kConcatAttrs[] = {
 constexpr AttrSpec kFullAttrs[] = {
     {"value", AttrShape::Number, true, "the value of every element"},
 };
+constexpr AttrSpec kSubgraphAttrs[] = {
+    {"id", AttrShape::Int, true, "the subgraph id that ops name in 'sg'"},
+    {"core", AttrShape::String, true, "\"aic\" or \"aiv\""},
+    {"hash", AttrShape::String, true, "structural hash (equal for isomorphic subgraphs)"},
+    {"hash_order", AttrShape::Int, true, "number of its isomorphism group (func<F>_<order>)"},
+    {"group_size", AttrShape::Int, true, "subgraphs in its isomorphism group"},
+    {"cycles", AttrShape::Int, true, "estimated cycles"},
+    {"copy_in_bytes", AttrShape::Int, true, "bytes copied in from GM"},
+};
 constexpr AttrSpec kCommonAttrs[] = {
     {"vec_tile", AttrShape::IntArray, false, "vector tile shape, one size per dimension"},
     {"cube_tile", AttrShape::CubeTile, false, "cube tile {m = [L0, L1], k = [..], n = [..]}"},
     {"sg_scope", AttrShape::Int, false, "ops with the same scope id form one subgraph"},
+    {"sg", AttrShape::Int, false, "the subgraph this tile op belongs to (partitioned level)"},
 };
 
 // ---------------------------------------------------------------- helpers
@@ -166,7 +176,7 @@ Type meanRule(const TypeRuleInput &in, std::string &error) {
 
 Type matmulRule(const TypeRuleInput &in, std::string &error) {
   Type a = in.operands[0], b = in.operands[1];
-  if (!sameKind(in.operands, error)) return {};
+  if (!sameKind(in.operands.take_front(2), error)) return {};
   if (a.rank() < 2 || b.rank() < 2) {
     fail(error, "needs operands of rank >= 2, got " + a.str() + " and " + b.str());
     return {};
@@ -226,6 +236,25 @@ Type matmulRule(const TypeRuleInput &in, std::string &error) {
                       std::string(dtypeName(acc.getDType())));
       return {};
     }
+  }
+  if (a.isTile()) {
+    // Tile level: L1 operands, an fp32 (i32) accumulator tile in L0C, optionally
+    // accumulating onto a previous partial product (the K loop).
+    if (a.space() != MemSpace::L1) {
+      fail(error, "takes its tile operands from l1, got " + a.str() + " and " + b.str());
+      return {};
+    }
+    Type result = in.ctx.tileType(isFloat(in8) ? DType::F32 : DType::I32, shape, MemSpace::L0C);
+    if (in.operands.size() == 3 && in.operands[2] != result) {
+      fail(error, "accumulator " + in.operands[2].str() + " must have the result type " +
+                      result.str());
+      return {};
+    }
+    return result;
+  }
+  if (in.operands.size() == 3) {
+    fail(error, "takes an accumulator operand only at the tile level");
+    return {};
   }
   return in.ctx.withDType(in.ctx.withShape(a, shape), out);
 }
@@ -379,6 +408,82 @@ Type fullRule(const TypeRuleInput &in, std::string &error) {
 
 Type returnRule(const TypeRuleInput &in, std::string &error) { return {}; }
 
+Type gmTensorRule(const TypeRuleInput &in, std::string &error) {
+  Type d = needDeclared(in, error, "the workspace tensor's type");
+  if (d && !d.isTensor()) {
+    fail(error, "declares " + d.str() + "; a GM workspace is a tensor type");
+    return {};
+  }
+  return d;
+}
+
+// copy_in %src, %deps... {offsets}: the region of `src` at `offsets` with the
+// result tile's shape; %deps are copy_out tokens that must complete first.
+Type copyInRule(const TypeRuleInput &in, std::string &error) {
+  Type d = needDeclared(in, error, "the tile type");
+  if (!d) return {};
+  Type src = in.operands[0];
+  if (!src.isTensor()) {
+    fail(error, "reads from a GM tensor, got " + src.str());
+    return {};
+  }
+  if (!d.isTile() || (d.space() != MemSpace::UB && d.space() != MemSpace::L1)) {
+    fail(error, "produces a tile in ub or l1, not " + d.str());
+    return {};
+  }
+  if (d.dtype() != src.dtype()) {
+    fail(error, "cannot change the element type (" + src.str() + " to " + d.str() + ")");
+    return {};
+  }
+  for (Type dep : in.operands.drop_front())
+    if (!dep.isTile() || dep.space() != MemSpace::GM) {
+      fail(error, "waits only on copy_out tokens (gm tiles), got " + dep.str());
+      return {};
+    }
+  Attribute off = in.attrs ? in.attrs.lookup("offsets") : Attribute();
+  if (!off || !off.isIntArray()) {
+    fail(error, "needs an 'offsets' attribute");
+    return {};
+  }
+  if (!checkRegion(off.getIntArray(), d.shape(), src, "the tile", error)) return {};
+  return d;
+}
+
+// copy_out %tile, %dst {offsets}: writes the tile into `dst` at `offsets`; the
+// result is a token (a gm tile) that readers of that region wait on.
+Type copyOutRule(const TypeRuleInput &in, std::string &error) {
+  Type t = in.operands[0], dst = in.operands[1];
+  if (!t.isTile() || (t.space() != MemSpace::UB && t.space() != MemSpace::L0C)) {
+    fail(error, "writes a tile from ub or l0c, got " + t.str());
+    return {};
+  }
+  if (!dst.isTensor()) {
+    fail(error, "writes into a GM tensor, got " + dst.str());
+    return {};
+  }
+  // The cube's FIXPIPE converts the accumulator on the way out; UB copies do not.
+  if (t.dtype() != dst.dtype() && !(t.space() == MemSpace::L0C && isFloat(dst.dtype()) &&
+                                    t.dtype() == DType::F32)) {
+    fail(error, "cannot convert " + t.str() + " to the element type of " + dst.str() +
+                    (t.space() == MemSpace::UB ? "; cast the tile first" : ""));
+    return {};
+  }
+  Attribute off = in.attrs ? in.attrs.lookup("offsets") : Attribute();
+  if (!off || !off.isIntArray()) {
+    fail(error, "needs an 'offsets' attribute");
+    return {};
+  }
+  if (!checkRegion(off.getIntArray(), t.shape(), dst, "the tile", error)) return {};
+  return in.ctx.tileType(dst.dtype(), t.shape(), MemSpace::GM);
+}
+
+Type subgraphRule(const TypeRuleInput &in, std::string &error) {
+  Attribute core = in.attrs ? in.attrs.lookup("core") : Attribute();
+  if (core && core.isString() && core.getString() != "aic" && core.getString() != "aiv")
+    fail(error, "core must be \"aic\" or \"aiv\", got " + core.str());
+  return {};
+}
+
 // ---------------------------------------------------------------- scalar semantics
 
 double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
@@ -404,7 +509,7 @@ std::vector<Entry> entries() {
   using C = CoreKind;
   using T = TileKind;
   return {
-      {OpCode::Matmul, C::AIC, T::Cube, 2, 2, 1, kMatmulAttrs, matmulRule},
+      {OpCode::Matmul, C::AIC, T::Cube, 2, 3, 1, kMatmulAttrs, matmulRule},
       {OpCode::Add, C::AIV, T::Vec, 2, 2, 1, {}, binaryRule, nullptr,
        [](double a, double b) { return a + b; }, true, -0.0},
       {OpCode::Sub, C::AIV, T::Vec, 2, 2, 1, {}, binaryRule, nullptr,
@@ -445,6 +550,10 @@ std::vector<Entry> entries() {
       {OpCode::Concat, C::AIV, T::Vec, 1, V, 1, kConcatAttrs, concatRule},
       {OpCode::Full, C::AIV, T::Vec, 0, 0, 1, kFullAttrs, fullRule},
       {OpCode::Return, C::None, T::None, 0, V, 0, {}, returnRule},
+      {OpCode::GmTensor, C::None, T::None, 0, 0, 1, {}, gmTensorRule},
+      {OpCode::CopyIn, C::None, T::None, 1, V, 1, kOffsetAttrs, copyInRule},
+      {OpCode::CopyOut, C::None, T::None, 2, 2, 1, kOffsetAttrs, copyOutRule},
+      {OpCode::Subgraph, C::None, T::None, 0, 0, 0, kSubgraphAttrs, subgraphRule},
   };
 }
 

@@ -52,6 +52,28 @@ void Value::replaceAllUsesWith(Value *other) {
 
 // ---------------------------------------------------------------- Operation
 
+target::CoreKind Operation::coreKind() const {
+  using target::CoreKind;
+  switch (code()) {
+  case OpCode::CopyIn:
+    return resultType().space() == MemSpace::L1 ? CoreKind::AIC : CoreKind::AIV;
+  case OpCode::CopyOut:
+    return numOperands() && operand(0) && operand(0)->type().isTile() &&
+                   operand(0)->type().space() == MemSpace::L0C
+               ? CoreKind::AIC
+               : CoreKind::AIV;
+  case OpCode::Reshape:
+  case OpCode::View:
+    return numResults() && resultType().isTensor() ? CoreKind::None : def().core;
+  default: return def().core;
+  }
+}
+
+bool Operation::isTileOp() const {
+  if (code() == OpCode::CopyIn || code() == OpCode::CopyOut) return true;
+  return numResults() == 1 && resultType().isTile();
+}
+
 bool Operation::useEmpty() const {
   for (const Value &r : results())
     if (!r.useEmpty()) return false;

@@ -26,6 +26,7 @@ const char *attrShapeName(AttrShape s) {
   case AttrShape::DType: return "an element type (f32, f16, bf16, i8, i32)";
   case AttrShape::IntArray: return "an integer array like [1, 2]";
   case AttrShape::CubeTile: return "{m = [mL0, mL1], k = [kL0, kL1], n = [nL0, nL1]}";
+  case AttrShape::String: return "a string";
   }
   return "?";
 }
@@ -38,6 +39,7 @@ bool attrHasShape(Attribute a, AttrShape s) {
   case AttrShape::DType: return a.isDType();
   case AttrShape::IntArray: return a.isIntArray();
   case AttrShape::CubeTile: return CubeTile::fromAttr(a).has_value();
+  case AttrShape::String: return a.isString();
   }
   return false;
 }
@@ -73,6 +75,7 @@ public:
       opError(last) << "ends the function; the last operation of '@" << f_.name()
                     << "' must be 'return'";
     if (ok_ && maybeLateUse_) verifyOrder();
+    if (ok_) verifyLevel();
     return ok_;
   }
 
@@ -237,8 +240,9 @@ private:
         std::string known;
         for (const AttrSpec &s : def.attrs) known += (known.empty() ? "" : ", ") + s.name.str();
         for (const AttrSpec &c : commonAttrSpecs()) {
+          // `sg` is set by the partition pass, never by hand: not worth suggesting.
           if ((c.name == "vec_tile" && def.tile != TileKind::Vec) ||
-              (c.name == "cube_tile" && def.tile != TileKind::Cube))
+              (c.name == "cube_tile" && def.tile != TileKind::Cube) || c.name == "sg")
             continue;
           known += (known.empty() ? "" : ", ") + c.name.str();
         }
@@ -287,6 +291,67 @@ private:
 
   // Every operand must be defined before its use; a use that is not is either part
   // of a cycle (reported as such) or a plain use before definition.
+  // Level invariants. Tile level (some op works on tiles): every compute op works
+  // on tiles (only GM aliases and workspaces stay tensors), vector ops on ub tiles.
+  // Partitioned level (some `subgraph` op): every tile op names a declared
+  // subgraph of its own core kind.
+  void verifyLevel() {
+    bool tileLevel = false;
+    llvm::DenseMap<int64_t, const Operation *> subgraphs;
+    for (const Operation &op : f_.ops()) {
+      tileLevel |= op.isTileOp();
+      if (op.code() != OpCode::Subgraph) continue;
+      int64_t id = op.attr("id").getInt();
+      auto [it, inserted] = subgraphs.try_emplace(id, &op);
+      if (!inserted)
+        opError(op) << "redeclares subgraph " << id << " (first declared at "
+                    << it->second->loc().str() << ")";
+    }
+    if (!tileLevel && subgraphs.empty()) return;
+    for (const Operation &op : f_.ops()) {
+      switch (op.code()) {
+      case OpCode::Return:
+      case OpCode::GmTensor:
+      case OpCode::Subgraph: continue;
+      default: break;
+      }
+      if (!op.isTileOp()) {
+        if (op.coreKind() != target::CoreKind::None)
+          opError(op) << "works on whole tensors in a function at the tile level; run "
+                         "expand-tiles on the whole function";
+        continue;
+      }
+      if (op.coreKind() == target::CoreKind::AIV && op.code() != OpCode::CopyIn &&
+          op.code() != OpCode::CopyOut) {
+        for (const OpOperand &o : op.opOperands())
+          if (!o.get()->type().isTile() || o.get()->type().space() != MemSpace::UB) {
+            opError(op) << "is a vector op: its operands must be ub tiles, got "
+                        << o.get()->type().str();
+            break;
+          }
+        if (op.resultType().space() != MemSpace::UB)
+          opError(op) << "is a vector op: its result must be a ub tile, got "
+                      << op.resultType().str();
+      }
+      if (subgraphs.empty()) continue;
+      Attribute sg = op.attr("sg");
+      if (!sg) {
+        opError(op) << "belongs to no subgraph; every tile op of a partitioned function "
+                       "needs 'sg'";
+        continue;
+      }
+      auto it = subgraphs.find(sg.getInt());
+      if (it == subgraphs.end()) {
+        opError(op) << "names subgraph " << sg.getInt() << ", which is not declared";
+        continue;
+      }
+      llvm::StringRef core = it->second->attr("core").getString();
+      if (core != llvm::StringRef(target::coreKindName(op.coreKind())))
+        opError(op) << "runs on " << target::coreKindName(op.coreKind()) << " but subgraph "
+                    << sg.getInt() << " is an " << core << " subgraph";
+    }
+  }
+
   // Runs after the walk, when every op carries its walk mark.
   void verifyOrder() {
     llvm::SmallVector<std::pair<const Operation *, unsigned>, 4> lateUses;

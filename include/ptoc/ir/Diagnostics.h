@@ -15,10 +15,29 @@ namespace ptoc::ir {
 
 enum class Severity : uint8_t { Error, Warning, Note, Remark };
 
+/// Where a diagnostic points. Unlike Location it owns the file name, so a
+/// diagnostic stays valid after the Context that produced it is gone.
+struct DiagLocation {
+  std::string file; ///< empty when unknown
+  uint32_t line = 0;
+  uint32_t col = 0;
+
+  DiagLocation() = default;
+  DiagLocation(Location l)
+      : file(l.file ? l.file : ""), line(l.line), col(l.col) {}
+  bool isKnown() const { return !file.empty() && line != 0; }
+  llvm::StringRef fileName() const { return file.empty() ? "<unknown>" : llvm::StringRef(file); }
+  /// "file:line:col", or "<unknown>".
+  std::string str() const {
+    return isKnown() ? file + ":" + std::to_string(line) + ":" + std::to_string(col)
+                     : "<unknown>";
+  }
+};
+
 /// One diagnostic: where, how bad, and what (the message names the fix).
 struct Diagnostic {
   Severity severity = Severity::Error;
-  Location loc;
+  DiagLocation loc;
   std::string message;
 
   /// "file:line:col: error: message" (the form every tool prints).

@@ -44,6 +44,10 @@ enum class OpClass : uint8_t {
   Concat,
   Full,
   Return,
+  GmTensor, ///< a workspace tensor in GM (tile level)
+  CopyIn,   ///< GM region -> local tile (tile level)
+  CopyOut,  ///< local tile -> GM region (tile level)
+  Subgraph, ///< a subgraph's description (partitioned level)
 };
 
 /// Which tile-shape attribute an op takes: `vec_tile` (vector ops), `cube_tile`
@@ -51,7 +55,7 @@ enum class OpClass : uint8_t {
 enum class TileKind : uint8_t { None, Vec, Cube };
 
 /// What an attribute value must look like.
-enum class AttrShape : uint8_t { Int, Number, Bool, DType, IntArray, CubeTile };
+enum class AttrShape : uint8_t { Int, Number, Bool, DType, IntArray, CubeTile, String };
 
 /// One attribute an op accepts.
 struct AttrSpec {

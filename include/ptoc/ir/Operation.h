@@ -27,6 +27,14 @@ public:
   Location loc() const { return loc_; }
   void setLoc(Location l) { loc_ = l; }
   Func *parentFunc() const { return parent_; }
+  /// The core kind that runs this op: the OpDef's, refined at the tile level
+  /// (copy_in to l1 / copy_out from l0c are AIC; to ub / from ub AIV). None for
+  /// ops that move no data: return, gm_tensor, subgraph, and reshape/view of GM
+  /// tensors (aliases).
+  target::CoreKind coreKind() const;
+  /// Whether this op works on local tiles (it belongs in a subgraph once
+  /// partitioned): copies and compute ops whose result is a tile.
+  bool isTileOp() const;
 
   // --- operands ---
   unsigned numOperands() const { return numOperands_; }
