@@ -73,4 +73,9 @@ private:
 
 std::unique_ptr<Pass> createCSEPass() { return std::make_unique<CSEPass>(); }
 
+void registerCSEPass(PassRegistry &registry) {
+  registry.add({"cse", "Replace operations by identical earlier ones", {},
+                [](const PassOptionValues &) { return createCSEPass(); }});
+}
+
 } // namespace ptoc::passes

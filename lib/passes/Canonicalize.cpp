@@ -252,4 +252,14 @@ std::unique_ptr<Pass> createCanonicalizePass(const CanonicalizeOptions &options)
   return std::make_unique<CanonicalizePass>(options);
 }
 
+void registerCanonicalizePass(PassRegistry &registry) {
+  registry.add({"canonicalize",
+                "Fold reshape chains, drop identity casts/transposes/views, fold constants",
+                {{"fold-constants", OptionKind::Bool, true,
+                  "fold ops on constants and drop x+0, x*1 identities"}},
+                [](const PassOptionValues &v) {
+                  return createCanonicalizePass({.foldConstants = v.getBool("fold-constants")});
+                }});
+}
+
 } // namespace ptoc::passes

@@ -39,4 +39,9 @@ private:
 
 std::unique_ptr<Pass> createDCEPass() { return std::make_unique<DCEPass>(); }
 
+void registerDCEPass(PassRegistry &registry) {
+  registry.add({"dce", "Remove operations whose results never reach a return", {},
+                [](const PassOptionValues &) { return createDCEPass(); }});
+}
+
 } // namespace ptoc::passes

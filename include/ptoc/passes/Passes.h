@@ -23,6 +23,12 @@ std::unique_ptr<Pass> createCSEPass();
 /// Dead-code elimination: ops whose results reach no `return`.
 std::unique_ptr<Pass> createDCEPass();
 
+/// Each pass's declaration (argument, summary, options, factory), defined in the
+/// pass's own file.
+void registerCanonicalizePass(PassRegistry &registry);
+void registerCSEPass(PassRegistry &registry);
+void registerDCEPass(PassRegistry &registry);
+
 /// Registers every pass and named pipeline into `registry`.
 void registerAllPasses(PassRegistry &registry);
 
