@@ -597,6 +597,8 @@ OpRegistry::OpRegistry() {
     d.binaryFn = e.binary;
     d.commutative = e.commutative;
     d.rightIdentity = e.rightIdentity;
+    d.hasSideEffects = e.code == OpCode::CopyOut || e.code == OpCode::GmTensor ||
+                       e.code == OpCode::Subgraph;
   }
   for (unsigned i = 0; i < kNumOpCodes; ++i)
     if (!seen[i])

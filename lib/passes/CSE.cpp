@@ -51,7 +51,7 @@ public:
       llvm::DenseMap<Operation *, Operation *, ComputeKeyInfo> seen;
       for (auto it = f.ops().begin(); it != f.ops().end();) {
         Operation &op = *it++;
-        if (op.code() == ir::OpCode::Return) continue;
+        if (op.code() == ir::OpCode::Return || op.def().hasSideEffects) continue;
         auto [entry, inserted] = seen.try_emplace(&op, &op);
         if (inserted) continue;
         Operation *earlier = entry->second;

@@ -201,7 +201,7 @@ private:
     llvm::SmallVector<Operation *, 8> work{op};
     while (!work.empty()) {
       Operation *cur = work.pop_back_val();
-      if (!cur->useEmpty()) continue;
+      if (!cur->useEmpty() || cur->def().hasSideEffects) continue;
       for (unsigned i = 0; i < cur->numOperands(); ++i)
         if (Operation *def = cur->operand(i)->definingOp()) work.push_back(def);
       cur->dropOperandUses();

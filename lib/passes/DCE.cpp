@@ -1,4 +1,5 @@
-// dce: removes operations whose results never reach the function's `return`.
+// dce: removes operations whose results never reach the function's `return` (or a
+// side-effecting op such as copy_out).
 #include "ptoc/passes/Passes.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -20,7 +21,8 @@ public:
       llvm::SmallVector<ir::Operation *, 64> dead;
       for (auto it = f.ops().rbegin(); it != f.ops().rend();) {
         ir::Operation &op = *it++;
-        if (op.code() == ir::OpCode::Return || !op.useEmpty()) continue;
+        if (op.code() == ir::OpCode::Return || op.def().hasSideEffects || !op.useEmpty())
+          continue;
         op.dropOperandUses();
         dead.push_back(&op);
       }

@@ -8,6 +8,11 @@ void registerAllPasses(PassRegistry &registry) {
   registerCanonicalizePass(registry);
   registerCSEPass(registry);
   registerDCEPass(registry);
+  registerExpandTilesPass(registry);
+  registerPartitionPass(registry);
+  registerNBufferMergePass(registry);
+  registerCubeNBufferMergePass(registry);
+  registerL1ReuseMergePass(registry);
 
   registry.addPipeline({"cleanup", "Tensor-level clean-up: canonicalize, cse, dce",
                         "canonicalize,cse,dce"});

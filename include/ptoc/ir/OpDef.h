@@ -96,6 +96,10 @@ struct OpDef {
   double (*binaryFn)(double, double) = nullptr;
   /// Whether `binaryFn` is commutative (add, mul, max, min).
   bool commutative = false;
+  /// Whether the op does more than compute its results: copy_out writes GM,
+  /// gm_tensor allocates a distinct buffer, subgraph describes the partition. Such
+  /// ops are never erased as dead nor merged by CSE.
+  bool hasSideEffects = false;
   /// The value with `x op identity == x` exactly, sign of zero included (-0.0 for
   /// add, +0.0 for sub, 1 for mul/div/pow), if any.
   std::optional<double> rightIdentity;

@@ -1,6 +1,7 @@
 // Factories for every pass, and the function that registers them all.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "ptoc/passes/Pass.h"
@@ -23,11 +24,104 @@ std::unique_ptr<Pass> createCSEPass();
 /// Dead-code elimination: ops whose results reach no `return`.
 std::unique_ptr<Pass> createDCEPass();
 
+/// Options of `expand-tiles`.
+struct ExpandTilesOptions {
+  /// fuse-local: a consumer that needs exactly a UB tile a producer already holds
+  /// (same region, same sg_scope) uses it directly, and reads of one GM region are
+  /// shared, so fused chains never go through GM. Off: every intermediate is
+  /// written to GM and read back by each consumer.
+  bool fuseLocal = true;
+};
+
+/// Lowers every tensor-level op to tile ops (copy_in / compute on tiles /
+/// copy_out, gm_tensor workspaces) using its vec_tile / cube_tile; checks tiles
+/// against the device's buffers. Functions already at the tile level are left alone.
+std::unique_ptr<Pass> createExpandTilesPass(const ExpandTilesOptions &options = {});
+
+/// Options of `l1-reuse-merge` (pipeline names in dashes; the Python spelling
+/// with underscores is accepted too).
+struct L1ReuseMergeOptions {
+  /// cube_l1_reuse_mode: 0 off (the default: merging trades cube parallelism for
+  /// fewer GM reads, a choice the user makes), 1 automatic merge count per group,
+  /// 2 per-group count from `setting`.
+  int64_t mode = 0;
+  /// cube_l1_reuse_setting: hash order -> members per anchor (-1 = default for
+  /// groups without a key). Mode 2 only.
+  IntMap setting;
+  /// mg_copyin_upper_bound: a merged subgraph may copy in at most this many bytes.
+  /// 1 MiB is PyPTO's early default; later PyPTO versions raised it to 100 MiB.
+  int64_t copyInUpperBound = int64_t(1) << 20;
+  /// Merges allowed before the pass stops (bisection); -1 = unlimited.
+  int64_t fuel = -1;
+};
+
+/// Merges AIC subgraphs of one isomorphism group that copy the same GM region into
+/// L1, and removes the duplicate copy_ins, so the region is loaded once.
+std::unique_ptr<Pass> createL1ReuseMergePass(const L1ReuseMergeOptions &options = {});
+
+/// Options of `partition` (PyPTO's pg_* knobs; bounds in estimated cycles).
+struct PartitionOptions {
+  /// pg_skip_partition: no bound-driven merging; one subgraph per core kind per
+  /// connected region (sg_scopes still kept apart).
+  bool skipPartition = false;
+  /// pg_lower_bound: subgraphs under this many cycles try to merge with a neighbour.
+  int64_t lowerBound = 512;
+  /// pg_upper_bound: no merge makes a subgraph exceed this many cycles; 0 =
+  /// automatic from the function's total (automaticUpperBound in Subgraphs.h).
+  int64_t upperBound = 0;
+  /// pg_parallel_lower_bound: isomorphic groups of different sizes merge only if
+  /// the smaller has at least this many members (or its total cycles are at most
+  /// lowerBound).
+  int64_t parallelLowerBound = 20;
+  /// Merges allowed before the pass stops merging (bisection); -1 = unlimited.
+  int64_t fuel = -1;
+};
+
+/// Groups the tile ops of each function into subgraphs (tasks for one core) and
+/// merges small ones within the bounds; writes the subgraph table.
+std::unique_ptr<Pass> createPartitionPass(const PartitionOptions &options = {});
+
+/// Options of `nbuffer-merge` (AIV isomorphism groups).
+struct NBufferMergeOptions {
+  /// vec_nbuffer_mode: 0 off, 1 automatic N per group, 2 N from `setting`.
+  int64_t mode = 0;
+  /// vec_nbuffer_setting: hash order -> N (-1 = default for groups without a key).
+  IntMap setting;
+  /// mg_vec_parallel_lb: the automatic N keeps at least this many subgraphs per
+  /// group; -1 = the device's AIV core count.
+  int64_t parallelLowerBound = -1;
+  /// Merges allowed before the pass stops (bisection); -1 = unlimited.
+  int64_t fuel = -1;
+};
+
+/// Merges consecutive members of each isomorphism group of AIV subgraphs N at a
+/// time (fewer, larger tasks; the leaf program can double-buffer across them).
+std::unique_ptr<Pass> createNBufferMergePass(const NBufferMergeOptions &options = {});
+
+/// Options of `cube-nbuffer-merge` (AIC isomorphism groups).
+struct CubeNBufferMergeOptions {
+  /// cube_nbuffer_mode: 0 off, 1 automatic N per group (keeps at least the
+  /// device's AIC core count of subgraphs), 2 N from `setting`.
+  int64_t mode = 0;
+  /// cube_nbuffer_setting: hash order -> N (-1 = default for groups without a key).
+  IntMap setting;
+  /// Merges allowed before the pass stops (bisection); -1 = unlimited.
+  int64_t fuel = -1;
+};
+
+/// The AIC counterpart of nbuffer-merge.
+std::unique_ptr<Pass> createCubeNBufferMergePass(const CubeNBufferMergeOptions &options = {});
+
 /// Each pass's declaration (argument, summary, options, factory), defined in the
 /// pass's own file.
 void registerCanonicalizePass(PassRegistry &registry);
 void registerCSEPass(PassRegistry &registry);
 void registerDCEPass(PassRegistry &registry);
+void registerExpandTilesPass(PassRegistry &registry);
+void registerL1ReuseMergePass(PassRegistry &registry);
+void registerPartitionPass(PassRegistry &registry);
+void registerNBufferMergePass(PassRegistry &registry);
+void registerCubeNBufferMergePass(PassRegistry &registry);
 
 /// Registers every pass and named pipeline into `registry`.
 void registerAllPasses(PassRegistry &registry);

@@ -14,14 +14,17 @@
 
 #include "ptoc/ir/Func.h"
 #include "ptoc/passes/CostModel.h"
+#include "ptoc/passes/Pass.h"
+#include "ptoc/passes/PassOptions.h"
 #include "ptoc/target/CoreKind.h"
 
 namespace ptoc::passes {
 
-/// One subgraph: its ops (in body order) and what the table records about it.
+/// One subgraph: its ops and what the table records about it.
 struct Subgraph {
   int64_t id = -1;
   target::CoreKind core = target::CoreKind::None;
+  /// In body order, except right after a merge (summarise() sorts them again).
   std::vector<ir::Operation *> ops;
   /// The sg_scope its ops share, or -1. A scoped subgraph merges with nothing.
   int64_t scope = -1;
@@ -33,54 +36,183 @@ struct Subgraph {
   int64_t copyInBytes = 0; ///< bytes its copy_ins bring in from GM
 };
 
+/// How far a function has come, judged by its ops: `Partitioned` with a `subgraph`
+/// table, `Tile` with tile ops, `Tensor` with whole-tensor compute ops, `Empty`
+/// with nothing to run (only aliases, workspaces and the return).
+enum class FuncLevel : uint8_t { Empty, Tensor, Tile, Partitioned };
+FuncLevel funcLevel(const ir::Func &f);
+
 /// The user-facing key of an isomorphism group: `func<F>_<order>`.
 std::string hashOrderKey(unsigned funcIndex, int64_t hashOrder);
 
-/// Structural hash of a set of ops: op kinds, attributes other than tile offsets
-/// and `sg`, result types, and how the ops use each other's results. Tiles of one
-/// op at different offsets hash equally. Stable across runs and platforms.
+/// Structural hash of a set of ops (given with definers before users, e.g. in
+/// body order): op kinds, attributes other than tile offsets, `sg` and
+/// `sg_scope`, result types, the types of values read from outside the set, and
+/// how the ops use each other's results. A copy_in's tokens from outside the set
+/// are left out (they order tasks, they are not code). Tiles of one op at
+/// different offsets hash equally, and so do isomorphic sets whose ops come in
+/// another (topological) order. Stable across runs and platforms (built on
+/// ir/StableHash.h).
 uint64_t structuralHash(llvm::ArrayRef<ir::Operation *> ops);
 
-/// The subgraphs of one function and the DAG between them (an edge p -> c when a
-/// copy_in of c waits on a copy_out token of p). Built from the ops' `sg`
-/// attributes; merges update both the ops and the DAG.
+class MergeLog;
+
+/// The subgraphs of one function and the DAG between them (an edge p -> c when an
+/// op of c uses a result of an op of p, i.e. a copy_in of c waits on a copy_out
+/// token of p). Built from the ops' `sg` attributes; merges update both the ops and
+/// the DAG. Keeps a level per subgraph that strictly increases along every edge
+/// (raised incrementally after a merge), so a cycle check only searches the
+/// subgraphs whose level lies between the two: siblings of one level are checked
+/// in O(1), and merging into a fan-in hub never walks the hub's other producers.
+/// Not thread-safe (queries use internal scratch). While a graph is in use, its
+/// ops' walk marks hold their body positions: start no other walk (Func::
+/// reserveWalkMarks) on the function meanwhile.
 class SubgraphGraph {
 public:
-  /// Reads the `sg` attribute of every tile op of `f`.
+  SubgraphGraph() = default;
+  SubgraphGraph(SubgraphGraph &&) = default;
+  SubgraphGraph &operator=(SubgraphGraph &&) = default;
+
+  /// Reads the `sg` attribute of every tile op of `f`. Ids are renumbered densely
+  /// in order of each subgraph's first op (what writeTable() produces, so a table
+  /// written by a pass reads back with the same ids). A subgraph's scope is the
+  /// `sg_scope` of its ops (-1 if none). A tile op without `sg` gets a subgraph of
+  /// its own.
   static SubgraphGraph fromFunc(ir::Func &f, const CostModel &cost);
+  /// Builds the graph of the given subgraphs (index = id; `ops` and `scope` set by
+  /// the caller, `ops` in any order); `core` is taken from the first op. Every tile
+  /// op of `f` should be in exactly one of them.
+  static SubgraphGraph fromSubgraphs(ir::Func &f, const CostModel &cost,
+                                     std::vector<Subgraph> subgraphs);
 
   ir::Func &func() const { return *func_; }
   /// Live subgraphs in id order.
   std::vector<Subgraph *> subgraphs();
+  /// The live subgraph `id`, or null (unknown id, or merged away).
   Subgraph *find(int64_t id);
+  const Subgraph *find(int64_t id) const;
+  /// The live subgraph that `id` is now part of (`id` itself unless merged away).
+  int64_t resolve(int64_t id) const;
+  /// Number of live subgraphs.
+  size_t numLive() const { return live_; }
+  /// One more than the highest id ever used (live or merged away): the size of a
+  /// table indexed by id.
+  size_t idBound() const { return subgraphs_.size(); }
+  /// Ids of the live producers / consumers of `id`, ascending (valid until the
+  /// next merge).
   llvm::ArrayRef<int64_t> producers(int64_t id) const;
   llvm::ArrayRef<int64_t> consumers(int64_t id) const;
+  /// -1 when the subgraph DAG is acyclic; otherwise a subgraph on a cycle (the
+  /// partition is unschedulable: merge checks and merges must not be used).
+  int64_t cycleMember() const { return cycleMember_; }
 
   /// Whether merging `a` and `b` would create a cycle: a path between them through
-  /// a third subgraph.
+  /// a third subgraph. Searches only subgraphs whose level is between theirs.
   bool mergeCreatesCycle(int64_t a, int64_t b) const;
-  /// Moves every op of `from` into `into` (their `sg` becomes `into`) and updates
-  /// the DAG; `from` disappears.
-  void merge(int64_t into, int64_t from);
+  /// Moves every op of `from` into `into` (their `sg` becomes `into` when the table
+  /// is written) and updates the DAG; `from` disappears. Adds cycles and copy-in
+  /// bytes (summarise() recomputes them exactly). Returns false, changing nothing,
+  /// when the merge would create a cycle or either id is not live.
+  bool merge(int64_t into, int64_t from);
 
-  /// Recomputes every subgraph's hash, hash order, group size, cycles and copy-in
-  /// bytes (deterministic: hash orders number groups by first appearance in id
-  /// order).
+  /// Recomputes the hash, cycles and copy-in bytes of every subgraph changed since
+  /// the last call (merged, or new), sorts their ops into body order, and renumbers
+  /// hash orders and group sizes (deterministic: hash orders number groups by first
+  /// appearance in id order).
   void summarise();
   /// Isomorphism groups: hash order -> member ids (ascending), after summarise().
-  std::vector<std::vector<int64_t>> groups() const;
+  const std::vector<std::vector<int64_t>> &groups() const { return groups_; }
 
-  /// Renumbers ids densely in order of each subgraph's first op, rewrites every
-  /// op's `sg`, and replaces the function's `subgraph` ops (at the start of the
-  /// body) with the current table. Calls summarise() first.
-  void writeTable();
+  /// Renumbers ids densely in order of each subgraph's first op, summarises,
+  /// rewrites every op's `sg`, and replaces the function's `subgraph` ops (at the
+  /// start of the body) with the current table. Returns whether the IR changed.
+  bool writeTable();
 
 private:
+  void build();
+  void renumber();
+  uint64_t hashSubgraph(const Subgraph &s) const;
+  int64_t findRoot(int64_t id) const;
+  llvm::ArrayRef<int64_t> compacted(std::vector<int64_t> &list, uint64_t &epoch,
+                                    int64_t self) const;
+  // Whether `target` (at a higher level) is reachable from `from` through another
+  // subgraph; searches consumers below target's level only.
+  bool reachesThroughOther(int64_t from, int64_t target) const;
+
   ir::Func *func_ = nullptr;
   const CostModel *cost_ = nullptr;
   std::vector<Subgraph> subgraphs_; // index = id; merged-away entries have no ops
-  std::vector<std::vector<int64_t>> producers_, consumers_;
+  size_t live_ = 0;
+  // Edge lists may name merged-away ids or repeat ids; producers()/consumers()
+  // compact them on demand (when merges happened since the last compaction).
+  mutable std::vector<std::vector<int64_t>> producers_, consumers_;
+  mutable std::vector<uint64_t> producersEpoch_, consumersEpoch_;
+  uint64_t mergeEpoch_ = 1;
+  mutable std::vector<int64_t> parent_; // union-find over ids (merged-away -> into)
+  std::vector<int64_t> level_;          // strictly increasing along every edge
+  std::vector<uint8_t> dirty_;          // needs summarise(): 1 hash and costs, 2 also op order
+  std::vector<int64_t> attrId_;         // the `sg` all its ops carry, or -1
+  uint64_t posBase_ = 0;                // op walkMark = posBase_ + 1 + body position
+  bool idsInBodyOrder_ = true;          // ids ascend with each subgraph's first op
+  int64_t cycleMember_ = -1;
+  std::vector<std::vector<int64_t>> groups_;
+  mutable std::vector<uint32_t> visited_; // scratch for searches
+  mutable uint32_t visitStamp_ = 0;
 };
+
+/// The automatic `pg_upper_bound` (estimated cycles) for a function whose subgraphs
+/// total `totalCycles`: >= 1e7 -> 5e6; >= 2.9e5 -> 1.5e5; >= 5e4 -> 1e4; else 1536
+/// (PyPTO's later partitioner, REFERENCE.md).
+int64_t automaticUpperBound(int64_t totalCycles);
+
+/// The automatic NBuffer merge count for an isomorphism group of `groupSize`
+/// subgraphs with `cores` cores to fill: 1 (no merge) if groupSize <= cores; else
+/// start at ceil(groupSize / cores) and decrease while ceil(groupSize / N) < cores,
+/// so the group keeps at least `cores` subgraphs.
+int64_t automaticNBuffer(int64_t groupSize, int64_t cores);
+
+/// Where a group's NBuffer count came from (for the debug log).
+enum class NBufferSource : uint8_t { Off, Automatic, SettingKey, SettingDefault };
+
+struct NBufferChoice {
+  int64_t n = 1; ///< members merged into one; 1 = no merge
+  NBufferSource source = NBufferSource::Off;
+};
+
+/// The NBuffer count of group `hashOrder`: mode 0 -> 1; mode 1 -> automatic; mode 2
+/// -> `setting[hashOrder]`, else `setting[-1]`, else automatic (an exact key beats
+/// the default, which beats automatic).
+NBufferChoice chooseNBuffer(int64_t mode, const IntMap &setting, int64_t hashOrder,
+                            int64_t groupSize, int64_t cores);
+
+/// What an NBuffer merge pass asks of nbufferMerge().
+struct NBufferMergeRequest {
+  target::CoreKind core;  ///< only groups of this core kind are merged
+  int64_t mode = 0;       ///< 0 off, 1 automatic, 2 from `setting`
+  IntMap setting;         ///< hash order -> N, -1 = default
+  int64_t cores = 1;      ///< the parallelism the automatic N keeps
+  unsigned funcIndex = 0; ///< for `func<F>_<order>` in the log
+};
+
+/// The whole run of an NBuffer merge pass over `m` (both NBuffer passes are this
+/// with another core kind): checks `request.setting` (keys >= -1, N >= 1; named
+/// `settingName` in errors) and that every function with work is partitioned
+/// ("run partition first"), then for each partitioned function merges with
+/// nbufferMerge() (`request.funcIndex` is set per function) and rewrites its
+/// table. `cores` < 0 in `request` means the device's count for its core kind.
+PassResult runNBufferMergePass(ir::Module &m, const target::DeviceSpec &device,
+                               llvm::StringRef settingName, NBufferMergeRequest request,
+                               MergeLog &log);
+
+/// The NBuffer merge shared by `nbuffer-merge` (AIV) and `cube-nbuffer-merge`
+/// (AIC): for each isomorphism group of `request.core` subgraphs, in hash order,
+/// chooses N and merges consecutive members (ascending id) in chunks of N into the
+/// chunk's first member (the last chunk may be smaller). Each merge is refused for
+/// an sg_scope, a cycle or spent fuel, and recorded in `log`; `debug` (may be null)
+/// also gets one line per group. Calls summarise() first; the caller writes the
+/// table. Returns the number of merges.
+int64_t nbufferMerge(SubgraphGraph &graph, const NBufferMergeRequest &request, MergeLog &log,
+                     llvm::raw_ostream *debug);
 
 /// Why a merge happened or did not. Every merge pass records one per decision.
 enum class MergeVerdict : uint8_t {
@@ -110,6 +242,10 @@ public:
   /// asks before each merge and records RefusedFuel when it may not.
   bool hasFuel() const { return fuel_ < 0 || merged_ < fuel_; }
   void record(int64_t into, int64_t from, MergeVerdict verdict, llvm::StringRef detail = "");
+  /// Writes a free-form line (`<pass>: <text>`) to the debug stream, if any.
+  void note(llvm::StringRef text);
+  llvm::raw_ostream *debug() const { return debug_; }
+  llvm::StringRef pass() const { return pass_; }
   uint64_t count(MergeVerdict v) const { return counts_[static_cast<unsigned>(v)]; }
 
 private:

@@ -1,0 +1,459 @@
+// l1-reuse-merge: merges cube (AIC) subgraphs of one isomorphism group that copy
+// the same GM region into L1 (e.g. output tiles in different N columns of a matmul
+// that read the same A row-panel), then removes the duplicate copy_ins of the
+// merged subgraph, so the region is loaded once.
+//  - Per group, members are walked in id order. A member that shares an L1 region
+//    (same source value, offsets and tile type) with an earlier anchor (as merged so
+//    far) merges into the first such anchor with room: at most N members per
+//    anchor, the anchor included. A member that merges nowhere becomes an anchor.
+//  - N per group: cube-l1-reuse-mode 0 off, 1 automatic, 2 from
+//    cube-l1-reuse-setting (see L1ReuseMerge.h).
+//  - Refusals (MergeLog): sg_scope on either side, a dependency cycle, copy-in
+//    bytes over mg-copyin-upper-bound, an L1 footprint over the device's L1, fuel.
+//  - In the merged subgraph, copy_ins with the same region and the same tokens
+//    collapse into the earliest one (uses redirected, the others erased). Copy_ins
+//    of one region whose tokens differ are all kept (the log says so).
+// `--debug-only=l1-reuse-merge` logs each group's N and every decision.
+#include "ptoc/passes/L1ReuseMerge.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include "ptoc/ir/Context.h"
+#include "ptoc/ir/Func.h"
+#include "ptoc/passes/CostModel.h"
+#include "ptoc/passes/Subgraphs.h"
+#include "ptoc/target/DeviceSpec.h"
+
+namespace ptoc::passes {
+
+using ir::Operation;
+using ir::OpCode;
+using ir::Value;
+
+namespace {
+
+constexpr llvm::StringLiteral kPassName = "l1-reuse-merge";
+
+bool isL1CopyIn(const Operation &op) {
+  return op.code() == OpCode::CopyIn && op.resultType().isTile() &&
+         op.resultType().space() == ir::MemSpace::L1;
+}
+
+/// A GM region read into a local tile: source value, offsets and tile type. Attributes
+/// and types are uniqued, so their storage pointers identify them.
+using RegionKey = std::tuple<const Value *, const void *, const void *>;
+
+RegionKey regionOf(const Operation &op) {
+  return {op.operand(0), op.attr("offsets").storage(), op.resultType().storage()};
+}
+
+/// What makes two copy_ins interchangeable: the same region and the same set of
+/// tokens (copy_out results) to wait on.
+struct DedupeKey {
+  RegionKey region;
+  std::vector<const Value *> tokens; // sorted, unique
+  friend bool operator<(const DedupeKey &a, const DedupeKey &b) {
+    return std::tie(a.region, a.tokens) < std::tie(b.region, b.tokens);
+  }
+};
+
+DedupeKey dedupeKeyOf(const Operation &op) {
+  DedupeKey key{regionOf(op), {}};
+  for (unsigned i = 1; i < op.numOperands(); ++i) key.tokens.push_back(op.operand(i));
+  std::sort(key.tokens.begin(), key.tokens.end());
+  key.tokens.erase(std::unique(key.tokens.begin(), key.tokens.end()), key.tokens.end());
+  return key;
+}
+
+// Sums the byte sizes of the copy_ins accepted by `filter`, once per dedupe key.
+template <typename Filter>
+int64_t dedupedBytes(llvm::ArrayRef<Operation *> ops, Filter filter) {
+  std::set<DedupeKey> seen;
+  int64_t bytes = 0;
+  for (Operation *op : ops)
+    if (op->code() == OpCode::CopyIn && filter(*op) && seen.insert(dedupeKeyOf(*op)).second)
+      bytes += CostModel::copyInBytes(*op);
+  return bytes;
+}
+
+/// `%a[32, 0] tile<32x32xf16, l1>`, for the log.
+std::string regionText(const Operation &copyIn) {
+  const Value *src = copyIn.operand(0);
+  std::string name = src->nameHint() ? ("%" + src->nameHint().str()).str()
+                     : src->isArgument() ? "%arg" + std::to_string(src->index())
+                                         : std::string("%<unnamed>");
+  return name + copyIn.attr("offsets").str() + " " + copyIn.resultType().str();
+}
+
+llvm::StringRef countSourceText(L1ReuseCountSource s) {
+  switch (s) {
+  case L1ReuseCountSource::Off: return "off";
+  case L1ReuseCountSource::Automatic: return "automatic";
+  case L1ReuseCountSource::SettingKey: return "setting";
+  case L1ReuseCountSource::SettingDefault: return "setting default -1";
+  }
+  return "";
+}
+
+/// The merge counters of one function's run, added to the pass statistics.
+struct MergeTotals {
+  uint64_t copyInsRemoved = 0;
+  uint64_t bytesSaved = 0;
+};
+
+/// Runs the merge on one partitioned function.
+class L1ReuseMerger {
+public:
+  L1ReuseMerger(ir::Func &f, unsigned funcIndex, const L1ReuseMergeOptions &options,
+                const target::DeviceSpec &device, llvm::raw_ostream *log, MergeLog &mergeLog)
+      : f_(f), funcIndex_(funcIndex), options_(options), device_(device), cost_(device),
+        graph_(SubgraphGraph::fromFunc(f, cost_)), log_(log), mergeLog_(mergeLog) {}
+
+  /// Merges every AIC group; rewrites the table when anything merged. Fails on a
+  /// partition whose subgraphs depend on each other in a cycle.
+  PassResult run(MergeTotals &totals) {
+    if (int64_t member = graph_.cycleMember(); member >= 0) {
+      f_.context().emitError(f_.loc())
+          << "'" << kPassName << "': the subgraphs of @" << f_.name()
+          << " depend on each other in a cycle (subgraph " << member
+          << " is on it), so no task order exists; re-run partition";
+      return PassResult::failure();
+    }
+    unsigned position = 0;
+    for (Operation &op : f_.ops()) bodyPosition_[&op] = position++;
+    graph_.summarise();
+    // A copy: merges below change the graph, and groups are decided up front.
+    std::vector<std::vector<int64_t>> groups = graph_.groups();
+    bool changed = false;
+    for (size_t order = 0; order < groups.size(); ++order) {
+      const std::vector<int64_t> &members = groups[order];
+      if (members.empty()) continue;
+      Subgraph *first = graph_.find(members.front());
+      if (!first || first->core != target::CoreKind::AIC) continue;
+      L1ReuseCount n = l1ReuseMergeCount(options_, static_cast<int64_t>(order),
+                                         static_cast<int64_t>(members.size()),
+                                         device_.aicCores);
+      if (log_)
+        mergeLog_.note(("@" + f_.name() + " group " +
+                        hashOrderKey(funcIndex_, static_cast<int64_t>(order)) + " (" +
+                        std::to_string(members.size()) + " aic subgraphs): N = " +
+                        std::to_string(n.count) + " (" + countSourceText(n.source) + ")" +
+                        (n.count <= 1 ? ", no merge" : ""))
+                           .str());
+      if (n.count > 1) changed |= mergeGroup(members, n.count, totals);
+    }
+    if (changed) graph_.writeTable();
+    return PassResult::changed(changed);
+  }
+
+private:
+  struct Anchor {
+    int64_t id;
+    int64_t members = 1;
+  };
+  /// How many sharing anchors (the earliest first) a member tries before it
+  /// becomes an anchor itself.
+  static constexpr size_t kMaxCandidatesTried = 8;
+
+  bool mergeGroup(const std::vector<int64_t> &members, int64_t maxMembers,
+                  MergeTotals &totals) {
+    std::vector<Anchor> anchors;
+    // Region -> anchors (indices into `anchors`) whose subgraph reads it.
+    std::map<RegionKey, std::vector<size_t>> readers;
+    auto addRegions = [&](size_t anchor, const Subgraph &s) {
+      for (Operation *op : s.ops)
+        if (isL1CopyIn(*op)) {
+          std::vector<size_t> &r = readers[regionOf(*op)];
+          if (std::find(r.begin(), r.end(), anchor) == r.end()) r.push_back(anchor);
+        }
+    };
+    bool changed = false;
+    for (int64_t id : members) {
+      Subgraph *member = graph_.find(id);
+      if (!member || member->ops.empty()) continue;
+      // Anchors with room that share a region with the member, in id order.
+      std::set<size_t> candidates;
+      std::map<size_t, const Operation *> sharedCopyIn;
+      for (Operation *op : member->ops)
+        if (isL1CopyIn(*op)) {
+          auto it = readers.find(regionOf(*op));
+          if (it == readers.end()) continue;
+          for (size_t a : it->second)
+            if (anchors[a].members < maxMembers && candidates.insert(a).second)
+              sharedCopyIn[a] = op;
+        }
+      bool merged = false;
+      size_t tried = 0;
+      for (size_t a : candidates) {
+        // A region shared by a whole group (e.g. one weight read by every layer)
+        // makes every anchor a candidate; trying them all would be quadratic.
+        if (tried++ == kMaxCandidatesTried) break;
+        Anchor &anchor = anchors[a];
+        if (!tryMerge(anchor.id, *member, *sharedCopyIn[a], totals)) {
+          if (!mergeLog_.hasFuel()) break; // no later candidate can merge either
+          continue;
+        }
+        ++anchor.members;
+        addRegions(a, *graph_.find(anchor.id));
+        merged = changed = true;
+        break;
+      }
+      if (!merged) {
+        anchors.push_back({id});
+        addRegions(anchors.size() - 1, *member);
+      }
+    }
+    return changed;
+  }
+
+  static bool isScoped(const Subgraph &s) {
+    if (s.scope != -1) return true;
+    return std::any_of(s.ops.begin(), s.ops.end(), [](const Operation *op) {
+      ir::Attribute scope = op->attr("sg_scope");
+      return scope && scope.isInt() && scope.getInt() != -1;
+    });
+  }
+
+  // Checks the refusal rules and merges `member` into `anchorId` when none applies.
+  bool tryMerge(int64_t anchorId, Subgraph &member, const Operation &shared,
+                MergeTotals &totals) {
+    Subgraph &anchor = *graph_.find(anchorId);
+    auto refuse = [&](MergeVerdict v, const std::string &detail) {
+      mergeLog_.record(anchorId, member.id, v, detail);
+      return false;
+    };
+    if (isScoped(anchor) || isScoped(member)) {
+      const Subgraph &scoped = isScoped(anchor) ? anchor : member;
+      return refuse(MergeVerdict::RefusedScope,
+                    "sg " + std::to_string(scoped.id) + " is in an sg_scope");
+    }
+    if (graph_.mergeCreatesCycle(anchorId, member.id))
+      return refuse(MergeVerdict::RefusedCycle,
+                    "a dependency path between them runs through another subgraph");
+    std::vector<Operation *> together(anchor.ops);
+    together.insert(together.end(), member.ops.begin(), member.ops.end());
+    int64_t copyIn = dedupedCopyInBytes(together);
+    if (copyIn > options_.copyInUpperBound)
+      return refuse(MergeVerdict::RefusedCopyInCap,
+                    std::to_string(copyIn) + " > " +
+                        std::to_string(options_.copyInUpperBound) +
+                        " copy-in bytes (mg-copyin-upper-bound)");
+    int64_t footprint = l1FootprintBytes(together);
+    if (footprint > device_.buffers.l1)
+      return refuse(MergeVerdict::RefusedL1Capacity,
+                    std::to_string(footprint) + " > " + std::to_string(device_.buffers.l1) +
+                        " bytes of L1 on device '" + device_.name + "'");
+    if (!mergeLog_.hasFuel())
+      return refuse(MergeVerdict::RefusedFuel, "merge-fuel " + std::to_string(options_.fuel));
+
+    std::string region = regionText(shared);
+    int64_t memberId = member.id;
+    if (!graph_.merge(anchorId, memberId))
+      return refuse(MergeVerdict::RefusedCycle, "the subgraph graph refused the merge");
+    std::vector<std::string> keptNotes;
+    auto [removed, bytes] = dedupe(*graph_.find(anchorId), keptNotes);
+    totals.copyInsRemoved += removed;
+    totals.bytesSaved += bytes;
+    mergeLog_.record(anchorId, memberId, MergeVerdict::Merged,
+                     "shares " + region + "; removed " + std::to_string(removed) +
+                         " copy_in(s), " + std::to_string(bytes) + " bytes; L1 footprint " +
+                         std::to_string(footprint) + " bytes");
+    for (const std::string &note : keptNotes) mergeLog_.note(note);
+    return true;
+  }
+
+  // Collapses the interchangeable copy_ins of `s` into the earliest of each kind.
+  // Returns the number removed and their bytes; `keptNotes` gets a line for each
+  // region read by several copy_ins that wait on different tokens (all kept).
+  std::pair<uint64_t, uint64_t> dedupe(Subgraph &s, std::vector<std::string> &keptNotes) {
+    std::map<DedupeKey, Operation *> kept;
+    std::map<RegionKey, std::set<std::vector<const Value *>>> tokenSets;
+    std::vector<Operation *> copyIns;
+    for (Operation *op : s.ops)
+      if (isL1CopyIn(*op)) copyIns.push_back(op);
+    std::sort(copyIns.begin(), copyIns.end(), [&](Operation *a, Operation *b) {
+      return bodyPosition_.lookup(a) < bodyPosition_.lookup(b);
+    });
+    uint64_t removed = 0, bytes = 0;
+    std::vector<Operation *> erased;
+    for (Operation *op : copyIns) {
+      DedupeKey key = dedupeKeyOf(*op);
+      tokenSets[key.region].insert(key.tokens);
+      auto [it, inserted] = kept.try_emplace(key, op);
+      if (inserted) continue;
+      // The kept copy_in comes first in the body and has the same operands, so it
+      // is defined before every use of `op`.
+      op->result()->replaceAllUsesWith(it->second->result());
+      bytes += CostModel::copyInBytes(*op);
+      ++removed;
+      erased.push_back(op);
+    }
+    // In body order (a stable order), before the duplicates are destroyed.
+    std::set<RegionKey> noted;
+    if (log_)
+      for (Operation *op : copyIns) {
+        RegionKey region = regionOf(*op);
+        size_t kinds = tokenSets[region].size();
+        if (kinds > 1 && noted.insert(region).second)
+          keptNotes.push_back("sg " + std::to_string(s.id) + ": kept " +
+                              std::to_string(kinds) + " copy_ins of " + regionText(*op) +
+                              ": they wait on different tokens");
+      }
+    for (Operation *op : erased) {
+      s.ops.erase(std::remove(s.ops.begin(), s.ops.end(), op), s.ops.end());
+      op->dropOperandUses();
+      f_.erase(op);
+    }
+    return {removed, bytes};
+  }
+
+  ir::Func &f_;
+  unsigned funcIndex_;
+  const L1ReuseMergeOptions &options_;
+  const target::DeviceSpec &device_;
+  CostModel cost_;
+  SubgraphGraph graph_;
+  llvm::raw_ostream *log_;
+  MergeLog &mergeLog_;
+  llvm::DenseMap<const Operation *, unsigned> bodyPosition_;
+};
+
+bool isPartitioned(const ir::Func &f) {
+  return std::any_of(f.ops().begin(), f.ops().end(),
+                     [](const Operation &op) { return op.code() == OpCode::Subgraph; });
+}
+
+bool hasWork(const ir::Func &f) {
+  return std::any_of(f.ops().begin(), f.ops().end(),
+                     [](const Operation &op) { return op.code() != OpCode::Return; });
+}
+
+class L1ReuseMergePass final : public Pass {
+public:
+  explicit L1ReuseMergePass(const L1ReuseMergeOptions &options) : options_(options) {}
+  llvm::StringRef argument() const override { return kPassName; }
+
+  PassResult run(ir::Module &m, PassContext &ctx) override {
+    bool failed = false;
+    for (ir::Func &f : m.funcs())
+      if (hasWork(f) && !isPartitioned(f)) {
+        m.context().emitError(f.loc())
+            << "'" << argument() << "' needs a partitioned function, but @" << f.name()
+            << " has no subgraph table; run partition first";
+        failed = true;
+      }
+    for (const auto &[key, count] : options_.setting)
+      if (key < -1 || count < 1) {
+        m.context().emitError(m.numFuncs() ? m.func(0).loc() : ir::Location())
+            << "'" << argument() << "': cube-l1-reuse-setting entry {" << key << ": "
+            << count << "} is invalid; keys are hash orders (>= 0) or -1 (the default), "
+            << "values are members per anchor (>= 1; 1 = no merge)";
+        failed = true;
+      }
+    if (failed) return PassResult::failure();
+    if (options_.mode == 0) return PassResult::unchanged();
+
+    llvm::raw_ostream *log = ctx.debugStream(argument());
+    MergeLog mergeLog(argument(), log, options_.fuel);
+    MergeTotals totals;
+    bool changed = false;
+    unsigned funcIndex = 0;
+    for (ir::Func &f : m.funcs()) {
+      if (isPartitioned(f)) {
+        L1ReuseMerger merger(f, funcIndex, options_, ctx.device, log, mergeLog);
+        PassResult r = merger.run(totals);
+        failed |= r.failed();
+        changed |= r.didChange();
+      }
+      ++funcIndex;
+    }
+    merges_ += mergeLog.count(MergeVerdict::Merged);
+    copyInsRemoved_ += totals.copyInsRemoved;
+    bytesSaved_ += totals.bytesSaved;
+    refusedCopyInCap_ += mergeLog.count(MergeVerdict::RefusedCopyInCap);
+    refusedL1_ += mergeLog.count(MergeVerdict::RefusedL1Capacity);
+    refusedCycle_ += mergeLog.count(MergeVerdict::RefusedCycle);
+    refusedScope_ += mergeLog.count(MergeVerdict::RefusedScope);
+    refusedFuel_ += mergeLog.count(MergeVerdict::RefusedFuel);
+    return failed ? PassResult::failure() : PassResult::changed(changed);
+  }
+
+private:
+  L1ReuseMergeOptions options_;
+  PassStatistic merges_{this, "merges", "Cube subgraphs merged into an anchor"};
+  PassStatistic copyInsRemoved_{this, "copy-ins-removed",
+                                "Duplicate L1 copy_ins removed from merged subgraphs"};
+  PassStatistic bytesSaved_{this, "bytes-saved", "GM bytes no longer copied in"};
+  PassStatistic refusedCopyInCap_{this, "refused-copy-in-cap",
+                                  "Merges refused: copy-in bytes over mg-copyin-upper-bound"};
+  PassStatistic refusedL1_{this, "refused-l1-capacity",
+                           "Merges refused: L1 footprint over the device's L1"};
+  PassStatistic refusedCycle_{this, "refused-cycle",
+                              "Merges refused: would create a dependency cycle"};
+  PassStatistic refusedScope_{this, "refused-scope", "Merges refused: an sg_scope"};
+  PassStatistic refusedFuel_{this, "refused-fuel", "Merges refused: merge-fuel ran out"};
+};
+
+} // namespace
+
+int64_t l1ReuseAutomaticCount(int64_t groupSize, int64_t aicCores) {
+  if (aicCores <= 0) return 1;
+  return std::max<int64_t>(1, groupSize / (2 * aicCores));
+}
+
+L1ReuseCount l1ReuseMergeCount(const L1ReuseMergeOptions &options, int64_t hashOrder,
+                               int64_t groupSize, int64_t aicCores) {
+  if (options.mode == 0) return {1, L1ReuseCountSource::Off};
+  if (options.mode == 2) {
+    if (auto it = options.setting.find(hashOrder); it != options.setting.end())
+      return {it->second, L1ReuseCountSource::SettingKey};
+    if (auto it = options.setting.find(-1); it != options.setting.end())
+      return {it->second, L1ReuseCountSource::SettingDefault};
+  }
+  return {l1ReuseAutomaticCount(groupSize, aicCores), L1ReuseCountSource::Automatic};
+}
+
+int64_t l1FootprintBytes(llvm::ArrayRef<Operation *> ops) {
+  return dedupedBytes(ops, [](const Operation &op) { return isL1CopyIn(op); });
+}
+
+int64_t dedupedCopyInBytes(llvm::ArrayRef<Operation *> ops) {
+  return dedupedBytes(ops, [](const Operation &) { return true; });
+}
+
+std::unique_ptr<Pass> createL1ReuseMergePass(const L1ReuseMergeOptions &options) {
+  return std::make_unique<L1ReuseMergePass>(options);
+}
+
+void registerL1ReuseMergePass(PassRegistry &registry) {
+  registry.add(
+      {"l1-reuse-merge",
+       "Merge cube subgraphs that copy the same GM region into L1, so it is loaded once",
+       {{"cube-l1-reuse-mode", OptionKind::Int, int64_t(0),
+         "0 off, 1 automatic (N = group size / (2 x AIC cores)), 2 from "
+         "cube-l1-reuse-setting",
+         0, 2},
+        {"cube-l1-reuse-setting", OptionKind::IntMap, IntMap{},
+         "mode 2: {hash_order: members per anchor, -1: default}; groups without an entry "
+         "use the automatic count"},
+        {"mg-copyin-upper-bound", OptionKind::Int, int64_t(1) << 20,
+         "byte cap on the copy-in of a merged subgraph", 0},
+        {"merge-fuel", OptionKind::Int, int64_t(-1),
+         "merges allowed before stopping (bisection); -1 unlimited", -1}},
+       [](const PassOptionValues &v) {
+         return createL1ReuseMergePass({.mode = v.getInt("cube-l1-reuse-mode"),
+                                        .setting = v.getIntMap("cube-l1-reuse-setting"),
+                                        .copyInUpperBound = v.getInt("mg-copyin-upper-bound"),
+                                        .fuel = v.getInt("merge-fuel")});
+       }});
+}
+
+} // namespace ptoc::passes
