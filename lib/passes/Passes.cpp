@@ -4,6 +4,13 @@
 
 namespace ptoc::passes {
 
+llvm::StringRef defaultPipelineText() {
+  // Vector groups are merged automatically (tasks of at least the AIV core count);
+  // cube groups keep their parallelism, and merge only to share an L1 load.
+  return "canonicalize,cse,dce,expand-tiles,partition,nbuffer-merge{vec-nbuffer-mode=1},"
+         "l1-reuse-merge{cube-l1-reuse-mode=1}";
+}
+
 void registerAllPasses(PassRegistry &registry) {
   registerCanonicalizePass(registry);
   registerCSEPass(registry);
@@ -16,6 +23,10 @@ void registerAllPasses(PassRegistry &registry) {
 
   registry.addPipeline({"cleanup", "Tensor-level clean-up: canonicalize, cse, dce",
                         "canonicalize,cse,dce"});
+  registry.addPipeline({"default",
+                        "What a user gets without naming passes: clean-up, tiling, "
+                        "partition and the merges",
+                        std::string(defaultPipelineText())});
 }
 
 } // namespace ptoc::passes

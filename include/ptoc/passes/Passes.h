@@ -123,6 +123,9 @@ void registerPartitionPass(PassRegistry &registry);
 void registerNBufferMergePass(PassRegistry &registry);
 void registerCubeNBufferMergePass(PassRegistry &registry);
 
+/// The `default` pipeline: what ptoc runs when the user names no passes.
+llvm::StringRef defaultPipelineText();
+
 /// Registers every pass and named pipeline into `registry`.
 void registerAllPasses(PassRegistry &registry);
 
