@@ -229,7 +229,7 @@ private:
       }
       if (!g.merge(into, from)) {
         log_.record(into, from, MergeVerdict::RefusedCycle,
-                    "a dependency path between them runs through another subgraph");
+                    cycleRefusalDetail(g));
         continue;
       }
       log_.record(into, from, MergeVerdict::Merged, "same region");
@@ -395,7 +395,7 @@ private:
       }
       if (!g.merge(into, from)) {
         log_.record(into, from, MergeVerdict::RefusedCycle,
-                    "a dependency path between them runs through another subgraph");
+                    cycleRefusalDetail(g));
         continue;
       }
       ++merges;

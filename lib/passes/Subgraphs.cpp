@@ -325,7 +325,9 @@ llvm::ArrayRef<int64_t> SubgraphGraph::consumers(int64_t id) const {
 }
 
 bool SubgraphGraph::reachesThroughOther(int64_t from, int64_t target) const {
+  lastCheckGaveUp_ = false;
   int64_t limit = level_[target];
+  size_t budget = kCycleSearchBudget;
   if (++visitStamp_ == 0) {
     std::fill(visited_.begin(), visited_.end(), 0);
     visitStamp_ = 1;
@@ -335,6 +337,12 @@ bool SubgraphGraph::reachesThroughOther(int64_t from, int64_t target) const {
   while (!stack.empty()) {
     int64_t x = stack.back();
     stack.pop_back();
+    if (budget-- == 0) {
+      // Far apart in the DAG: proving there is no path would cost too much. Say
+      // there may be one; refusing a merge is always safe.
+      lastCheckGaveUp_ = true;
+      return true;
+    }
     // Raw lists (stale ids resolved on the fly): compacting a hub's list on every
     // search would cost its whole degree each time.
     for (int64_t e : consumers_[x]) {
@@ -354,6 +362,7 @@ bool SubgraphGraph::reachesThroughOther(int64_t from, int64_t target) const {
 }
 
 bool SubgraphGraph::mergeCreatesCycle(int64_t a, int64_t b) const {
+  lastCheckGaveUp_ = false;
   if (a == b || !find(a) || !find(b)) return false;
   if (cycleMember_ >= 0) return true;
   // Any path strictly raises the level: subgraphs of one level are unrelated.
@@ -365,6 +374,7 @@ bool SubgraphGraph::mergeCreatesCycle(int64_t a, int64_t b) const {
 // ---------------------------------------------------------------- merging
 
 bool SubgraphGraph::merge(int64_t into, int64_t from) {
+  lastCheckGaveUp_ = false;
   if (into == from || !find(into) || !find(from) || cycleMember_ >= 0) return false;
   if (mergeCreatesCycle(into, from)) return false;
   int64_t level = std::max(level_[into], level_[from]);
@@ -602,6 +612,13 @@ bool SubgraphGraph::writeTable() {
 
 // ---------------------------------------------------------------- merge rules
 
+std::string cycleRefusalDetail(const SubgraphGraph &graph) {
+  if (graph.lastCycleCheckGaveUp())
+    return "too far apart to prove there is no path between them (searched " +
+           std::to_string(SubgraphGraph::kCycleSearchBudget) + " subgraphs)";
+  return "a dependency path between them runs through another subgraph";
+}
+
 int64_t automaticUpperBound(int64_t totalCycles) {
   if (totalCycles >= 10'000'000) return 5'000'000;
   if (totalCycles >= 290'000) return 150'000;
@@ -664,32 +681,44 @@ int64_t nbufferMerge(SubgraphGraph &graph, const NBufferMergeRequest &request, M
       *debug << ")" << (choice.n <= 1 ? ", no merge" : "") << "\n";
     }
     if (choice.n <= 1) continue;
-    for (int64_t start = 0; start < size; start += choice.n) {
-      int64_t head = members[start];
-      int64_t end = std::min(size, start + choice.n);
-      for (int64_t k = start + 1; k < end; ++k) {
-        int64_t member = members[k];
-        if (!log.hasFuel()) {
-          log.record(head, member, MergeVerdict::RefusedFuel, "merge-fuel spent");
-          return merges;
-        }
-        const Subgraph *a = graph.find(head), *b = graph.find(member);
-        if (a->scope != -1 || b->scope != -1) {
-          const Subgraph *scoped = a->scope != -1 ? a : b;
-          log.record(head, member, MergeVerdict::RefusedScope,
-                     "sg " + std::to_string(scoped->id) + " is in sg_scope " +
-                         std::to_string(scoped->scope));
-          continue;
-        }
-        if (!graph.merge(head, member)) {
-          log.record(head, member, MergeVerdict::RefusedCycle,
-                     "a dependency path between them runs through another subgraph");
-          continue;
-        }
-        ++merges;
-        log.record(head, member, MergeVerdict::Merged,
-                   "group " + key + ", chunk of " + std::to_string(end - start));
+    // Consecutive members, at most N to a chunk, merged into the chunk's head. A
+    // member that cannot join (a dependency path to the head, or the head is
+    // scoped) starts the next chunk; a scoped member joins nothing.
+    std::string detail = "group " + key + ", chunks of " + std::to_string(choice.n);
+    int64_t head = -1, inChunk = 0;
+    for (int64_t member : members) {
+      if (head < 0 || inChunk == choice.n) {
+        head = member;
+        inChunk = 1;
+        continue;
       }
+      if (!log.hasFuel()) {
+        log.record(head, member, MergeVerdict::RefusedFuel, "merge-fuel spent");
+        return merges;
+      }
+      const Subgraph *a = graph.find(head), *b = graph.find(member);
+      if (a->scope != -1 || b->scope != -1) {
+        const Subgraph *scoped = a->scope != -1 ? a : b;
+        log.record(head, member, MergeVerdict::RefusedScope,
+                   "sg " + std::to_string(scoped->id) + " is in sg_scope " +
+                       std::to_string(scoped->scope));
+        if (a->scope != -1) {
+          head = member;
+          inChunk = 1;
+        }
+        continue;
+      }
+      if (!graph.merge(head, member)) {
+        log.record(head, member, MergeVerdict::RefusedCycle,
+                   cycleRefusalDetail(graph) + "; sg " + std::to_string(member) +
+                       " starts the next chunk");
+        head = member;
+        inChunk = 1;
+        continue;
+      }
+      ++merges;
+      ++inChunk;
+      log.record(head, member, MergeVerdict::Merged, detail);
     }
   }
   return merges;

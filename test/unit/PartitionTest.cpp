@@ -264,6 +264,29 @@ TEST_CASE("mergeCreatesCycle agrees with brute force under random merges", "[par
   }
 }
 
+TEST_CASE("a cycle check between far-apart subgraphs gives up safely", "[partition]") {
+  // Two independent chains; 0 starts the first, the second's last subgraph is far
+  // above it. No path joins them, but proving it means walking the first chain.
+  size_t len = SubgraphGraph::kCycleSearchBudget + 100;
+  std::vector<std::vector<int>> deps(2 * len);
+  for (size_t i = 1; i < len; ++i) deps[i] = {int(i - 1)};
+  for (size_t i = len + 1; i < 2 * len; ++i) deps[i] = {int(i - 1)};
+  Parsed p(dagText(deps));
+  SubgraphGraph g = SubgraphGraph::fromFunc(p.func(), p.cost);
+  int64_t far = int64_t(2 * len - 1), near = int64_t(len + 10);
+  CHECK(g.mergeCreatesCycle(0, far));
+  CHECK(g.lastCycleCheckGaveUp());
+  CHECK(cycleRefusalDetail(g).find("too far apart") != std::string::npos);
+  CHECK(!g.merge(0, far));
+  CHECK(g.lastCycleCheckGaveUp());
+  // Close enough to search: no path, so no cycle.
+  CHECK(!g.mergeCreatesCycle(0, near));
+  CHECK(!g.lastCycleCheckGaveUp());
+  CHECK(g.mergeCreatesCycle(0, 5)); // a real path
+  CHECK(!g.lastCycleCheckGaveUp());
+  CHECK(cycleRefusalDetail(g) == "a dependency path between them runs through another subgraph");
+}
+
 TEST_CASE("writeTable renumbers, rewrites sg and replaces the table", "[partition]") {
   Parsed p(kRows);
   SubgraphGraph g = SubgraphGraph::fromFunc(p.func(), p.cost);

@@ -107,8 +107,20 @@ public:
   int64_t cycleMember() const { return cycleMember_; }
 
   /// Whether merging `a` and `b` would create a cycle: a path between them through
-  /// a third subgraph. Searches only subgraphs whose level is between theirs.
+  /// a third subgraph. Searches only subgraphs whose level is between theirs, and
+  /// at most kCycleSearchBudget of them: beyond that (two subgraphs far apart in
+  /// the DAG) it answers true without proof, which only ever refuses a merge.
   bool mergeCreatesCycle(int64_t a, int64_t b) const;
+  /// Whether the last mergeCreatesCycle() (or refused merge()) answered true
+  /// because its search budget ran out, not because it found a path.
+  bool lastCycleCheckGaveUp() const { return lastCheckGaveUp_; }
+  /// Subgraphs a cycle check may visit before giving up (bounds each check, so
+  /// a pass stays near-linear when it tries many far-apart pairs).
+  static constexpr size_t kCycleSearchBudget = 512;
+  /// The level of live subgraph `id`: it strictly increases along every edge, so
+  /// subgraphs of one level never reach each other (merging them is always
+  /// acyclic), and the level difference bounds the length of any path between two.
+  int64_t level(int64_t id) const { return level_[id]; }
   /// Moves every op of `from` into `into` (their `sg` becomes `into` when the table
   /// is written) and updates the DAG; `from` disappears. Adds cycles and copy-in
   /// bytes (summarise() recomputes them exactly). Returns false, changing nothing,
@@ -156,9 +168,14 @@ private:
   bool idsInBodyOrder_ = true;          // ids ascend with each subgraph's first op
   int64_t cycleMember_ = -1;
   std::vector<std::vector<int64_t>> groups_;
+  mutable bool lastCheckGaveUp_ = false;
   mutable std::vector<uint32_t> visited_; // scratch for searches
   mutable uint32_t visitStamp_ = 0;
 };
+
+/// The detail a merge pass logs for a RefusedCycle verdict, after a refused
+/// merge() or a true mergeCreatesCycle(): the path, or the exhausted search.
+std::string cycleRefusalDetail(const SubgraphGraph &graph);
 
 /// The automatic `pg_upper_bound` (estimated cycles) for a function whose subgraphs
 /// total `totalCycles`: >= 1e7 -> 5e6; >= 2.9e5 -> 1.5e5; >= 5e4 -> 1e4; else 1536
@@ -206,11 +223,12 @@ PassResult runNBufferMergePass(ir::Module &m, const target::DeviceSpec &device,
 
 /// The NBuffer merge shared by `nbuffer-merge` (AIV) and `cube-nbuffer-merge`
 /// (AIC): for each isomorphism group of `request.core` subgraphs, in hash order,
-/// chooses N and merges consecutive members (ascending id) in chunks of N into the
-/// chunk's first member (the last chunk may be smaller). Each merge is refused for
-/// an sg_scope, a cycle or spent fuel, and recorded in `log`; `debug` (may be null)
-/// also gets one line per group. Calls summarise() first; the caller writes the
-/// table. Returns the number of merges.
+/// chooses N and merges consecutive members (ascending id) in chunks of at most N
+/// into the chunk's first member (the last chunk may be smaller). A merge is
+/// refused for an sg_scope, a cycle or spent fuel, and recorded in `log`; a member
+/// refused for a cycle (or after a scoped head) starts the next chunk, a scoped
+/// member is skipped. `debug` (may be null) also gets one line per group. Calls
+/// summarise() first; the caller writes the table. Returns the number of merges.
 int64_t nbufferMerge(SubgraphGraph &graph, const NBufferMergeRequest &request, MergeLog &log,
                      llvm::raw_ostream *debug);
 
