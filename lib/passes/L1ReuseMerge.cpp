@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -166,38 +167,55 @@ private:
   bool mergeGroup(const std::vector<int64_t> &members, int64_t maxMembers,
                   MergeTotals &totals) {
     std::vector<Anchor> anchors;
-    // Region -> anchors (indices into `anchors`) whose subgraph reads it.
-    std::map<RegionKey, std::vector<size_t>> readers;
+    // Region -> anchors (indices into `anchors`, ascending) whose subgraph reads it.
+    // Anchors only ever fill up, so `cursor` skips the full prefix once.
+    struct ReaderList {
+      std::vector<size_t> anchors;
+      size_t cursor = 0;
+    };
+    std::map<RegionKey, ReaderList> readers;
+    std::vector<llvm::SmallPtrSet<const ReaderList *, 8>> regionsOfAnchor;
     auto addRegions = [&](size_t anchor, const Subgraph &s) {
+      if (regionsOfAnchor.size() <= anchor) regionsOfAnchor.resize(anchor + 1);
       for (Operation *op : s.ops)
         if (isL1CopyIn(*op)) {
-          std::vector<size_t> &r = readers[regionOf(*op)];
-          if (std::find(r.begin(), r.end(), anchor) == r.end()) r.push_back(anchor);
+          ReaderList &r = readers[regionOf(*op)];
+          if (regionsOfAnchor[anchor].insert(&r).second) r.anchors.push_back(anchor);
         }
     };
     bool changed = false;
     for (int64_t id : members) {
       Subgraph *member = graph_.find(id);
       if (!member || member->ops.empty()) continue;
-      // Anchors with room that share a region with the member, in id order.
-      std::set<size_t> candidates;
-      std::map<size_t, const Operation *> sharedCopyIn;
-      for (Operation *op : member->ops)
-        if (isL1CopyIn(*op)) {
-          auto it = readers.find(regionOf(*op));
-          if (it == readers.end()) continue;
-          for (size_t a : it->second)
-            if (anchors[a].members < maxMembers && candidates.insert(a).second)
-              sharedCopyIn[a] = op;
-        }
+      // The earliest kMaxCandidatesTried anchors with room that share a region with
+      // the member, each with the first of the member's copy_ins that shares. A
+      // region shared by a whole group (one weight read by every layer) makes every
+      // anchor a candidate: trying them all would be quadratic.
+      llvm::SmallVector<std::pair<size_t, const Operation *>, 16> candidates;
+      for (Operation *op : member->ops) {
+        if (!isL1CopyIn(*op)) continue;
+        auto it = readers.find(regionOf(*op));
+        if (it == readers.end()) continue;
+        ReaderList &r = it->second;
+        while (r.cursor < r.anchors.size() && anchors[r.anchors[r.cursor]].members >= maxMembers)
+          ++r.cursor;
+        size_t taken = 0;
+        for (size_t i = r.cursor; i < r.anchors.size() && taken < kMaxCandidatesTried; ++i)
+          if (anchors[r.anchors[i]].members < maxMembers) {
+            candidates.push_back({r.anchors[i], op});
+            ++taken;
+          }
+      }
+      std::stable_sort(candidates.begin(), candidates.end(),
+                       [](const auto &x, const auto &y) { return x.first < y.first; });
+      candidates.erase(std::unique(candidates.begin(), candidates.end(),
+                                   [](const auto &x, const auto &y) { return x.first == y.first; }),
+                       candidates.end());
+      if (candidates.size() > kMaxCandidatesTried) candidates.resize(kMaxCandidatesTried);
       bool merged = false;
-      size_t tried = 0;
-      for (size_t a : candidates) {
-        // A region shared by a whole group (e.g. one weight read by every layer)
-        // makes every anchor a candidate; trying them all would be quadratic.
-        if (tried++ == kMaxCandidatesTried) break;
+      for (auto [a, shared] : candidates) {
         Anchor &anchor = anchors[a];
-        if (!tryMerge(anchor.id, *member, *sharedCopyIn[a], totals)) {
+        if (!tryMerge(anchor.id, *member, *shared, totals)) {
           if (!mergeLog_.hasFuel()) break; // no later candidate can merge either
           continue;
         }
