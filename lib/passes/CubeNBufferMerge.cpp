@@ -26,12 +26,14 @@ public:
     NBufferMergeRequest request{.core = target::CoreKind::AIC,
                                 .mode = options_.mode,
                                 .setting = options_.setting,
-                                .cores = -1};
+                                .cores = -1,
+                                .copyInUpperBound = options_.copyInUpperBound};
     PassResult result = runNBufferMergePass(m, ctx.device, "cube-nbuffer-setting", request, log);
     merged_ += log.count(MergeVerdict::Merged);
     refusedScope_ += log.count(MergeVerdict::RefusedScope);
     refusedCycle_ += log.count(MergeVerdict::RefusedCycle);
     refusedFuel_ += log.count(MergeVerdict::RefusedFuel);
+    refusedCopyIn_ += log.count(MergeVerdict::RefusedCopyInCap);
     return result;
   }
 
@@ -42,6 +44,8 @@ private:
   PassStatistic refusedCycle_{this, "refused-would-create-cycle",
                               "Merges refused: would create a dependency cycle"};
   PassStatistic refusedFuel_{this, "refused-fuel", "Merges refused: merge-fuel ran out"};
+  PassStatistic refusedCopyIn_{this, "refused-copy-in-cap",
+                               "Merges refused: copy-in bytes over mg-copyin-upper-bound"};
 };
 
 } // namespace
@@ -60,11 +64,14 @@ void registerCubeNBufferMergePass(PassRegistry &registry) {
          0, 2},
         {"cube-nbuffer-setting", OptionKind::IntMap, IntMap{},
          "mode 2: {hash_order: N, -1: default}; groups without an entry use the automatic N"},
+        {"mg-copyin-upper-bound", OptionKind::Int, int64_t(-1),
+         "byte cap on the copy-in of a merged subgraph; -1 no cap", -1},
         {"merge-fuel", OptionKind::Int, int64_t(-1),
          "merges allowed before stopping (bisection); -1 unlimited", -1}},
        [](const PassOptionValues &v) {
          return createCubeNBufferMergePass({.mode = v.getInt("cube-nbuffer-mode"),
                                             .setting = v.getIntMap("cube-nbuffer-setting"),
+                                            .copyInUpperBound = v.getInt("mg-copyin-upper-bound"),
                                             .fuel = v.getInt("merge-fuel")});
        }});
 }

@@ -29,12 +29,14 @@ public:
     NBufferMergeRequest request{.core = target::CoreKind::AIV,
                                 .mode = options_.mode,
                                 .setting = options_.setting,
-                                .cores = options_.parallelLowerBound};
+                                .cores = options_.parallelLowerBound,
+                                .copyInUpperBound = options_.copyInUpperBound};
     PassResult result = runNBufferMergePass(m, ctx.device, "vec-nbuffer-setting", request, log);
     merged_ += log.count(MergeVerdict::Merged);
     refusedScope_ += log.count(MergeVerdict::RefusedScope);
     refusedCycle_ += log.count(MergeVerdict::RefusedCycle);
     refusedFuel_ += log.count(MergeVerdict::RefusedFuel);
+    refusedCopyIn_ += log.count(MergeVerdict::RefusedCopyInCap);
     return result;
   }
 
@@ -45,6 +47,8 @@ private:
   PassStatistic refusedCycle_{this, "refused-would-create-cycle",
                               "Merges refused: would create a dependency cycle"};
   PassStatistic refusedFuel_{this, "refused-fuel", "Merges refused: merge-fuel ran out"};
+  PassStatistic refusedCopyIn_{this, "refused-copy-in-cap",
+                               "Merges refused: copy-in bytes over mg-copyin-upper-bound"};
 };
 
 } // namespace
@@ -67,12 +71,15 @@ void registerNBufferMergePass(PassRegistry &registry) {
          "automatic N keeps at least this many subgraphs per group; -1 = the device's AIV "
          "core count",
          -1},
+        {"mg-copyin-upper-bound", OptionKind::Int, int64_t(-1),
+         "byte cap on the copy-in of a merged subgraph; -1 no cap", -1},
         {"merge-fuel", OptionKind::Int, int64_t(-1),
          "merges allowed before stopping (bisection); -1 unlimited", -1}},
        [](const PassOptionValues &v) {
          return createNBufferMergePass({.mode = v.getInt("vec-nbuffer-mode"),
                                         .setting = v.getIntMap("vec-nbuffer-setting"),
                                         .parallelLowerBound = v.getInt("mg-vec-parallel-lb"),
+                                        .copyInUpperBound = v.getInt("mg-copyin-upper-bound"),
                                         .fuel = v.getInt("merge-fuel")});
        }});
 }

@@ -708,6 +708,17 @@ int64_t nbufferMerge(SubgraphGraph &graph, const NBufferMergeRequest &request, M
         }
         continue;
       }
+      if (request.copyInUpperBound >= 0 &&
+          a->copyInBytes + b->copyInBytes > request.copyInUpperBound) {
+        log.record(head, member, MergeVerdict::RefusedCopyInCap,
+                   std::to_string(a->copyInBytes) + " + " + std::to_string(b->copyInBytes) +
+                       " > " + std::to_string(request.copyInUpperBound) +
+                       " copy-in bytes (mg-copyin-upper-bound); sg " + std::to_string(member) +
+                       " starts the next chunk");
+        head = member;
+        inChunk = 1;
+        continue;
+      }
       if (!graph.merge(head, member)) {
         log.record(head, member, MergeVerdict::RefusedCycle,
                    cycleRefusalDetail(graph) + "; sg " + std::to_string(member) +

@@ -90,6 +90,8 @@ struct NBufferMergeOptions {
   /// mg_vec_parallel_lb: the automatic N keeps at least this many subgraphs per
   /// group; -1 = the device's AIV core count.
   int64_t parallelLowerBound = -1;
+  /// mg_copyin_upper_bound: no merged subgraph copies in more bytes; -1 = no cap.
+  int64_t copyInUpperBound = -1;
   /// Merges allowed before the pass stops (bisection); -1 = unlimited.
   int64_t fuel = -1;
 };
@@ -105,6 +107,8 @@ struct CubeNBufferMergeOptions {
   int64_t mode = 0;
   /// cube_nbuffer_setting: hash order -> N (-1 = default for groups without a key).
   IntMap setting;
+  /// mg_copyin_upper_bound: no merged subgraph copies in more bytes; -1 = no cap.
+  int64_t copyInUpperBound = -1;
   /// Merges allowed before the pass stops (bisection); -1 = unlimited.
   int64_t fuel = -1;
 };

@@ -208,6 +208,9 @@ struct NBufferMergeRequest {
   int64_t mode = 0;       ///< 0 off, 1 automatic, 2 from `setting`
   IntMap setting;         ///< hash order -> N, -1 = default
   int64_t cores = 1;      ///< the parallelism the automatic N keeps
+  /// mg_copyin_upper_bound: a chunk stops growing before its copy-in bytes would
+  /// exceed this; -1 = no cap.
+  int64_t copyInUpperBound = -1;
   unsigned funcIndex = 0; ///< for `func<F>_<order>` in the log
 };
 
