@@ -387,6 +387,14 @@ private:
                         " cycles (pg-upper-bound)");
         continue;
       }
+      int64_t copyIn = sa.copyInBytes + sb.copyInBytes;
+      if (options_.copyInUpperBound >= 0 && copyIn > options_.copyInUpperBound) {
+        log_.record(into, from, MergeVerdict::RefusedCopyInCap,
+                    std::to_string(sa.copyInBytes) + " + " + std::to_string(sb.copyInBytes) +
+                        " > " + std::to_string(options_.copyInUpperBound) +
+                        " copy-in bytes (mg-copyin-upper-bound)");
+        continue;
+      }
       allOverBound = false;
       if (!log_.hasFuel()) {
         log_.record(into, from, MergeVerdict::RefusedFuel, "merge-fuel spent");
@@ -471,6 +479,7 @@ public:
     refusedCycle_ += log.count(MergeVerdict::RefusedCycle);
     refusedCoreKind_ += log.count(MergeVerdict::RefusedCoreKind);
     refusedFuel_ += log.count(MergeVerdict::RefusedFuel);
+    refusedCopyIn_ += log.count(MergeVerdict::RefusedCopyInCap);
     if (failed) return PassResult::failure();
     return PassResult::changed(changed);
   }
@@ -490,6 +499,8 @@ private:
                                    "Merges refused: over pg-upper-bound cycles"};
   PassStatistic refusedCycle_{this, "refused-would-create-cycle",
                               "Merges refused: would create a dependency cycle"};
+  PassStatistic refusedCopyIn_{this, "refused-copy-in-cap",
+                               "Merges refused: copy-in bytes over mg-copyin-upper-bound"};
   PassStatistic refusedCoreKind_{this, "refused-core-kind",
                                  "Merges refused: neighbours on different core kinds"};
   PassStatistic refusedFuel_{this, "refused-fuel", "Merges refused: merge-fuel ran out"};
@@ -516,6 +527,8 @@ void registerPartitionPass(PassRegistry &registry) {
          "groups of different sizes merge only if the smaller has at least this many "
          "members (or is tiny in total: <= pg-lower-bound cycles)",
          0},
+        {"mg-copyin-upper-bound", OptionKind::Int, int64_t(-1),
+         "byte cap on the copy-in of a merged subgraph; -1 no cap", -1},
         {"merge-fuel", OptionKind::Int, int64_t(-1),
          "merges allowed before stopping (bisection); -1 unlimited", -1}},
        [](const PassOptionValues &v) {
@@ -523,6 +536,7 @@ void registerPartitionPass(PassRegistry &registry) {
                                      .lowerBound = v.getInt("pg-lower-bound"),
                                      .upperBound = v.getInt("pg-upper-bound"),
                                      .parallelLowerBound = v.getInt("pg-parallel-lower-bound"),
+                                     .copyInUpperBound = v.getInt("mg-copyin-upper-bound"),
                                      .fuel = v.getInt("merge-fuel")});
        }});
 }

@@ -73,6 +73,8 @@ struct PartitionOptions {
   /// the smaller has at least this many members (or its total cycles are at most
   /// lowerBound).
   int64_t parallelLowerBound = 20;
+  /// mg_copyin_upper_bound: no merge makes a subgraph copy in more bytes; -1 = no cap.
+  int64_t copyInUpperBound = -1;
   /// Merges allowed before the pass stops merging (bisection); -1 = unlimited.
   int64_t fuel = -1;
 };
