@@ -32,7 +32,7 @@ struct Context::Impl {
   }
 };
 
-Context::Context() : impl_(std::make_unique<Impl>()) {}
+Context::Context() : impl_(std::make_unique<Impl>()) { sgKey_ = id("sg"); }
 Context::~Context() = default;
 
 // ---------------------------------------------------------------- types

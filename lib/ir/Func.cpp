@@ -35,6 +35,7 @@ Operation *Func::createOp(const OpDef &def, llvm::ArrayRef<Value *> operands,
   if (!attrs) attrs = ctx_.emptyDict();
   auto *op = new (mem) Operation(&def, loc, this, static_cast<unsigned>(operands.size()),
                                  static_cast<unsigned>(resultTypes.size()), attrs);
+  op->normalizeSubgraphAttr(); // an Int `sg` lives in the op's field, not the dict
   OpOperand *ops = op->operandStorage();
   for (size_t i = 0; i < operands.size(); ++i) {
     new (&ops[i]) OpOperand();

@@ -87,24 +87,49 @@ llvm::ArrayRef<NamedAttr> Operation::attrs() const {
 Attribute Operation::attr(llvm::StringRef name) const {
   for (const NamedAttr &a : attrs())
     if (a.name.str() == name) return a.value;
+  if (name == "sg" && sgId_ >= 0) return parent_->context().intAttr(sgId_);
   return {};
 }
 
 void Operation::setAttr(llvm::StringRef name, Attribute value) {
   Context &ctx = parent_->context();
   Identifier id = ctx.id(name);
+  bool toField = id == ctx.sgKey() && (!value || (value.isInt() && value.getInt() >= 0));
+  if (toField) sgId_ = value ? value.getInt() : -1;
   llvm::SmallVector<NamedAttr, 4> entries;
   bool replaced = false;
   for (const NamedAttr &a : attrs()) {
     if (a.name == id) {
       replaced = true;
-      if (value) entries.push_back({id, value});
+      if (value && !toField) entries.push_back({id, value});
     } else {
       entries.push_back(a);
     }
   }
+  if (toField && !replaced) return;
   if (!replaced && value) entries.push_back({id, value});
   attrs_ = ctx.dictAttr(entries, /*sortByName=*/true);
+}
+
+void Operation::setAttrDict(Attribute dict) {
+  attrs_ = dict;
+  if (parent_) normalizeSubgraphAttr();
+}
+
+void Operation::normalizeSubgraphAttr() {
+  if (!attrs_ || !attrs_.isDict()) return;
+  Context &ctx = parent_->context();
+  Identifier key = ctx.sgKey();
+  llvm::ArrayRef<NamedAttr> entries = attrs_.getDict();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].name != key) continue;
+    if (!entries[i].value.isInt() || entries[i].value.getInt() < 0) return;
+    sgId_ = entries[i].value.getInt();
+    llvm::SmallVector<NamedAttr, 8> rest(entries.begin(), entries.begin() + i);
+    rest.append(entries.begin() + i + 1, entries.end());
+    attrs_ = ctx.dictAttr(rest, /*sortByName=*/true);
+    return;
+  }
 }
 
 void Operation::dropOperandUses() {

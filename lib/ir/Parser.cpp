@@ -121,7 +121,8 @@ private:
   bool parseType(Type &out);
   bool parseTypeSlow(Type &out, const char *&closeAngle);
   bool parseTypeList(llvm::SmallVectorImpl<Type> &types);
-  bool parseOpAttrDict(Attribute &out);
+  /// An op's attribute dictionary; an Int `sg` goes to `sg` (else -1), not `out`.
+  bool parseOpAttrDict(Attribute &out, int64_t &sg);
   bool parseDictEntries(llvm::SmallVectorImpl<NamedAttr> &entries, unsigned depth,
                         const char *&closeBrace);
   bool parseAttr(Attribute &out, unsigned depth);
@@ -165,7 +166,11 @@ private:
 
   // Caches: exact source spelling -> uniqued object.
   llvm::StringMap<Type> typeCache_;
-  llvm::StringMap<Attribute> dictCache_;
+  struct OpDictEntry {
+    Attribute dict;
+    int64_t sg;
+  };
+  llvm::StringMap<OpDictEntry> dictCache_;
 
   // Scratch reused across ops (no allocation per op in steady state).
   llvm::SmallVector<Token, 4> resultNames_;
@@ -412,7 +417,8 @@ bool Parser::parseOp(Func &f) {
   }
 
   Attribute attrs = emptyDict_;
-  if (tok_.is(TokKind::LBrace) && !parseOpAttrDict(attrs)) return false;
+  int64_t sg = -1;
+  if (tok_.is(TokKind::LBrace) && !parseOpAttrDict(attrs, sg)) return false;
 
   types_.clear();
   if (tok_.is(TokKind::Colon)) {
@@ -430,6 +436,7 @@ bool Parser::parseOp(Func &f) {
   if (tok_.isKeyword("loc") && !parseLoc(loc)) return false;
 
   Operation *op = f.createOp(*def, operands_, types_, attrs, loc);
+  if (sg >= 0) op->setSubgraphId(sg);
   for (size_t i = firstFixup; i < fixups_.size(); ++i) fixups_[i].op = op;
   for (unsigned i = 0; i < resultNames_.size(); ++i) defineName(resultNames_[i], op->result(i));
   return true;
@@ -570,7 +577,7 @@ static const char *scanDictSpan(const char *open, const char *end) {
   return nullptr;
 }
 
-bool Parser::parseOpAttrDict(Attribute &out) {
+bool Parser::parseOpAttrDict(Attribute &out, int64_t &sg) {
   const char *open = tok_.text.begin();
   const char *spanEnd = scanDictSpan(open, lexer_.bufferEnd());
   if (spanEnd) {
@@ -578,7 +585,8 @@ bool Parser::parseOpAttrDict(Attribute &out) {
     if (it != dictCache_.end()) {
       lexer_.skipTo(spanEnd);
       consume();
-      out = it->second;
+      out = it->second.dict;
+      sg = it->second.sg;
       return true;
     }
   }
@@ -586,9 +594,21 @@ bool Parser::parseOpAttrDict(Attribute &out) {
   llvm::SmallVector<NamedAttr, 8> entries;
   const char *closeBrace = nullptr;
   if (!parseDictEntries(entries, 1, closeBrace)) return false;
+  // The subgraph id is a field of the op, not a dictionary entry (a non-Int or
+  // negative `sg` stays for the verifier to report).
+  sg = -1;
+  Identifier sgKey = ctx_.sgKey();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].name == sgKey && entries[i].value.isInt() &&
+        entries[i].value.getInt() >= 0) {
+      sg = entries[i].value.getInt();
+      entries.erase(entries.begin() + i);
+      break;
+    }
+  }
   out = ctx_.dictAttr(entries, /*sortByName=*/true);
   if (spanEnd && closeBrace + 1 == spanEnd)
-    dictCache_.try_emplace(llvm::StringRef(open, spanEnd - open), out);
+    dictCache_.try_emplace(llvm::StringRef(open, spanEnd - open), OpDictEntry{out, sg});
   return true;
 }
 

@@ -218,13 +218,7 @@ public:
       out_ += i ? ", " : " ";
       names.append(out_, op.operand(i));
     }
-    Attribute dict = op.attrDict();
-    if (dict && dict.isDict() && !dict.getDict().empty()) {
-      out_ += ' ';
-      auto [it, inserted] = attrText_.try_emplace(dict.storage());
-      if (inserted) it->second = dict.str();
-      out_ += it->second;
-    }
+    appendAttrs(op);
     for (unsigned i = 0; i < numResults; ++i) {
       out_ += i ? ", " : " : ";
       appendType(op.resultType(i));
@@ -239,6 +233,74 @@ private:
     if (!os_ || out_.empty()) return;
     os_->write(out_.data(), out_.size());
     out_.clear();
+  }
+
+  /// The dictionary's text, cached by its storage, split where `sg` goes.
+  struct DictText {
+    std::string text; ///< "{...}" without `sg`
+    size_t split;     ///< where ", sg = N" / "sg = N, " goes (after '{' or an entry)
+    bool hasBefore;   ///< entries before the split
+    bool hasAfter;    ///< entries after it
+  };
+
+  /// " {attrs}" for `op` (nothing when it has none): its dictionary with the
+  /// subgraph id merged in sorted key position.
+  void appendAttrs(const Operation &op) {
+    Attribute dict = op.attrDict();
+    int64_t sg = op.subgraphId();
+    bool hasDict = dict && dict.isDict() && !dict.getDict().empty();
+    if (!hasDict && sg < 0) return;
+    out_ += ' ';
+    if (!hasDict) {
+      out_ += "{sg = ";
+      appendInt(sg);
+      out_ += '}';
+      return;
+    }
+    auto [it, inserted] = attrText_.try_emplace(dict.storage());
+    DictText &t = it->second;
+    if (inserted) {
+      t.text = "{";
+      t.split = 0;
+      bool first = true;
+      for (const NamedAttr &e : dict.getDict()) {
+        if (!t.split && llvm::StringRef("sg") < e.name.str()) {
+          t.split = t.text.size();
+          t.hasBefore = !first;
+        }
+        if (!first) t.text += ", ";
+        first = false;
+        if (isBareIdentifier(e.name.str()))
+          t.text += e.name.str();
+        else
+          appendQuotedString(t.text, e.name.str());
+        t.text += " = ";
+        t.text += e.value.str();
+      }
+      if (!t.split) {
+        t.split = t.text.size();
+        t.hasBefore = true;
+      }
+      t.hasAfter = t.split != t.text.size();
+      t.text += '}';
+    }
+    if (sg < 0) {
+      out_ += t.text;
+      return;
+    }
+    // Entries after the split start with ", " (unless none come before it).
+    out_.append(t.text, 0, t.split);
+    if (t.hasBefore) out_ += ", ";
+    out_ += "sg = ";
+    appendInt(sg);
+    if (!t.hasBefore && t.hasAfter) out_ += ", ";
+    out_.append(t.text, t.split, std::string::npos);
+  }
+
+  void appendInt(int64_t v) {
+    char buf[24];
+    auto res = std::to_chars(buf, buf + sizeof buf, v);
+    out_.append(buf, res.ptr);
   }
 
   void appendType(Type t) {
@@ -264,7 +326,7 @@ private:
   llvm::raw_ostream *os_;
   PrintOptions opts_;
   llvm::DenseMap<const void *, std::string> typeText_;
-  llvm::DenseMap<const void *, std::string> attrText_;
+  llvm::DenseMap<const void *, DictText> attrText_;
   llvm::DenseMap<const char *, std::string> fileText_;
 };
 

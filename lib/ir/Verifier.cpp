@@ -334,21 +334,26 @@ private:
                       << op.resultType().str();
       }
       if (subgraphs.empty()) continue;
-      Attribute sg = op.attr("sg");
-      if (!sg) {
-        opError(op) << "belongs to no subgraph; every tile op of a partitioned function "
-                       "needs 'sg'";
-        continue;
+      // The subgraph id field; a (negative) `sg` left in the dictionary otherwise.
+      int64_t sgId = op.subgraphId();
+      if (sgId < 0) {
+        Attribute sg = op.attr("sg");
+        if (!sg) {
+          opError(op) << "belongs to no subgraph; every tile op of a partitioned function "
+                         "needs 'sg'";
+          continue;
+        }
+        sgId = sg.getInt();
       }
-      auto it = subgraphs.find(sg.getInt());
+      auto it = subgraphs.find(sgId);
       if (it == subgraphs.end()) {
-        opError(op) << "names subgraph " << sg.getInt() << ", which is not declared";
+        opError(op) << "names subgraph " << sgId << ", which is not declared";
         continue;
       }
       llvm::StringRef core = it->second->attr("core").getString();
       if (core != llvm::StringRef(target::coreKindName(op.coreKind())))
         opError(op) << "runs on " << target::coreKindName(op.coreKind()) << " but subgraph "
-                    << sg.getInt() << " is an " << core << " subgraph";
+                    << sgId << " is an " << core << " subgraph";
     }
   }
 

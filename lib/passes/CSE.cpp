@@ -22,7 +22,9 @@ struct ComputeKeyInfo {
     return op == getEmptyKey() || op == getTombstoneKey();
   }
   static unsigned getHashValue(const Operation *op) {
-    llvm::hash_code h = llvm::hash_combine(op->code(), op->attrDict().storage());
+    // The subgraph id is not in the dictionary: ops of different subgraphs differ.
+    llvm::hash_code h =
+        llvm::hash_combine(op->code(), op->attrDict().storage(), op->subgraphId());
     for (const ir::OpOperand &o : op->opOperands()) h = llvm::hash_combine(h, o.get());
     for (const ir::Value &r : op->results()) h = llvm::hash_combine(h, r.type().storage());
     return static_cast<unsigned>(h);
@@ -31,6 +33,7 @@ struct ComputeKeyInfo {
     if (a == b) return true;
     if (isSentinel(a) || isSentinel(b)) return false;
     if (a->code() != b->code() || a->attrDict() != b->attrDict() ||
+        a->subgraphId() != b->subgraphId() ||
         a->numOperands() != b->numOperands() || a->numResults() != b->numResults())
       return false;
     for (unsigned i = 0; i < a->numOperands(); ++i)

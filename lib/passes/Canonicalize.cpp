@@ -192,6 +192,7 @@ private:
     attrs.append(replaced.begin(), replaced.end());
     Operation *n = f_.createOp(op.def(), operands, {op.resultType()},
                                ctx_.dictAttr(attrs, true), op.loc(), &op);
+    n->setSubgraphId(op.subgraphId());
     n->result()->setNameHint(op.result()->nameHint());
     return n->result();
   }

@@ -114,20 +114,27 @@ SubgraphGraph SubgraphGraph::fromFunc(ir::Func &f, const CostModel &cost) {
   std::vector<int64_t> attrIds; // the `sg` its ops carry now
   llvm::DenseMap<int64_t, int64_t> denseId;
   // Attribute keys compared as interned identifiers, not as strings.
-  ir::Identifier sgKey = f.context().id("sg"), scopeKey = f.context().id("sg_scope");
+  ir::Identifier sgKey = f.context().sgKey(), scopeKey = f.context().id("sg_scope");
   for (Operation &op : f.ops()) {
     if (!op.isTileOp()) continue;
-    ir::Attribute sg, scope;
+    // The subgraph id is the op's field; only bad input leaves an `sg` (negative
+    // or not an Int) in the dictionary.
+    int64_t sgId = op.subgraphId();
+    bool hasSg = sgId >= 0;
+    ir::Attribute scope;
     for (const ir::NamedAttr &a : op.attrs()) {
-      if (a.name == sgKey) sg = a.value;
-      else if (a.name == scopeKey) scope = a.value;
+      if (a.name == scopeKey) scope = a.value;
+      else if (!hasSg && a.name == sgKey && a.value.isInt()) {
+        sgId = a.value.getInt();
+        hasSg = true;
+      }
     }
     int64_t id;
-    if (sg && sg.isInt()) {
-      auto [it, inserted] = denseId.try_emplace(sg.getInt(), int64_t(subgraphs.size()));
+    if (hasSg) {
+      auto [it, inserted] = denseId.try_emplace(sgId, int64_t(subgraphs.size()));
       if (inserted) {
         subgraphs.emplace_back();
-        attrIds.push_back(sg.getInt());
+        attrIds.push_back(sgId);
       }
       id = it->second;
     } else {
@@ -533,26 +540,24 @@ bool SubgraphGraph::writeTable() {
   renumber();
   summarise(); // hash orders follow the new ids
 
-  // Attribute uniquing is the main cost at a million ops: look the `sg` key up
-  // once, and build each op's dictionary directly.
+  // The subgraph id is a field of each op: rewriting it uniques nothing.
   bool changed = false;
-  ir::Identifier sgKey = ctx.id("sg");
-  llvm::SmallVector<ir::NamedAttr, 8> entries;
   std::vector<ir::Attribute> idAttrs(subgraphs_.size());
   for (Subgraph &s : subgraphs_) {
-    ir::Attribute id = idAttrs[s.id] = ctx.intAttr(s.id);
+    idAttrs[s.id] = ctx.intAttr(s.id);
     // Untouched since read from the IR under the same id: its ops are right.
     if (attrId_[s.id] == s.id) continue;
     attrId_[s.id] = s.id;
     for (Operation *op : s.ops) {
-      llvm::ArrayRef<ir::NamedAttr> attrs = op->attrs();
-      auto at = std::lower_bound(attrs.begin(), attrs.end(), sgKey,
-                                 [](const ir::NamedAttr &a, ir::Identifier k) { return a.name < k; });
-      if (at != attrs.end() && at->name == sgKey && at->value == id) continue;
-      entries.assign(attrs.begin(), at);
-      entries.push_back({sgKey, id});
-      entries.append(at != attrs.end() && at->name == sgKey ? at + 1 : at, attrs.end());
-      op->setAttrDict(ctx.dictAttr(entries, /*sortByName=*/true));
+      if (op->subgraphId() == s.id) continue;
+      // A bad `sg` left in the dictionary (see fromFunc) goes.
+      if (op->subgraphId() < 0)
+        for (const ir::NamedAttr &a : op->attrs())
+          if (a.name == ctx.sgKey()) {
+            op->setAttr("sg", {});
+            break;
+          }
+      op->setSubgraphId(s.id);
       changed = true;
     }
   }

@@ -32,6 +32,8 @@ public:
 
   // --- identifiers and locations ---
   Identifier id(llvm::StringRef s);
+  /// The identifier `sg` (the subgraph id key), looked up once.
+  Identifier sgKey() const { return sgKey_; }
   Location loc(llvm::StringRef file, uint32_t line, uint32_t col);
 
   // --- attributes ---
@@ -63,6 +65,7 @@ public:
 private:
   std::unique_ptr<Impl> impl_;
   DiagnosticEngine diag_;
+  Identifier sgKey_;
 };
 
 } // namespace ptoc::ir

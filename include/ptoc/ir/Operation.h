@@ -18,7 +18,12 @@ class Func;
 
 /// One operation in a function body. Operands and results live in storage trailing
 /// the object (allocated by the owning Func), so their count is fixed at creation.
-/// Attributes are one uniqued Dict attribute, sorted by key.
+/// Attributes are one uniqued Dict attribute, sorted by key, except the subgraph
+/// id `sg` (partitioned level), which lives in a field of its own: it differs
+/// from op to op and every merge pass rewrites it, so keeping it out of the
+/// dictionary keeps those rewrites from uniquing a dictionary per op. The text
+/// form is unchanged: the printer merges `sg = N` into the dictionary in sorted
+/// key position, and the parser takes a non-negative Int `sg` out of it.
 class Operation : public llvm::ilist_node<Operation> {
 public:
   const OpDef &def() const { return *def_; }
@@ -57,14 +62,29 @@ public:
   Type resultType(unsigned i = 0) const { return result(i)->type(); }
   bool useEmpty() const;
 
+  // --- subgraph id (the `sg` attribute of the text form) ---
+  /// The subgraph this op belongs to (partitioned level); -1 when it has none.
+  int64_t subgraphId() const { return sgId_; }
+  void setSubgraphId(int64_t id) { sgId_ = id; }
+  bool hasSubgraphId() const { return sgId_ >= 0; }
+
   // --- attributes (kept sorted by name) ---
-  /// The whole attribute dictionary (a Dict attribute, possibly empty).
+  /// The attribute dictionary (a Dict attribute, possibly empty). It never holds
+  /// a non-negative Int `sg`: that is subgraphId() (a non-Int or negative `sg`,
+  /// which only bad input has, stays in the dictionary for the verifier to report).
   Attribute attrDict() const { return attrs_; }
+  /// The entries of attrDict() (so without the subgraph id).
   llvm::ArrayRef<NamedAttr> attrs() const;
+  /// An attribute by name. `sg` reads subgraphId() (an Int attribute, or null
+  /// when it is -1) unless the dictionary holds a (bad) `sg`.
   Attribute attr(llvm::StringRef name) const;
-  /// Sets or replaces an attribute; a null value removes it.
+  /// Sets or replaces an attribute; a null value removes it. A non-negative Int
+  /// `sg` sets subgraphId() (a null `sg` clears it to -1) instead of the dictionary.
   void setAttr(llvm::StringRef name, Attribute value);
-  void setAttrDict(Attribute dict) { attrs_ = dict; }
+  /// Replaces the dictionary. A non-negative Int `sg` in it moves to
+  /// subgraphId(); without
+  /// one the subgraph id is left as it is.
+  void setAttrDict(Attribute dict);
 
   /// Drops this op's uses of its operands (before erasing it).
   void dropOperandUses();
@@ -80,6 +100,9 @@ private:
       : def_(def), loc_(loc), parent_(parent), attrs_(attrs), numOperands_(numOperands),
         numResults_(numResults) {}
 
+  /// Moves an Int `sg` out of attrs_ into sgId_ (see attrDict()).
+  void normalizeSubgraphAttr();
+
   OpOperand *operandStorage() const {
     return reinterpret_cast<OpOperand *>(const_cast<Operation *>(this) + 1);
   }
@@ -91,6 +114,7 @@ private:
   Location loc_;
   Func *parent_;
   Attribute attrs_;
+  int64_t sgId_ = -1;
   uint32_t numOperands_;
   uint32_t numResults_;
 };
