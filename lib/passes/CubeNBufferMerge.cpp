@@ -7,51 +7,23 @@
 //    merge if S <= C; else start at ceil(S/C) and decrease while ceil(S/N) < C.
 //  - Members are merged in ascending id order, N consecutive members into the
 //    first of each chunk; refused for an sg_scope, a cycle or spent merge-fuel.
-// Shares nbufferMerge() (Subgraphs.cpp) with nbuffer-merge.
+// The pass object and the chunking are nbuffer-merge's (createNBufferMergePassFor,
+// nbufferMerge()); only the core kind and option names differ.
 // `--debug-only=cube-nbuffer-merge` logs each group's N and every decision.
 #include "ptoc/passes/Passes.h"
 
 #include "ptoc/passes/Subgraphs.h"
 
 namespace ptoc::passes {
-namespace {
-
-class CubeNBufferMergePass final : public Pass {
-public:
-  explicit CubeNBufferMergePass(const CubeNBufferMergeOptions &options) : options_(options) {}
-  llvm::StringRef argument() const override { return "cube-nbuffer-merge"; }
-
-  PassResult run(ir::Module &m, PassContext &ctx) override {
-    MergeLog log(argument(), ctx.debugStream(argument()), options_.fuel);
-    NBufferMergeRequest request{.core = target::CoreKind::AIC,
-                                .mode = options_.mode,
-                                .setting = options_.setting,
-                                .cores = -1,
-                                .copyInUpperBound = options_.copyInUpperBound};
-    PassResult result = runNBufferMergePass(m, ctx.device, "cube-nbuffer-setting", request, log);
-    merged_ += log.count(MergeVerdict::Merged);
-    refusedScope_ += log.count(MergeVerdict::RefusedScope);
-    refusedCycle_ += log.count(MergeVerdict::RefusedCycle);
-    refusedFuel_ += log.count(MergeVerdict::RefusedFuel);
-    refusedCopyIn_ += log.count(MergeVerdict::RefusedCopyInCap);
-    return result;
-  }
-
-private:
-  CubeNBufferMergeOptions options_;
-  PassStatistic merged_{this, "merged", "AIC subgraphs merged into the first of their chunk"};
-  PassStatistic refusedScope_{this, "refused-scope", "Merges refused: an sg_scope"};
-  PassStatistic refusedCycle_{this, "refused-would-create-cycle",
-                              "Merges refused: would create a dependency cycle"};
-  PassStatistic refusedFuel_{this, "refused-fuel", "Merges refused: merge-fuel ran out"};
-  PassStatistic refusedCopyIn_{this, "refused-copy-in-cap",
-                               "Merges refused: copy-in bytes over mg-copyin-upper-bound"};
-};
-
-} // namespace
 
 std::unique_ptr<Pass> createCubeNBufferMergePass(const CubeNBufferMergeOptions &options) {
-  return std::make_unique<CubeNBufferMergePass>(options);
+  return createNBufferMergePassFor("cube-nbuffer-merge", "cube-nbuffer-setting",
+                                   {.core = target::CoreKind::AIC,
+                                    .mode = options.mode,
+                                    .setting = options.setting,
+                                    .cores = -1,
+                                    .copyInUpperBound = options.copyInUpperBound},
+                                   options.fuel);
 }
 
 void registerCubeNBufferMergePass(PassRegistry &registry) {

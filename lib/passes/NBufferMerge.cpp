@@ -19,19 +19,18 @@
 namespace ptoc::passes {
 namespace {
 
+// Both NBuffer passes: the same chunking for one core kind (the request's).
 class NBufferMergePass final : public Pass {
 public:
-  explicit NBufferMergePass(const NBufferMergeOptions &options) : options_(options) {}
-  llvm::StringRef argument() const override { return "nbuffer-merge"; }
+  NBufferMergePass(llvm::StringRef argument, llvm::StringRef settingName,
+                   NBufferMergeRequest request, int64_t fuel)
+      : argument_(argument.str()), settingName_(settingName.str()),
+        request_(std::move(request)), fuel_(fuel) {}
+  llvm::StringRef argument() const override { return argument_; }
 
   PassResult run(ir::Module &m, PassContext &ctx) override {
-    MergeLog log(argument(), ctx.debugStream(argument()), options_.fuel);
-    NBufferMergeRequest request{.core = target::CoreKind::AIV,
-                                .mode = options_.mode,
-                                .setting = options_.setting,
-                                .cores = options_.parallelLowerBound,
-                                .copyInUpperBound = options_.copyInUpperBound};
-    PassResult result = runNBufferMergePass(m, ctx.device, "vec-nbuffer-setting", request, log);
+    MergeLog log(argument(), ctx.debugStream(argument()), fuel_);
+    PassResult result = runNBufferMergePass(m, ctx.device, settingName_, request_, log);
     merged_ += log.count(MergeVerdict::Merged);
     refusedScope_ += log.count(MergeVerdict::RefusedScope);
     refusedCycle_ += log.count(MergeVerdict::RefusedCycle);
@@ -41,8 +40,10 @@ public:
   }
 
 private:
-  NBufferMergeOptions options_;
-  PassStatistic merged_{this, "merged", "AIV subgraphs merged into the first of their chunk"};
+  std::string argument_, settingName_;
+  NBufferMergeRequest request_;
+  int64_t fuel_;
+  PassStatistic merged_{this, "merged", "Subgraphs merged into the first of their chunk"};
   PassStatistic refusedScope_{this, "refused-scope", "Merges refused: an sg_scope"};
   PassStatistic refusedCycle_{this, "refused-would-create-cycle",
                               "Merges refused: would create a dependency cycle"};
@@ -53,8 +54,20 @@ private:
 
 } // namespace
 
+std::unique_ptr<Pass> createNBufferMergePassFor(llvm::StringRef argument,
+                                                llvm::StringRef settingName,
+                                                NBufferMergeRequest request, int64_t fuel) {
+  return std::make_unique<NBufferMergePass>(argument, settingName, std::move(request), fuel);
+}
+
 std::unique_ptr<Pass> createNBufferMergePass(const NBufferMergeOptions &options) {
-  return std::make_unique<NBufferMergePass>(options);
+  return createNBufferMergePassFor("nbuffer-merge", "vec-nbuffer-setting",
+                                   {.core = target::CoreKind::AIV,
+                                    .mode = options.mode,
+                                    .setting = options.setting,
+                                    .cores = options.parallelLowerBound,
+                                    .copyInUpperBound = options.copyInUpperBound},
+                                   options.fuel);
 }
 
 void registerNBufferMergePass(PassRegistry &registry) {

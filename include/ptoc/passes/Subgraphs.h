@@ -214,6 +214,12 @@ struct NBufferMergeRequest {
   unsigned funcIndex = 0; ///< for `func<F>_<order>` in the log
 };
 
+/// The pass object both NBuffer passes are: `argument` names it (statistics, logs),
+/// `settingName` names its setting option in errors. Defined in NBufferMerge.cpp.
+std::unique_ptr<Pass> createNBufferMergePassFor(llvm::StringRef argument,
+                                                llvm::StringRef settingName,
+                                                NBufferMergeRequest request, int64_t fuel);
+
 /// The whole run of an NBuffer merge pass over `m` (both NBuffer passes are this
 /// with another core kind): checks `request.setting` (keys >= -1, N >= 1; named
 /// `settingName` in errors) and that every function with work is partitioned
