@@ -14,7 +14,7 @@ using ir::OpCode;
 static int64_t ceilDiv(double a, double b) { return static_cast<int64_t>(std::ceil(a / b)); }
 
 int64_t CostModel::transferCycles(int64_t bytes) const {
-  return kDmaIssueCycles + ceilDiv(static_cast<double>(bytes),
+  return static_cast<int64_t>(device_.pipes.dmaIssueCycles) + ceilDiv(static_cast<double>(bytes),
                                    device_.memory.coreHbmBytesPerCycle);
 }
 
@@ -35,6 +35,7 @@ int64_t CostModel::opCycles(const ir::Operation &op) const {
     double rate = device_.compute.cubeFlopsPerCycleFp16;
     if (a.dtype() == ir::DType::I8) rate *= device_.compute.cubeInt8Factor;
     if (a.dtype() == ir::DType::F32) rate *= device_.compute.cubeFp32Factor;
+    if (a.dtype() == ir::DType::BF16) rate *= device_.compute.cubeBf16Factor;
     // L0 blocks: how many mmad sequences the L1 tile is cut into.
     int64_t blocks = 1;
     if (auto tile = ir::CubeTile::fromAttr(op.attr("cube_tile")))
@@ -42,7 +43,7 @@ int64_t CostModel::opCycles(const ir::Operation &op) const {
                                         ceilDiv(double(k), double(tile->k[0])) *
                                         ceilDiv(double(n), double(tile->n[0])));
     return ceilDiv(2.0 * double(m) * double(n) * double(k), rate) +
-           blocks * kCubeBlockOverheadCycles;
+           blocks * static_cast<int64_t>(device_.compute.cubeBlockOverheadCycles);
   }
   default: break;
   }
@@ -51,22 +52,28 @@ int64_t CostModel::opCycles(const ir::Operation &op) const {
   int64_t bytes = op.numResults() ? op.resultType().sizeInBytes() : 0;
   for (const ir::OpOperand &o : op.opOperands())
     bytes = std::max(bytes, o.get()->type().sizeInBytes());
-  int64_t factor = 1;
+  const target::ComputeSpec &c = device_.compute;
+  double rate = 1.0;
   switch (op.code()) {
   case OpCode::Div:
+  case OpCode::Reciprocal: rate = c.vectorDivRate; break;
   case OpCode::Exp:
   case OpCode::Log:
   case OpCode::Sqrt:
   case OpCode::Rsqrt:
-  case OpCode::Reciprocal:
   case OpCode::Sigmoid:
   case OpCode::Tanh:
   case OpCode::Gelu:
-  case OpCode::Pow: factor = kSlowVectorFactor; break;
+  case OpCode::Pow: rate = c.vectorTranscendentalRate; break;
+  case OpCode::Sum:
+  case OpCode::Amax:
+  case OpCode::Amin:
+  case OpCode::Mean: rate = c.vectorReduceRate; break;
   default: break;
   }
-  return kVectorLatencyCycles +
-         factor * ceilDiv(static_cast<double>(bytes), device_.compute.vectorBytesPerCycle);
+  // Full-width passes over the data, then stretched by the op class's rate.
+  int64_t passes = ceilDiv(static_cast<double>(bytes), c.vectorBytesPerCycle);
+  return static_cast<int64_t>(c.vectorLatencyCycles) + ceilDiv(double(passes), rate);
 }
 
 } // namespace ptoc::passes

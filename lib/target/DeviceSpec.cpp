@@ -52,7 +52,21 @@ template <typename Spec, typename Fn> void forEachField(Spec &d, Fn &&fn) {
   fn("compute", "cube_flops_per_cycle_fp16", d.compute.cubeFlopsPerCycleFp16, Rule::Positive);
   fn("compute", "cube_int8_factor", d.compute.cubeInt8Factor, Rule::Positive);
   fn("compute", "cube_fp32_factor", d.compute.cubeFp32Factor, Rule::Positive);
+  fn("compute", "cube_bf16_factor", d.compute.cubeBf16Factor, Rule::Positive);
+  fn("compute", "cube_block_overhead_cycles", d.compute.cubeBlockOverheadCycles,
+     Rule::NonNegative);
   fn("compute", "vector_bytes_per_cycle", d.compute.vectorBytesPerCycle, Rule::Positive);
+  fn("compute", "vector_div_rate", d.compute.vectorDivRate, Rule::Positive);
+  fn("compute", "vector_transcendental_rate", d.compute.vectorTranscendentalRate,
+     Rule::Positive);
+  fn("compute", "vector_reduce_rate", d.compute.vectorReduceRate, Rule::Positive);
+  fn("compute", "vector_latency_cycles", d.compute.vectorLatencyCycles, Rule::NonNegative);
+  fn("pipes", "mte1_l0a_bytes_per_cycle", d.pipes.mte1L0aBytesPerCycle, Rule::Positive);
+  fn("pipes", "mte1_l0b_bytes_per_cycle", d.pipes.mte1L0bBytesPerCycle, Rule::Positive);
+  fn("pipes", "fixpipe_bytes_per_cycle", d.pipes.fixpipeBytesPerCycle, Rule::Positive);
+  fn("pipes", "mte3_bytes_per_cycle", d.pipes.mte3BytesPerCycle, Rule::Positive);
+  fn("pipes", "dma_issue_cycles", d.pipes.dmaIssueCycles, Rule::NonNegative);
+  fn("pipes", "local_latency_cycles", d.pipes.localLatencyCycles, Rule::NonNegative);
   fn("memory", "hbm_bytes_per_second", d.memory.hbmBytesPerSecond, Rule::Positive);
   fn("memory", "l2_bytes", d.memory.l2Bytes, Rule::Positive);
   fn("memory", "l2_bytes_per_second", d.memory.l2BytesPerSecond, Rule::Positive);
@@ -60,6 +74,7 @@ template <typename Spec, typename Fn> void forEachField(Spec &d, Fn &&fn) {
   fn("memory", "core_l2_read_bytes_per_cycle", d.memory.coreL2ReadBytesPerCycle, Rule::Positive);
   fn("memory", "core_l2_write_bytes_per_cycle", d.memory.coreL2WriteBytesPerCycle, Rule::Positive);
   fn("memory", "gm_latency_cycles", d.memory.gmLatencyCycles, Rule::NonNegative);
+  fn("memory", "l2_latency_cycles", d.memory.l2LatencyCycles, Rule::NonNegative);
   fn("scheduler", "threads", d.scheduler.threads, Rule::Positive);
   fn("scheduler", "dispatch_cycles", d.scheduler.dispatchCycles, Rule::NonNegative);
   fn("scheduler", "completion_cycles", d.scheduler.completionCycles, Rule::NonNegative);
@@ -68,7 +83,7 @@ template <typename Spec, typename Fn> void forEachField(Spec &d, Fn &&fn) {
   fn("", "launch_overhead_us", d.launchOverheadUs, Rule::NonNegative);
 }
 
-constexpr const char *kSections[] = {"buffers", "compute", "memory", "scheduler"};
+constexpr const char *kSections[] = {"buffers", "compute", "pipes", "memory", "scheduler"};
 
 std::string fieldPath(llvm::StringRef section, llvm::StringRef key) {
   return section.empty() ? key.str() : absl::StrCat(section.str(), ".", key.str());
@@ -191,6 +206,19 @@ std::string checkConsistency(const DeviceSpec &d) {
                         d.aicCores, ")");
   if ((d.buffers.blockBytes & (d.buffers.blockBytes - 1)) != 0)
     return absl::StrCat("buffers.block_bytes (", d.buffers.blockBytes, ") must be a power of two");
+  if (d.compute.vectorDivRate > 1 || d.compute.vectorTranscendentalRate > 1 ||
+      d.compute.vectorReduceRate > 1)
+    return "compute.vector_*_rate fields are fractions of vector_bytes_per_cycle and must be "
+           "at most 1";
+  if (d.memory.l2LatencyCycles > d.memory.gmLatencyCycles)
+    return absl::StrCat("memory.l2_latency_cycles (", formatDouble(d.memory.l2LatencyCycles),
+                        ") must not exceed memory.gm_latency_cycles (",
+                        formatDouble(d.memory.gmLatencyCycles), "): an L2 hit is never slower than a miss");
+  if (d.memory.coreL2ReadBytesPerCycle < d.memory.coreHbmBytesPerCycle)
+    return absl::StrCat("memory.core_l2_read_bytes_per_cycle (",
+                        formatDouble(d.memory.coreL2ReadBytesPerCycle),
+                        ") must be at least memory.core_hbm_bytes_per_cycle (",
+                        formatDouble(d.memory.coreHbmBytesPerCycle), ")");
   if (d.scheduler.threads > d.aicCores)
     return absl::StrCat("scheduler.threads (", d.scheduler.threads,
                         ") must be between 1 and aic_cores (", d.aicCores,

@@ -140,7 +140,8 @@ TEST_CASE("doubles round-trip exactly", "[target]") {
   d.clockMHz = 1234.5678901234567;
   d.compute.cubeFp32Factor = 0.1;
   d.memory.hbmBytesPerSecond = 1.0 / 3.0 * 1e12;
-  d.memory.gmLatencyCycles = 0; // latencies may be zero
+  d.memory.gmLatencyCycles = 0; // latencies may be zero (an L2 hit then costs none either)
+  d.memory.l2LatencyCycles = 0;
   d.scheduler.dispatchCycles = 1e-300;
   d.launchOverheadUs = 123456789012345.0;
   REQUIRE(d.validate().ok());
@@ -207,7 +208,7 @@ TEST_CASE("unknown fields are rejected with the known ones", "[target]") {
         "device.json: unknown field 'buffers.ubb' (known: l1, l0a, l0b, l0c, ub, block_bytes)");
   std::string msg = parseError(R"({"aic_core": 24})");
   CHECK_THAT(msg, Contains("device.json: unknown field 'aic_core' (known: name, base, "
-                           "aic_cores, aiv_cores, clock_mhz, buffers, compute, memory, "
+                           "aic_cores, aiv_cores, clock_mhz, buffers, compute, pipes, memory, "
                            "scheduler, launch_overhead_us)"));
   CHECK_THAT(parseError(R"({"scheduler": {"thread": 2}})"),
              Contains("unknown field 'scheduler.thread'"));
@@ -344,4 +345,30 @@ TEST_CASE("the examples in docs/device-model.md parse", "[target]") {
   REQUIRE(fast.ok());
   CHECK(fast->memory.hbmBytesPerSecond == 3.2e12);
   CHECK(fast->aicCores == 24);
+}
+
+TEST_CASE("simulator fields are read, and inconsistent ones rejected by name", "[target]") {
+  absl::StatusOr<DeviceSpec> d = DeviceSpec::fromJson(
+      R"({"pipes": {"mte3_bytes_per_cycle": 32}, "compute": {"vector_div_rate": 0.25}})",
+      "mine.json");
+  REQUIRE(d.ok());
+  CHECK(d->pipes.mte3BytesPerCycle == 32);
+  CHECK(d->compute.vectorDivRate == 0.25);
+  CHECK(d->pipes.fixpipeBytesPerCycle == 111); // from the a2 base
+
+  auto error = [](const char *json) {
+    absl::StatusOr<DeviceSpec> r = DeviceSpec::fromJson(json, "bad.json");
+    REQUIRE_FALSE(r.ok());
+    return std::string(r.status().message());
+  };
+  CHECK_THAT(error(R"({"compute": {"vector_div_rate": 2}})"),
+             Catch::Contains("vector_*_rate") && Catch::Contains("at most 1"));
+  CHECK_THAT(error(R"({"memory": {"l2_latency_cycles": 5000}})"),
+             Catch::Contains("memory.l2_latency_cycles (5000) must not exceed"));
+  CHECK_THAT(error(R"({"memory": {"core_l2_read_bytes_per_cycle": 8}})"),
+             Catch::Contains("core_l2_read_bytes_per_cycle (8) must be at least"));
+  CHECK_THAT(error(R"({"pipes": {"mte1_l0a_bytes_per_cycle": 0}})"),
+             Catch::Contains("field 'pipes.mte1_l0a_bytes_per_cycle': expected a positive number"));
+  CHECK_THAT(error(R"({"pipes": {"mte4": 1}})"),
+             Catch::Contains("unknown field 'pipes.mte4'"));
 }

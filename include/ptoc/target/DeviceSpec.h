@@ -29,8 +29,41 @@ struct ComputeSpec {
   /// int8 runs at this multiple of the fp16 rate; fp32 at `cubeFp32Factor`.
   double cubeInt8Factor = 2.0;
   double cubeFp32Factor = 0.5;
-  /// Vector unit width: bytes processed per cycle per AIV.
+  /// bf16 runs at this multiple of the fp16 rate (same MAC array) [H].
+  double cubeBf16Factor = 1.0;
+  /// Fixed cycles per L0 block of a tile matmul (L1->L0 issue, mmad start) [L]; makes
+  /// small matmuls inefficient, as measured (a 32x16x16 mmad reaches ~3370 of 8192
+  /// FLOP/cycle) [H].
+  double cubeBlockOverheadCycles = 32;
+  /// Vector unit width: bytes processed per cycle per AIV at full rate (add, mul) [H].
   double vectorBytesPerCycle = 256;
+  /// Relative rates of the slower vector op classes (1 = full width) [H]: div and
+  /// reciprocal run at about half rate (div fp32 ~64 vs mul ~127 ops/cycle); exp,
+  /// log, sqrt, rsqrt, sigmoid, tanh, gelu and pow likewise (exp fp16 ~65 vs add ~128);
+  /// reductions (sum, amax, amin, mean) at full rate.
+  double vectorDivRate = 0.5;
+  double vectorTranscendentalRate = 0.5;
+  double vectorReduceRate = 1.0;
+  /// Pipeline latency of one vector instruction, cycles: 4-23 [H]; the worst case,
+  /// charged once per tile op.
+  double vectorLatencyCycles = 23;
+};
+
+/// Per-core transfer pipes other than MTE2's GM reads (whose caps are in MemorySpec).
+struct PipeSpec {
+  /// MTE1: L1 -> L0A and L1 -> L0B, bytes per cycle [H].
+  double mte1L0aBytesPerCycle = 512;
+  double mte1L0bBytesPerCycle = 256;
+  /// FIXPIPE: L0C -> GM, bytes per cycle (~200 GB/s measured at 1.8 GHz) [H].
+  double fixpipeBytesPerCycle = 111;
+  /// MTE3: UB -> GM, bytes per cycle [H].
+  double mte3BytesPerCycle = 64;
+  /// Fixed cost of issuing one DMA transfer (descriptor set-up, first burst) [L];
+  /// small transfers are dominated by it (1 KB bursts reach ~10 GB/s against ~260
+  /// GB/s for large ones [H]).
+  double dmaIssueCycles = 64;
+  /// Latency of an on-chip move (MTE1 L1 -> L0) before its data is usable [L].
+  double localLatencyCycles = 16;
 };
 
 /// Memory system.
@@ -42,8 +75,10 @@ struct MemorySpec {
   double coreHbmBytesPerCycle = 32;
   double coreL2ReadBytesPerCycle = 110;
   double coreL2WriteBytesPerCycle = 86;
-  /// Latency of a GM access in cycles (order of 1 us).
+  /// Latency of a GM access that misses L2, in cycles (order of 1 us) [M].
   double gmLatencyCycles = 1800;
+  /// Latency of a GM access served by L2, in cycles [L] (about half a miss).
+  double l2LatencyCycles = 900;
 };
 
 /// AICPU scheduler.
@@ -62,6 +97,7 @@ struct DeviceSpec {
   double clockMHz = 1800;
   BufferSpec buffers;
   ComputeSpec compute;
+  PipeSpec pipes;
   MemorySpec memory;
   SchedulerSpec scheduler;
   /// Fixed overhead per kernel launch, microseconds.
@@ -83,6 +119,12 @@ struct DeviceSpec {
   absl::Status validate() const;
   /// A hash of every field, stable across processes (cache keys).
   uint64_t contentHash() const;
+
+  /// Cycles per microsecond (the clock in MHz).
+  double cyclesPerUs() const { return clockMHz; }
+  /// Device-wide HBM / L2 bandwidth in bytes per core cycle.
+  double hbmBytesPerCycle() const { return memory.hbmBytesPerSecond / (clockMHz * 1e6); }
+  double l2BytesPerCycle() const { return memory.l2BytesPerSecond / (clockMHz * 1e6); }
 };
 
 } // namespace ptoc::target
