@@ -1,0 +1,34 @@
+// Codegen entry points: partitioned function -> Program, and the Program's text form.
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "llvm/Support/raw_ostream.h"
+#include "ptoc/codegen/Program.h"
+
+namespace ptoc::ir {
+class Func;
+}
+namespace ptoc::target {
+struct DeviceSpec;
+}
+
+namespace ptoc::codegen {
+
+/// Codegen options (one struct; defaults here).
+struct CodegenOptions {
+  /// Ping-pong local buffers so the next tile's transfer overlaps this tile's compute.
+  /// Off: every tile reuses the most recently freed space, which serialises transfers
+  /// and compute (useful to measure what double buffering buys).
+  bool doubleBuffer = true;
+};
+
+/// Compiles a function at the partitioned level (every tile op has `sg`). Errors name
+/// the subgraph, the buffer, the bytes needed and available.
+absl::StatusOr<Program> buildProgram(const ir::Func &func, const target::DeviceSpec &device,
+                                     const CodegenOptions &options = {});
+
+/// Text form: the tensors, each leaf with its ops, buffer slots and per-pipe
+/// instructions, then the execute graph (one line per call). Deterministic.
+void printProgram(const Program &program, llvm::raw_ostream &os);
+
+} // namespace ptoc::codegen

@@ -1,0 +1,139 @@
+// Program: what codegen makes of a partitioned function. One pipe program (a *leaf*)
+// per distinct subgraph, shared by all isomorphic subgraphs, and the execute graph:
+// one *call* of a leaf per subgraph, with the concrete GM regions it reads and writes
+// and the calls it waits for. Plain data (no IR pointers), so a Program outlives the
+// Context it was built from and can be cached, simulated and executed many times.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "ptoc/ir/DType.h"
+#include "ptoc/ir/OpDef.h"
+#include "ptoc/ir/Type.h"
+#include "ptoc/target/CoreKind.h"
+
+namespace ptoc::codegen {
+
+/// The pipes of a core. AIC: MTE2 (GM->L1), MTE1 (L1->L0A/L0B), CUBE, FIXPIPE
+/// (L0C->GM). AIV: MTE2 (GM->UB), VEC, MTE3 (UB->GM). Pipes of one core run
+/// concurrently; instructions on one pipe run in order.
+enum class Pipe : uint8_t { Mte2, Mte1, Cube, Fixpipe, Vec, Mte3 };
+inline constexpr int kNumPipes = 6;
+/// "MTE2", "MTE1", "CUBE", "FIXPIPE", "VEC", "MTE3".
+llvm::StringRef pipeName(Pipe p);
+/// True for the pipes that move data (MTE2, MTE1, FIXPIPE, MTE3).
+inline bool isTransferPipe(Pipe p) { return p != Pipe::Cube && p != Pipe::Vec; }
+
+/// A GM tensor of the function: an argument, a `gm_tensor` the function writes, or an
+/// alias (`view`, `reshape`) of one of those. Every tensor is a strided window into the
+/// memory of its base tensor (itself unless it is an alias).
+struct GmTensor {
+  enum class Kind : uint8_t { Argument, Intermediate, Alias };
+  std::string name;                       ///< the SSA name in the IR, without '%'
+  Kind kind = Kind::Intermediate;
+  ir::DType dtype = ir::DType::F32;
+  llvm::SmallVector<int64_t, 4> shape;
+  int base = -1;                          ///< tensor owning the memory (== own index unless Alias)
+  int64_t baseOffset = 0;                 ///< element offset into the base's memory
+  llvm::SmallVector<int64_t, 4> strides;  ///< element strides into the base's memory
+  int argIndex = -1;                      ///< Argument: position in the signature
+};
+
+/// One op of a leaf, in program order. Local tile values are referred to by the index
+/// of the op that produced them.
+struct LeafOp {
+  ir::OpCode code = ir::OpCode::Return;
+  ir::DType dtype = ir::DType::F32;      ///< result element type (copy_out: the GM type)
+  llvm::SmallVector<int64_t, 4> shape;   ///< result tile shape (copy_out: the tile written)
+  ir::MemSpace space = ir::MemSpace::UB; ///< where the result lives (copy_out: GM)
+  /// Indices of earlier LeafOps: the local tile operands in IR order (matmul: a, b
+  /// [, acc]; copy_out: the tile written). For copy_in: the copy_outs of this same
+  /// leaf whose GM writes it must wait for (ordering only; its data comes from its
+  /// region).
+  llvm::SmallVector<int, 3> operands;
+  int region = -1;                       ///< copy_in/copy_out: index into Call::regions
+  // Decoded attributes (only those of the op's kind are meaningful).
+  llvm::SmallVector<int64_t, 4> axes;    ///< reductions
+  bool keepdim = false;                  ///< reductions
+  llvm::SmallVector<int64_t, 4> perm;    ///< transpose
+  double value = 0;                      ///< full
+  bool transposeA = false, transposeB = false; ///< matmul
+  int64_t cycles = 0;                    ///< cost-model estimate (compute ops)
+  int64_t bytes = 0;                     ///< bytes of the result tile (copies: bytes moved)
+};
+
+/// Where an op's result lives in its core-local buffer.
+struct BufferSlot {
+  ir::MemSpace space = ir::MemSpace::GM; ///< GM = no local storage (copy_out tokens)
+  int64_t offset = 0;
+  int64_t bytes = 0;
+};
+
+/// One instruction of a leaf's pipe program.
+struct PipeInstr {
+  Pipe pipe = Pipe::Vec;
+  int op = -1;                      ///< the LeafOp it implements
+  int64_t cycles = 0;               ///< compute pipes: fixed cycles from the cost model
+  int64_t bytes = 0;                ///< transfer pipes: bytes moved
+  int region = -1;                  ///< GM transfers (MTE2, FIXPIPE, MTE3): Call::regions index
+  llvm::SmallVector<int, 4> deps;   ///< earlier instructions of this leaf it waits for
+                                    ///< (data, and buffer reuse: a slot is rewritten only
+                                    ///< after its previous readers finished)
+};
+
+/// A compiled subgraph: the pipe program every isomorphic subgraph runs.
+struct Leaf {
+  int id = -1;
+  std::string hash;                 ///< structural hash (hex), as in the subgraph table
+  int hashOrder = -1;               ///< isomorphism group (user key func<F>_<hashOrder>)
+  int groupSize = 0;                ///< subgraphs in the group
+  target::CoreKind core = target::CoreKind::AIV;
+  std::vector<LeafOp> ops;
+  std::vector<BufferSlot> slots;    ///< one per op
+  std::vector<PipeInstr> instrs;    ///< in issue order; per pipe, this order is kept
+  int numRegions = 0;
+  bool doubleBuffered = false;      ///< ping-pong allocation was possible and chosen
+  /// Peak bytes used per local buffer (index: ir::MemSpace).
+  int64_t peakBytes[6] = {0, 0, 0, 0, 0, 0};
+  int64_t cycles = 0;               ///< cost-model estimate of one run
+  int64_t copyInBytes = 0, copyOutBytes = 0;
+  int64_t flops = 0;                ///< cube FLOPs of one run
+  int64_t vectorBytes = 0;          ///< bytes the vector unit processes in one run
+};
+
+/// A concrete GM region: a window of `tensor` starting at `offsets`; its shape is the
+/// shape of the leaf op that uses it.
+struct Region {
+  int tensor = -1;
+  llvm::SmallVector<int64_t, 4> offsets;
+};
+
+/// One task of the execute graph: a call of a leaf for one subgraph.
+struct Call {
+  int leaf = -1;
+  int subgraph = -1;                ///< the subgraph id in the partitioned IR
+  std::vector<Region> regions;      ///< indexed by LeafOp::region / PipeInstr::region
+  std::vector<int> preds;           ///< calls it waits for (sorted, unique, all earlier)
+};
+
+/// The compiled function.
+struct Program {
+  std::string funcName;
+  std::vector<GmTensor> tensors;
+  std::vector<int> arguments;       ///< tensor index of each function argument
+  std::vector<int> results;         ///< tensor index of each returned value
+  std::vector<Leaf> leaves;
+  std::vector<Call> calls;          ///< in a topological order of the execute graph
+
+  /// Successor lists, computed from `preds` (index: call).
+  std::vector<std::vector<int>> successors() const;
+  /// Totals over all calls.
+  int64_t totalFlops() const;
+  int64_t totalVectorBytes() const;
+};
+
+} // namespace ptoc::codegen

@@ -1,0 +1,28 @@
+// The numeric executor: runs every call of a Program for real on host buffers (Eigen),
+// on a host thread pool, in the order a simulated schedule chose.
+#pragma once
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "ptoc/codegen/Program.h"
+#include "ptoc/runtime/HostTensor.h"
+
+namespace ptoc::runtime {
+
+struct ExecOptions {
+  /// Host threads; 0 = hardware concurrency.
+  unsigned threads = 0;
+};
+
+/// Executes `program`. `args` are the function's arguments (shapes and dtypes must
+/// match the program's; errors name the argument). `results` is resized and filled
+/// with one tensor per returned value. `order` is the order to start calls in (e.g.
+/// by simulated start time; empty = program order); each call still waits for its
+/// predecessors, so any order gives identical results.
+absl::Status execute(const codegen::Program &program, llvm::ArrayRef<HostTensor> args,
+                     std::vector<HostTensor> &results, llvm::ArrayRef<int> order = {},
+                     const ExecOptions &options = {});
+
+} // namespace ptoc::runtime

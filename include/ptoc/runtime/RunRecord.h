@@ -1,0 +1,84 @@
+// RunRecord: what happened in one simulated run — per task, per pipe instruction (in
+// pipe-level mode), ready-queue depths, totals and the roofline bound. The runtime
+// returns it; lib/profile turns it into traces and summaries (the runtime never
+// writes files). Times are in device cycles; `clockMHz` converts (us = cycles / MHz).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ptoc/codegen/Program.h"
+#include "ptoc/target/CoreKind.h"
+
+namespace ptoc::runtime {
+
+/// The physical limit of a run: no schedule can beat it.
+struct RooflineBound {
+  double cubeCycles = 0;     ///< total cube FLOPs / (AIC count x per-core peak)
+  double vectorCycles = 0;   ///< total vector work / (AIV count x per-core width)
+  double hbmCycles = 0;      ///< compulsory HBM bytes / device HBM bandwidth
+  int64_t hbmBytes = 0;      ///< compulsory HBM bytes: inputs read once, results written once
+  double headCycles = 0;     ///< kernel head overhead (launch)
+  /// head + max(cube, vector, hbm).
+  double totalCycles() const;
+  /// "cube", "vector" or "hbm": the term that sets the bound.
+  const char *limiter() const;
+};
+
+/// One task (one call of the execute graph).
+struct TaskRecord {
+  int call = -1;
+  target::CoreKind core = target::CoreKind::AIV;
+  int coreIndex = -1;        ///< within its kind: AIC_0.., AIV_0..
+  int thread = -1;           ///< the AICPU scheduler thread that dispatched it
+  double readyCycle = 0;     ///< all predecessors completed (as seen by the scheduler)
+  double dispatchCycle = 0;  ///< the scheduler posted it to the core
+  double startCycle = 0;     ///< the core began it
+  double endCycle = 0;       ///< the core finished it
+  int64_t bytesIn = 0, bytesOut = 0;
+  int64_t l2HitBytes = 0;    ///< of bytesIn, served by L2
+};
+
+/// One pipe instruction of one task (recorded with pipe-level tracing only).
+struct PipeRecord {
+  int task = -1;             ///< index into RunRecord::tasks (== call)
+  codegen::Pipe pipe = codegen::Pipe::Vec;
+  int instr = -1;            ///< index into the leaf's instrs
+  double startCycle = 0, endCycle = 0;
+  int64_t bytes = 0;
+};
+
+/// Ready-queue depth of one core kind after a change.
+struct QueueSample {
+  double cycle = 0;
+  target::CoreKind core = target::CoreKind::AIV;
+  int depth = 0;
+};
+
+/// Everything one run produced.
+struct RunRecord {
+  std::string device;        ///< DeviceSpec::name
+  double clockMHz = 1800;
+  int aicCores = 0, aivCores = 0, schedulerThreads = 0;
+  int schedMode = 0;
+  double makespanCycles = 0; ///< head overhead + last task end
+  RooflineBound bound;
+  std::vector<TaskRecord> tasks;   ///< index: call
+  std::vector<PipeRecord> pipes;   ///< pipe-level mode only
+  std::vector<QueueSample> queue;
+  /// Busy cycles per core (index: AIC cores then AIV cores).
+  std::vector<double> coreBusyCycles;
+  int64_t hbmReadBytes = 0, hbmWriteBytes = 0;
+  int64_t l2ReadHitBytes = 0, l2ReadMissBytes = 0;
+  int64_t copyInBytes = 0, copyOutBytes = 0;
+
+  double toUs(double cycles) const { return cycles / clockMHz; }
+  double simulatedUs() const { return toUs(makespanCycles); }
+  double boundUs() const { return toUs(bound.totalCycles()); }
+  /// Busy time / (cores x span after the head), per core kind; 0 without cores.
+  double utilization(target::CoreKind kind) const;
+  double l2HitRate() const;  ///< hit bytes / read bytes (0 when nothing was read)
+};
+
+} // namespace ptoc::runtime

@@ -1,0 +1,31 @@
+// The simulator: a discrete-event model of the device running a Program — AICPU
+// scheduler threads dispatching tasks to cores, the pipes inside each core, HBM and L2
+// bandwidth shared by all cores, an LRU L2 over GM regions, the kernel head overhead.
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "ptoc/codegen/Program.h"
+#include "ptoc/runtime/RunRecord.h"
+#include "ptoc/target/DeviceSpec.h"
+
+namespace ptoc::runtime {
+
+/// Runtime options (one struct; defaults here).
+struct SimOptions {
+  /// device_sched_mode: 0 shared FIFO; 1 L2 affinity (LIFO + a task readied by a
+  /// completion goes straight to an idle core of the same thread); 2 fair (threads hand
+  /// work over, automatic in the tail); 3 = 1 and 2.
+  int schedMode = 0;
+  /// Record per-pipe instructions (runtime_debug_mode 2).
+  bool recordPipes = false;
+};
+
+/// Simulates one run. Errors: a bad scheduler mode, a program inconsistent with the
+/// device (a leaf for a core kind the device lacks).
+absl::StatusOr<RunRecord> simulate(const codegen::Program &program,
+                                   const target::DeviceSpec &device, const SimOptions &options);
+
+/// The roofline bound of a program on a device (also filled into every RunRecord).
+RooflineBound rooflineBound(const codegen::Program &program, const target::DeviceSpec &device);
+
+} // namespace ptoc::runtime

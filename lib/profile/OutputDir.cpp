@@ -1,0 +1,81 @@
+// Run output folders and atomic file writes.
+#include "ptoc/profile/OutputDir.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace ptoc::profile {
+
+std::string outputBase(llvm::StringRef option) {
+  if (!option.empty()) return option.str();
+  if (const char *env = std::getenv("PTOC_OUTPUT_DIR"); env && *env) return env;
+  return "output";
+}
+
+absl::StatusOr<std::string> createRunOutputDir(llvm::StringRef base) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(base))
+    return absl::InvalidArgumentError(absl::StrCat("cannot create output folder '", base.str(),
+                                                   "': ", ec.message(),
+                                                   " (set another base folder or PTOC_OUTPUT_DIR)"));
+  // The timestamp names the run; the microseconds and pid keep concurrent runs
+  // apart, and a suffix covers two runs within one microsecond.
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    auto now = std::chrono::system_clock::now();
+    std::time_t secs = std::chrono::system_clock::to_time_t(now);
+    auto usec = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch())
+                    .count() % 1000000;
+    std::tm local{};
+    localtime_r(&secs, &local);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%d_%H%M%S", &local);
+    std::string name = absl::StrFormat("output_%s_%06d_%d", stamp, usec, getpid());
+    if (attempt > 0) absl::StrAppend(&name, "_", attempt);
+    llvm::SmallString<256> path(base);
+    llvm::sys::path::append(path, name);
+    std::error_code ec = llvm::sys::fs::create_directory(path, /*IgnoreExisting=*/false);
+    if (!ec) return std::string(path);
+    if (ec != std::errc::file_exists)
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot create output folder '", std::string(path), "': ", ec.message()));
+  }
+  return absl::InternalError(absl::StrCat("could not find a fresh output folder name under '",
+                                          base.str(), "'"));
+}
+
+absl::Status writeFileAtomically(llvm::StringRef path, llvm::StringRef contents) {
+  llvm::SmallString<256> temp(path);
+  temp += absl::StrFormat(".tmp%d", getpid());
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(temp, ec);
+    if (ec)
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot write '", std::string(temp), "': ", ec.message()));
+    os << contents;
+    os.close();
+    if (os.has_error()) {
+      std::error_code err = os.error();
+      os.clear_error();
+      llvm::sys::fs::remove(temp);
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot write '", std::string(temp), "': ", err.message()));
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
+    llvm::sys::fs::remove(temp);
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot rename '", std::string(temp), "' to '", path.str(), "': ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+} // namespace ptoc::profile
