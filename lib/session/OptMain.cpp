@@ -17,6 +17,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include "DiagnosticVerifier.h"
+#include "ptoc/codegen/Codegen.h"
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Parser.h"
 #include "ptoc/ir/Printer.h"
@@ -31,6 +32,9 @@ namespace cl = llvm::cl;
 namespace ptoc::session {
 namespace {
 
+/// What ptoc-opt prints after the pipeline: the IR, or the compiled program.
+enum class OutputStage { IR, Codegen };
+
 /// Everything the command line says, gathered in one place.
 struct OptConfig {
   std::string inputFile;
@@ -44,6 +48,8 @@ struct OptConfig {
   passes::PassManagerOptions pm;
   bool timing = false;
   bool statistics = false;
+  OutputStage stage = OutputStage::IR;
+  codegen::CodegenOptions codegen;
 };
 
 /// A piece of the input file: its text and the line it starts on.
@@ -162,11 +168,35 @@ private:
 
     ir::PrintOptions printOpts;
     printOpts.printLocations = config_.printLocations;
-    output = ir::toString(*module, printOpts);
+    // The IR text is the output, or (--stage=codegen) only what the round trip checks.
+    if (config_.stage == OutputStage::IR || config_.verifyRoundtrip)
+      output = ir::toString(*module, printOpts);
     if (config_.verifyRoundtrip && !roundTrips(output, fileName, printOpts, ctx)) {
       output.clear();
       return false;
     }
+    if (config_.stage == OutputStage::Codegen) return printPrograms(*module, ctx, output);
+    return true;
+  }
+
+  // --stage=codegen: the compiled program of every function replaces the IR text
+  // (the round trip above still checked the IR).
+  bool printPrograms(const ir::Module &module, ir::Context &ctx, std::string &output) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    for (const ir::Func &f : module.funcs()) {
+      absl::StatusOr<codegen::Program> program =
+          codegen::buildProgram(f, device_, config_.codegen);
+      if (!program.ok()) {
+        ctx.emitError(f.loc()) << "codegen of @" << f.name() << ": "
+                               << ir::messageOf(program.status());
+        output.clear();
+        return false;
+      }
+      if (!text.empty()) os << "\n";
+      codegen::printProgram(*program, os);
+    }
+    output = std::move(os.str());
     return true;
   }
 
@@ -298,6 +328,18 @@ int optMain(int argc, char **argv) {
   static cl::list<std::string> debugOnly(
       "debug-only", cl::desc("Print the decision log of these passes ('all' for every pass)"),
       cl::CommaSeparated, cl::cat(category));
+  static cl::opt<OutputStage> stage(
+      "stage", cl::desc("What to print after the pipeline"),
+      cl::values(clEnumValN(OutputStage::IR, "ir", "the IR (default)"),
+                 clEnumValN(OutputStage::Codegen, "codegen",
+                            "the compiled program: leaves, pipe programs, execute graph "
+                            "(needs a partitioned function, e.g. --pipeline=default)")),
+      cl::init(OutputStage::IR), cl::cat(category));
+  static cl::opt<bool> noDoubleBuffer(
+      "no-double-buffer",
+      cl::desc("With --stage=codegen: no ping-pong local buffers (each tile reuses the most "
+               "recently freed space, serialising transfers and compute)"),
+      cl::cat(category));
   static cl::opt<bool> printDebugInfo("print-debuginfo",
                                       cl::desc("Print loc(\"file\":line:col) on every op"),
                                       cl::cat(category));
@@ -371,6 +413,10 @@ int optMain(int argc, char **argv) {
   config.printLocations = printDebugInfo;
   config.timing = timing;
   config.statistics = passStatistics;
+  config.stage = stage;
+  config.codegen.doubleBuffer = !noDoubleBuffer;
+  // The IR was verified after parsing and, with --verify-each, after every pass.
+  config.codegen.verify = !verifyEach;
   config.pm.verifyEach = verifyEach;
   config.pm.checkChangeClaims = checkChangeClaims;
   config.pm.printIRBefore.assign(printBefore.begin(), printBefore.end());

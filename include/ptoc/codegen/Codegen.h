@@ -20,10 +20,16 @@ struct CodegenOptions {
   /// Off: every tile reuses the most recently freed space, which serialises transfers
   /// and compute (useful to measure what double buffering buys).
   bool doubleBuffer = true;
+  /// Run the IR verifier (with the device) before compiling. A caller that has just
+  /// verified the function (a pass manager with verify-each) may skip it: it is a
+  /// full pass over the IR.
+  bool verify = true;
 };
 
 /// Compiles a function at the partitioned level (every tile op has `sg`). Errors name
-/// the subgraph, the buffer, the bytes needed and available.
+/// the subgraph, the buffer, the bytes needed and available. Uses the function's walk
+/// marks (Func::reserveWalkMarks) as scratch: do not run it concurrently with another
+/// walk of the same function. docs/codegen.md describes the result.
 absl::StatusOr<Program> buildProgram(const ir::Func &func, const target::DeviceSpec &device,
                                      const CodegenOptions &options = {});
 

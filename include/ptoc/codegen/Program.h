@@ -80,6 +80,10 @@ struct PipeInstr {
   int64_t cycles = 0;               ///< compute pipes: fixed cycles from the cost model
   int64_t bytes = 0;                ///< transfer pipes: bytes moved
   int region = -1;                  ///< GM transfers (MTE2, FIXPIPE, MTE3): Call::regions index
+  /// Where it writes: the local slot for MTE2, MTE1 (an L0A or L0B block slot: MTE1
+  /// runs at a different rate into each), CUBE (L0C) and VEC; space GM for MTE3 and
+  /// FIXPIPE (the GM side is `region`).
+  BufferSlot dst;
   llvm::SmallVector<int, 4> deps;   ///< earlier instructions of this leaf it waits for
                                     ///< (data, and buffer reuse: a slot is rewritten only
                                     ///< after its previous readers finished)

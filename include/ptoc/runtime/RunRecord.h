@@ -1,7 +1,9 @@
 // RunRecord: what happened in one simulated run — per task, per pipe instruction (in
 // pipe-level mode), ready-queue depths, totals and the roofline bound. The runtime
 // returns it; lib/profile turns it into traces and summaries (the runtime never
-// writes files). Times are in device cycles; `clockMHz` converts (us = cycles / MHz).
+// writes files). Times are in device cycles counted from the kernel launch (so the
+// head overhead comes first and the first task starts after it); `clockMHz` converts
+// (us = cycles / MHz).
 #pragma once
 
 #include <cstdint>
@@ -62,7 +64,7 @@ struct RunRecord {
   double clockMHz = 1800;
   int aicCores = 0, aivCores = 0, schedulerThreads = 0;
   int schedMode = 0;
-  double makespanCycles = 0; ///< head overhead + last task end
+  double makespanCycles = 0; ///< the last task's end (from launch, head overhead included)
   RooflineBound bound;
   std::vector<TaskRecord> tasks;   ///< index: call
   std::vector<PipeRecord> pipes;   ///< pipe-level mode only

@@ -1,0 +1,147 @@
+// The run summary: where the time of a simulated run went (end-to-end time against the
+// roofline bound, per-core-kind utilisation and idle, bytes moved, per-group task
+// times, the longest tasks, the critical path) and bottleneck verdicts naming the knob
+// to try. Rendered as an aligned text table (summary.txt) and as JSON with stable keys
+// (summary.json); docs/outputs.md documents both.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ptoc/codegen/Program.h"
+#include "ptoc/runtime/RunRecord.h"
+
+namespace ptoc::profile {
+
+/// Thresholds of the verdicts and sizes of the lists (REFERENCE.md "Profiling rules
+/// of thumb"). Defaults here, in one place.
+struct SummaryOptions {
+  /// A core kind idle for more than this share of its active window (first task
+  /// start to last task end of that kind, times its cores) has a problem:
+  /// wave_imbalance when a part-filled last wave explains that much, scheduling_gaps
+  /// when the idle beyond it still exceeds this share.
+  double idleShare = 0.10;
+  /// memory_bound fires when transfers take more than this share of transfer +
+  /// compute time and the run is not near the roofline.
+  double transferShare = 0.5;
+  /// near_roofline (a good verdict) fires when the span ratio (bound / simulated,
+  /// both without the head overhead) reaches this.
+  double fineRatio = 0.8;
+  /// How many of the longest tasks to list.
+  int topTasks = 10;
+};
+
+/// One core kind (AIC or AIV).
+struct CoreKindSummary {
+  std::string kind;          ///< "AIC" / "AIV"
+  int cores = 0;             ///< cores of this kind on the device
+  int tasks = 0;             ///< tasks that ran on them
+  int coresUsed = 0;         ///< cores that ran at least one task
+  double busyUs = 0;         ///< sum of task durations
+  double idleUs = 0;         ///< cores x span - busy (span: makespan after the head)
+  double utilization = 0;    ///< busy / (cores x span)
+  double windowUs = 0;       ///< active window: first task start to last task end
+  double windowIdleShare = 0;///< 1 - busy / (cores x window)
+  int waves = 0;             ///< ceil(tasks / cores): rounds of tasks if all took one time
+  /// 1 - tasks / (waves x cores): the idle a part-filled last wave causes on its own.
+  double waveIdleShare = 0;
+};
+
+/// One isomorphism group (all calls of leaves with one hash order).
+struct GroupSummary {
+  int hashOrder = -1;
+  std::string key;           ///< func0_<hashOrder>: the key of the *_setting options
+  std::string core;          ///< "AIC" / "AIV"
+  std::string hash;          ///< structural hash of its leaf
+  int groupSize = 0;         ///< subgraphs in the group, from the leaf
+  int tasks = 0;
+  int coresUsed = 0;
+  double minUs = 0, avgUs = 0, maxUs = 0, totalUs = 0;
+};
+
+/// One task, for the longest-tasks list.
+struct TaskSummary {
+  int call = -1;
+  int subgraph = -1;
+  int hashOrder = -1;
+  std::string core;          ///< "AIC_3"
+  double startUs = 0;        ///< from the kernel launch (the head included)
+  double durationUs = 0;
+};
+
+/// The chain that ends the run: from the last-finishing task, repeatedly the
+/// predecessor that finished last, back to a task without predecessors.
+struct CriticalPath {
+  std::vector<int> calls;    ///< in execution order
+  double startUs = 0;        ///< start of its first task, from the kernel launch
+  double endUs = 0;          ///< end of its last task
+  double lengthUs = 0;       ///< endUs - startUs
+  double busyUs = 0;         ///< sum of its task durations
+  double waitUs = 0;         ///< lengthUs - busyUs: dependency resolution, dispatch, queueing
+  /// Hash orders on the path in order of first appearance, with their task counts.
+  std::vector<std::pair<int, int>> hashOrders;
+};
+
+/// A bottleneck verdict: what the numbers say and what to try.
+struct Verdict {
+  /// under_parallelised, wave_imbalance, scheduling_gaps, memory_bound, near_roofline
+  std::string rule;
+  std::string severity;      ///< "warn" (a bottleneck) or "ok"
+  std::string scope;         ///< "AIC", "AIV" or "run"
+  std::string finding;       ///< one sentence with the numbers
+  std::string knob;          ///< the option or call to try
+  std::vector<std::pair<std::string, double>> evidence; ///< named numbers behind it
+};
+
+/// Everything summary.txt and summary.json show.
+struct Summary {
+  std::string func, device;
+  int schedMode = 0;
+  double clockMHz = 0;
+  int tasks = 0;
+  int64_t edges = 0;
+  double simulatedUs = 0;    ///< head + last task end
+  double headUs = 0;
+  double spanUs = 0;         ///< simulatedUs - headUs
+  double boundUs = 0;
+  std::string limiter;       ///< cube / vector / hbm
+  double cubeBoundUs = 0, vectorBoundUs = 0, hbmBoundUs = 0;
+  int64_t compulsoryHbmBytes = 0;
+  double ratio = 0;          ///< bound / simulated (1 = at the roofline)
+  /// (bound - head) / (simulated - head): the ratio over what tuning can change; with
+  /// a long head overhead `ratio` looks good even when the tasks are slow.
+  double spanRatio = 0;
+  std::vector<CoreKindSummary> coreKinds; ///< AIC then AIV
+  int64_t copyInBytes = 0, copyOutBytes = 0;
+  int64_t hbmReadBytes = 0, hbmWriteBytes = 0;
+  int64_t l2HitBytes = 0, l2MissBytes = 0;
+  double l2HitRate = 0;
+  bool hasPipes = false;     ///< pipe-level records were available
+  double transferPipeUs = 0, computePipeUs = 0; ///< summed over cores (pipe records only)
+  std::vector<GroupSummary> groups;       ///< by hash order
+  std::vector<TaskSummary> topTasks;      ///< longest first
+  CriticalPath criticalPath;
+  std::vector<Verdict> verdicts;
+};
+
+/// Computes the summary of `record`, a run of `program`, in time linear in tasks and
+/// edges (plus sorting the groups). Errors: an InternalError when the record does not
+/// belong to the program.
+absl::StatusOr<Summary> summarize(const codegen::Program &program,
+                                  const runtime::RunRecord &record,
+                                  const SummaryOptions &options = {});
+
+/// The verdicts alone, from a computed summary (summarize already fills them).
+std::vector<Verdict> verdicts(const Summary &summary, const SummaryOptions &options = {});
+
+/// Human-readable aligned tables. The first line reads e.g.
+/// "simulated 123.4 us (bound 98.7 us, 80% of roofline, limited by hbm)".
+std::string summaryText(const Summary &summary);
+
+/// JSON with the stable keys documented in docs/outputs.md.
+std::string summaryJson(const Summary &summary);
+
+} // namespace ptoc::profile

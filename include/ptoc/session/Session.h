@@ -1,0 +1,127 @@
+// Session: the one place that knows every layer. Compiles a tensor-level function
+// (pipeline -> codegen) into a Kernel, and runs a Kernel: simulates it on the device
+// model, executes it for real on host buffers in the simulated order, and (with a
+// debug mode) writes the swimlane and summary. Tools and the Python module are thin
+// faces over it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "ptoc/codegen/Codegen.h"
+#include "ptoc/codegen/Program.h"
+#include "ptoc/ir/DType.h"
+#include "ptoc/runtime/HostTensor.h"
+#include "ptoc/runtime/RunRecord.h"
+#include "ptoc/runtime/Simulator.h"
+#include "ptoc/target/DeviceSpec.h"
+
+namespace ptoc::ir {
+class Module;
+}
+
+namespace ptoc::session {
+
+/// How far compile() goes (host_options compile_stage).
+enum class Stage { Tensor, Tile, Partitioned, Codegen };
+/// "tensor", "tile", "partitioned", "codegen".
+llvm::StringRef stageName(Stage s);
+/// Parses a stage name; the error lists the valid names.
+absl::StatusOr<Stage> parseStage(llvm::StringRef name);
+
+/// Compile options (one struct, defaults here).
+struct CompileOptions {
+  /// Pass pipeline text; empty = the default pipeline (passes::defaultPipelineText()).
+  std::string pipeline;
+  codegen::CodegenOptions codegen;
+  /// Verify the IR after every pass that changed it.
+  bool verifyEach = true;
+  /// compile_debug_mode 1: the IR after every pass is written into this folder.
+  std::string irDumpDir;
+  /// The function to compile; empty = the module's only function.
+  std::string funcName;
+  /// Stop after this stage (the Kernel then holds IR text but no program).
+  Stage stopAt = Stage::Codegen;
+};
+
+/// A tensor's element type and shape.
+struct TensorSpec {
+  ir::DType dtype = ir::DType::F32;
+  std::vector<int64_t> shape;
+  std::string name;
+};
+
+/// A compiled function.
+struct Kernel {
+  std::string funcName;
+  target::DeviceSpec device;
+  std::vector<TensorSpec> args, results;
+  Stage stage = Stage::Codegen;
+  /// The IR at the stage compilation stopped (always filled).
+  std::string ir;
+  /// The program (stage == Codegen only).
+  codegen::Program program;
+  double compileSeconds = 0;
+};
+
+/// Run options (one struct, defaults here).
+struct RunOptions {
+  /// device_sched_mode 0..3 (see runtime::SimOptions).
+  int schedMode = 0;
+  /// runtime_debug_mode: 0 nothing written; 1 swimlane + summary in a run folder;
+  /// 2 also per-pipe lanes.
+  int debugMode = 0;
+  /// Base folder for run folders; empty = $PTOC_OUTPUT_DIR or ./output.
+  std::string outputDir;
+  /// Execute the tasks for real (false: timing only, results left untouched).
+  bool numerics = true;
+  /// Host threads for numerics; 0 = hardware concurrency.
+  unsigned hostThreads = 0;
+};
+
+/// What a run produced besides the outputs.
+struct RunReport {
+  runtime::RunRecord record;
+  double simulatedUs = 0;
+  double boundUs = 0;
+  /// bound / simulated (1 = at the roofline).
+  double boundRatio = 0;
+  double aicUtilization = 0, aivUtilization = 0;
+  /// The human summary (as summary.txt).
+  std::string summary;
+  /// The run folder and swimlane path (debugMode > 0), else empty.
+  std::string outputFolder, swimlanePath;
+  double simulateSeconds = 0, executeSeconds = 0;
+};
+
+/// A compilation/run context for one device. Cheap; holds no global state, so many
+/// sessions may run concurrently (each call uses its own ir::Context).
+class Session {
+public:
+  explicit Session(target::DeviceSpec device) : device_(std::move(device)) {}
+  /// A session for a preset name or a device JSON path.
+  static absl::StatusOr<Session> create(llvm::StringRef deviceNameOrPath);
+
+  const target::DeviceSpec &device() const { return device_; }
+
+  /// Compiles the tensor-level function of `module` (transformed in place). Errors
+  /// carry every diagnostic ("file:line:col: error: ...").
+  absl::StatusOr<Kernel> compile(ir::Module &module, const CompileOptions &options = {}) const;
+  /// Parses `text` (named `fileName` in messages) and compiles it.
+  absl::StatusOr<Kernel> compileText(llvm::StringRef text, llvm::StringRef fileName,
+                                     const CompileOptions &options = {}) const;
+
+  /// Simulates `kernel`, executes it on `args` (checked against the signature) and
+  /// fills `results` (one tensor per returned value).
+  absl::StatusOr<RunReport> run(const Kernel &kernel, llvm::ArrayRef<runtime::HostTensor> args,
+                                std::vector<runtime::HostTensor> &results,
+                                const RunOptions &options = {}) const;
+
+private:
+  target::DeviceSpec device_;
+};
+
+} // namespace ptoc::session

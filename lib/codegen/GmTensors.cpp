@@ -1,0 +1,204 @@
+// Collects a function's GM tensors (arguments, workspaces, aliases) with the names the
+// IR printer gives them, and resolves aliases to strided windows of their base memory.
+#include "GmTensors.h"
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace ptoc::codegen {
+namespace {
+
+using ir::OpCode;
+
+bool isIdStartChar(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool isDigitChar(char c) { return c >= '0' && c <= '9'; }
+bool isIdChar(char c) { return isIdStartChar(c) || isDigitChar(c) || c == '.'; }
+
+/// Names values the way the IR printer does (docs/ir.md "Values and names"): name
+/// hints first (made valid, `_N` on a clash), `argN` for unnamed arguments, and a
+/// running number for unnamed results. Only the GM tensors' names are kept, but every
+/// hint is claimed in order so clashes resolve exactly as in the printed IR.
+class TensorNamer {
+public:
+  explicit TensorNamer(const ir::Func &f) {
+    for (const ir::Value &a : f.args())
+      if (std::string h = sanitize(a.nameHint()); !h.empty()) table_[h].isHint = true;
+    for (const ir::Operation &op : f.ops())
+      for (const ir::Value &r : op.results())
+        if (r.nameHint())
+          if (std::string h = sanitize(r.nameHint()); !h.empty()) table_[h].isHint = true;
+    for (const ir::Value &a : f.args()) {
+      std::string h = sanitize(a.nameHint());
+      names_[&a] = h.empty() ? claim("arg" + std::to_string(a.index()), true) : claim(h, false);
+    }
+    uint64_t counter = 0;
+    for (const ir::Operation &op : f.ops())
+      for (const ir::Value &r : op.results()) {
+        std::string h = r.nameHint() ? sanitize(r.nameHint()) : std::string();
+        bool gm = r.type().isTensor();
+        if (h.empty()) {
+          if (gm) names_[&r] = std::to_string(counter);
+          ++counter;
+        } else {
+          std::string name = claim(h, false);
+          if (gm) names_[&r] = std::move(name);
+        }
+      }
+  }
+
+  std::string name(const ir::Value *v) const { return names_.lookup(v); }
+
+private:
+  struct NameState {
+    bool isHint = false;
+    bool used = false;
+    unsigned nextSuffix = 0;
+  };
+
+  static std::string sanitize(ir::Identifier hint) {
+    llvm::StringRef h = hint.str();
+    if (h.empty()) return {};
+    if (isIdStartChar(h[0])) {
+      bool valid = true;
+      for (char c : h.drop_front()) valid &= isIdChar(c);
+      if (valid) return h.str();
+    } else if (llvm::all_of(h, isDigitChar)) {
+      return {};
+    }
+    std::string s;
+    if (isDigitChar(h[0])) s += '_';
+    for (char c : h) s += isIdChar(c) ? c : '_';
+    return s;
+  }
+
+  std::string claim(const std::string &base, bool generated) {
+    NameState &state = table_[base];
+    if (!state.used && !(generated && state.isHint)) {
+      state.used = true;
+      return base;
+    }
+    while (true) {
+      std::string cand = base + "_" + std::to_string(++table_[base].nextSuffix);
+      NameState &c = table_[cand];
+      if (!c.isHint && !c.used) {
+        c.used = true;
+        return cand;
+      }
+    }
+  }
+
+  llvm::StringMap<NameState> table_;
+  llvm::DenseMap<const ir::Value *, std::string> names_;
+};
+
+llvm::SmallVector<int64_t, 4> rowMajorStrides(llvm::ArrayRef<int64_t> shape) {
+  llvm::SmallVector<int64_t, 4> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+/// Whether a window is one contiguous run of memory (dims of size 1 may have any stride).
+bool isContiguous(const GmTensor &t) {
+  int64_t expected = 1;
+  for (size_t d = t.shape.size(); d-- > 0;) {
+    if (t.shape[d] != 1 && t.strides[d] != expected) return false;
+    expected *= t.shape[d];
+  }
+  return true;
+}
+
+std::string listText(llvm::ArrayRef<int64_t> v) { return "[" + absl::StrJoin(v, ", ") + "]"; }
+
+} // namespace
+
+absl::StatusOr<GmTensorTable> collectGmTensors(const ir::Func &func) {
+  GmTensorTable table;
+  TensorNamer namer(func);
+  auto add = [&](const ir::Value *v, GmTensor t) {
+    t.name = namer.name(v);
+    t.dtype = v->type().dtype();
+    t.shape.assign(v->type().shape().begin(), v->type().shape().end());
+    int index = static_cast<int>(table.tensors.size());
+    if (t.kind != GmTensor::Kind::Alias) {
+      t.base = index;
+      t.baseOffset = 0;
+      t.strides = rowMajorStrides(t.shape);
+    }
+    table.index[v] = index;
+    table.tensors.push_back(std::move(t));
+    return index;
+  };
+
+  for (const ir::Value &a : func.args()) {
+    GmTensor t;
+    t.kind = GmTensor::Kind::Argument;
+    t.argIndex = static_cast<int>(a.index());
+    table.arguments.push_back(add(&a, std::move(t)));
+  }
+  for (const ir::Operation &op : func.ops()) {
+    OpCode code = op.code();
+    if (code == OpCode::GmTensor) {
+      GmTensor t;
+      t.kind = GmTensor::Kind::Intermediate;
+      add(op.result(), std::move(t));
+      continue;
+    }
+    if ((code != OpCode::View && code != OpCode::Reshape) || !op.resultType().isTensor())
+      continue;
+    auto src = table.index.find(op.operand(0));
+    if (src == table.index.end())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "'", op.name().str(), "' op at ", op.loc().str(),
+          ": its source is not a GM tensor of the function (an argument, a gm_tensor or "
+          "an alias of one); codegen needs the tile level produced by expand-tiles"));
+    const GmTensor source = table.tensors[src->second];
+    GmTensor t;
+    t.kind = GmTensor::Kind::Alias;
+    t.base = source.base;
+    if (code == OpCode::View) {
+      ir::Attribute offsetsAttr = op.attr("offsets");
+      llvm::ArrayRef<int64_t> offsets;
+      if (offsetsAttr && offsetsAttr.isIntArray()) offsets = offsetsAttr.getIntArray();
+      if (offsets.size() != source.shape.size())
+        return absl::InvalidArgumentError(absl::StrCat(
+            "'view' op at ", op.loc().str(), ": needs one offset per dimension of its source %",
+            source.name, " (rank ", source.shape.size(), "), got ", listText(offsets)));
+      t.strides = source.strides;
+      t.baseOffset = source.baseOffset;
+      for (size_t d = 0; d < offsets.size(); ++d) t.baseOffset += offsets[d] * source.strides[d];
+      if (op.resultType().rank() != source.shape.size())
+        return absl::InvalidArgumentError(absl::StrCat(
+            "'view' op at ", op.loc().str(), ": a view of a GM tensor keeps its rank (",
+            source.shape.size(), "); reshape the view to change the rank"));
+    } else {
+      if (!isContiguous(source))
+        return absl::InvalidArgumentError(absl::StrCat(
+            "'reshape' op at ", op.loc().str(), ": its source %", source.name,
+            " is a non-contiguous window (shape ", listText(source.shape), ", strides ",
+            listText(source.strides), ") of %", table.tensors[source.base].name,
+            ", so it cannot be reshaped in place; reshape before taking the view, or view "
+            "whole rows so the window is contiguous"));
+      t.baseOffset = source.baseOffset;
+      t.strides = rowMajorStrides(op.resultType().shape());
+    }
+    add(op.result(), std::move(t));
+  }
+  if (const ir::Operation *ret = func.returnOp()) {
+    for (const ir::Value *v : ret->operands()) {
+      auto it = table.index.find(v);
+      if (it == table.index.end())
+        return absl::InvalidArgumentError(absl::StrCat(
+            "'return' op at ", ret->loc().str(), ": returns a value that is not a GM tensor of the "
+                              "function; codegen needs the tile level produced by expand-tiles"));
+      table.results.push_back(it->second);
+    }
+  }
+  return table;
+}
+
+} // namespace ptoc::codegen

@@ -1,0 +1,44 @@
+// Compiles one subgraph into a leaf: its ops, its pipe program (per-pipe instructions
+// with data dependencies), local-buffer slots and the write-after-read dependencies
+// that reusing a slot implies, and the leaf's cost statistics.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "ptoc/codegen/Codegen.h"
+#include "ptoc/codegen/Program.h"
+#include "ptoc/ir/Operation.h"
+#include "ptoc/passes/CostModel.h"
+
+namespace ptoc::codegen {
+
+/// Matmul L0 blocks beyond this many are merged into this many pipe instructions
+/// (each one MTE1 load per L0 buffer and one CUBE step), so a leaf stays small for the
+/// simulator while MTE1 of block i+1 still overlaps CUBE of block i.
+inline constexpr int64_t kMaxL0BlocksPerMatmul = 16;
+
+/// What buildLeaf needs to know about the subgraph besides its ops.
+struct LeafRequest {
+  llvm::ArrayRef<const ir::Operation *> ops; ///< the subgraph's tile ops, in function order
+  int64_t subgraphId = -1;                   ///< for error messages
+  int64_t hashOrder = -1;                    ///< for error messages
+  target::CoreKind core = target::CoreKind::AIV;
+  /// The LeafOp index of `op` if it belongs to this subgraph, else -1.
+  llvm::function_ref<int(const ir::Operation *op)> localIndex;
+};
+
+/// Builds the leaf (everything but id, hash, hash order and group size). Errors: an op
+/// codegen cannot place on the subgraph's core, a local tile from another subgraph, or
+/// local tiles that do not fit a buffer (naming the subgraph, hash order, buffer, bytes
+/// needed and available, and the fix).
+absl::StatusOr<Leaf> buildLeaf(const LeafRequest &request, const target::DeviceSpec &device,
+                               const passes::CostModel &cost, const CodegenOptions &options);
+
+/// Bytes a tile of `type` occupies in a local buffer: the last dimension padded to
+/// whole `blockBytes` blocks (rows start on block boundaries), the product of the rest.
+int64_t localTileBytes(ir::Type type, int64_t blockBytes);
+
+} // namespace ptoc::codegen

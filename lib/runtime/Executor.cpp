@@ -1,0 +1,164 @@
+// The numeric executor: checks a Program and its arguments up front, plans every leaf
+// once, then runs the calls on host workers (each with its own tile arena) in the
+// requested order as their predecessors finish, and copies out the results.
+#include "ptoc/runtime/Executor.h"
+
+#include <algorithm>
+#include <new>
+#include <thread>
+
+#include "GmAccess.h"
+#include "LeafPlan.h"
+#include "TaskGraph.h"
+#include "TileArena.h"
+#include "TileKernels.h"
+#include "absl/strings/str_cat.h"
+#include "ptoc/ir/Diagnostics.h"
+
+namespace ptoc::runtime {
+namespace {
+
+using codegen::Program;
+
+/// `order` must name every call exactly once (or be empty: program order).
+absl::Status checkOrder(const Program &program, llvm::ArrayRef<int> order) {
+  size_t n = program.calls.size();
+  if (order.size() != n)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "execution order has ", order.size(), " entries but @", program.funcName, " has ", n,
+        " calls; pass every call index once, or an empty order for program order"));
+  std::vector<bool> seen(n, false);
+  for (int c : order) {
+    if (c < 0 || size_t(c) >= n)
+      return absl::InvalidArgumentError(absl::StrCat("execution order names call ", c, ", but @",
+                                                      program.funcName, " has calls 0..",
+                                                      int64_t(n) - 1));
+    if (seen[c])
+      return absl::InvalidArgumentError(
+          absl::StrCat("execution order lists call ", c, " twice; list every call once"));
+    seen[c] = true;
+  }
+  return absl::OkStatus();
+}
+
+/// Leaf, predecessor and result references of the program are in range.
+absl::Status checkCalls(const Program &program) {
+  for (size_t c = 0; c < program.calls.size(); ++c) {
+    const codegen::Call &call = program.calls[c];
+    if (call.leaf < 0 || size_t(call.leaf) >= program.leaves.size())
+      return ir::internalError(absl::StrCat("program @", program.funcName, ": call ", c,
+                                            " calls leaf ", call.leaf, ", but there are ",
+                                            program.leaves.size(), " leaves"));
+    for (int p : call.preds)
+      if (p < 0 || size_t(p) >= c)
+        return ir::internalError(absl::StrCat("program @", program.funcName, ": call ", c,
+                                              " waits for call ", p,
+                                              ", which is not an earlier call"));
+  }
+  for (size_t r = 0; r < program.results.size(); ++r) {
+    int t = program.results[r];
+    if (t < 0 || size_t(t) >= program.tensors.size())
+      return ir::internalError(absl::StrCat("program @", program.funcName, ": result ", r,
+                                            " names tensor ", t, ", but there are ",
+                                            program.tensors.size()));
+  }
+  return absl::OkStatus();
+}
+
+/// execute() minus the guard against running out of host memory.
+absl::Status executeChecked(const Program &program, llvm::ArrayRef<HostTensor> args,
+                            std::vector<HostTensor> &results, llvm::ArrayRef<int> order,
+                            const ExecOptions &options) {
+  using namespace exec;
+  size_t numCalls = program.calls.size();
+  std::vector<int> programOrder;
+  if (order.empty()) {
+    programOrder.resize(numCalls);
+    for (size_t c = 0; c < numCalls; ++c) programOrder[c] = int(c);
+    order = programOrder;
+  }
+  if (absl::Status s = checkOrder(program, order); !s.ok()) return s;
+  if (absl::Status s = checkCalls(program); !s.ok()) return s;
+
+  GmMemory gm;
+  if (absl::Status s = gm.init(program, args); !s.ok()) return s;
+
+  std::vector<LeafPlan> plans;
+  plans.reserve(program.leaves.size());
+  int64_t floatWords = 0, intWords = 0;
+  for (size_t l = 0; l < program.leaves.size(); ++l) {
+    absl::StatusOr<LeafPlan> plan = planLeaf(program.leaves[l], int(l));
+    if (!plan.ok()) return plan.status();
+    floatWords = std::max(floatWords, plan->floatWords);
+    intWords = std::max(intWords, plan->intWords);
+    plans.push_back(std::move(*plan));
+  }
+  // Every transfer of every call, before anything runs: bad regions must never reach
+  // memory.
+  for (size_t c = 0; c < numCalls; ++c)
+    for (const OpPlan &op : plans[program.calls[c].leaf].ops)
+      if (op.code == ir::OpCode::CopyIn || op.code == ir::OpCode::CopyOut)
+        if (absl::Status s = gm.checkRegion(program, int(c), op); !s.ok()) return s;
+
+  std::vector<int> predCounts(numCalls);
+  for (size_t c = 0; c < numCalls; ++c) predCounts[c] = int(program.calls[c].preds.size());
+  unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
+  unsigned workers = unsigned(std::max<size_t>(1, std::min<size_t>(std::max(threads, 1u), numCalls)));
+  std::vector<TileArena> arenas(workers);
+
+  auto runCall = [&](int c, unsigned worker) -> absl::Status {
+    TileArena &arena = arenas[worker];
+    // Allocated by the worker itself on its first call, then reused.
+    arena.reserve(floatWords, intWords);
+    TileMemory mem = arena.memory();
+    const codegen::Call &call = program.calls[c];
+    const LeafPlan &plan = plans[call.leaf];
+    for (size_t i = 0; i < plan.ops.size(); ++i) {
+      const OpPlan &op = plan.ops[i];
+      if (op.code == ir::OpCode::CopyIn) gm.copyIn(call.regions[op.region], op, mem);
+      else if (op.code == ir::OpCode::CopyOut)
+        gm.copyOut(call.regions[op.region], op, plan.ops[op.x], mem);
+      else runComputeOp(plan, int(i), mem);
+    }
+    return absl::OkStatus();
+  };
+  if (absl::Status s = runTaskGraph(program.successors(), std::move(predCounts), order, workers,
+                                    runCall);
+      !s.ok())
+    return s;
+
+  // Copies first (aliases may read an intermediate that is then handed over), then
+  // each intermediate returned as it is laid out moves out, once, without a copy.
+  size_t numResults = program.results.size();
+  std::vector<bool> moves(numResults, false);
+  for (size_t r = 0; r < numResults; ++r) {
+    int t = program.results[r];
+    bool lastMention = std::find(program.results.begin() + r + 1, program.results.end(), t) ==
+                       program.results.end();
+    moves[r] = lastMention && gm.canTake(t);
+  }
+  // Filled aside and swapped in last: `args` may be the caller's previous `results`.
+  std::vector<HostTensor> out(numResults);
+  for (size_t r = 0; r < numResults; ++r)
+    if (!moves[r]) out[r] = gm.materialize(program.results[r]);
+  for (size_t r = 0; r < numResults; ++r)
+    if (moves[r]) out[r] = gm.take(program.results[r]);
+  results = std::move(out);
+  return absl::OkStatus();
+}
+
+} // namespace
+
+absl::Status execute(const Program &program, llvm::ArrayRef<HostTensor> args,
+                     std::vector<HostTensor> &results, llvm::ArrayRef<int> order,
+                     const ExecOptions &options) {
+  // Host memory running out (huge intermediates, results) is reported, not thrown.
+  try {
+    return executeChecked(program, args, results, order, options);
+  } catch (const std::bad_alloc &) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "executing @", program.funcName, ": out of host memory for its tensors or tiles"));
+  }
+}
+
+} // namespace ptoc::runtime

@@ -1,0 +1,353 @@
+// GM memory of one execution: argument and tensor checks, windows, region checks,
+// and row-wise tile transfers (memcpy when the dtypes match and rows are contiguous).
+#include "GmAccess.h"
+
+#include <cstring>
+#include <new>
+
+#include <Eigen/Core>
+
+#include "StridedWalk.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ptoc/ir/Diagnostics.h"
+
+namespace ptoc::runtime::exec {
+namespace {
+
+using codegen::GmTensor;
+using ir::DType;
+
+/// Upper bound on the elements of one GM tensor (keeps offset arithmetic exact).
+constexpr int64_t kMaxGmElements = int64_t(1) << 40;
+
+std::string dimsStr(llvm::ArrayRef<int64_t> s) { return "[" + absl::StrJoin(s, ", ") + "]"; }
+
+std::string tensorName(const codegen::Program &p, int t) {
+  return absl::StrCat("%", p.tensors[t].name, " ", tensorTypeStr(p.tensors[t].dtype,
+                                                                 p.tensors[t].shape));
+}
+
+/// The region's GM addresses as rows: a start offset and, innermost last, merged
+/// dimensions with their GM strides (the tile itself is dense, row-major).
+struct RowTransfer {
+  int64_t start = 0;
+  Dims sizes, strides;
+};
+
+RowTransfer rowsOf(const GmView &v, llvm::ArrayRef<int64_t> offsets,
+                   llvm::ArrayRef<int64_t> shape) {
+  RowTransfer t;
+  t.start = v.offset;
+  for (size_t d = 0; d < offsets.size(); ++d) t.start += offsets[d] * v.strides[d];
+  Dims sizes, strides; // innermost first
+  for (int d = int(shape.size()) - 1; d >= 0; --d) {
+    if (shape[d] == 1) continue;
+    if (!sizes.empty() && strides.back() * sizes.back() == v.strides[d]) {
+      sizes.back() *= shape[d];
+      continue;
+    }
+    sizes.push_back(shape[d]);
+    strides.push_back(v.strides[d]);
+  }
+  if (sizes.empty()) {
+    sizes.push_back(1);
+    strides.push_back(1);
+  }
+  t.sizes.assign(sizes.rbegin(), sizes.rend());
+  t.strides.assign(strides.rbegin(), strides.rend());
+  return t;
+}
+
+/// Calls f(gmElementOffset, tileElementOffset, rowLength, gmRowStride) per row.
+template <class F>
+void forEachRow(const RowTransfer &t, F f) {
+  int64_t n = t.sizes.back(), stride = t.strides.back();
+  int64_t row = 0;
+  walkStrided<1>(llvm::ArrayRef<int64_t>(t.sizes).drop_back(),
+                 {llvm::ArrayRef<int64_t>(t.strides).drop_back()},
+                 [&](const std::array<int64_t, 1> &off) {
+                   f(t.start + off[0], row * n, n, stride);
+                   ++row;
+                 });
+}
+
+template <class T>
+inline T load(const std::byte *p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+template <class T>
+inline void store(std::byte *p, T v) {
+  std::memcpy(p, &v, sizeof(T));
+}
+
+void readFloatRow(const std::byte *src, int64_t stride, int64_t n, DType t, float *dst) {
+  size_t es = ir::elementSize(t), step = size_t(stride) * es;
+  switch (t) {
+  case DType::F32:
+    if (stride == 1) std::memcpy(dst, src, size_t(n) * es);
+    else
+      for (int64_t i = 0; i < n; ++i) dst[i] = load<float>(src + i * step);
+    break;
+  case DType::F16:
+    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(load<Eigen::half>(src + i * step));
+    break;
+  case DType::BF16:
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = static_cast<float>(load<Eigen::bfloat16>(src + i * step));
+    break;
+  default: break; // integer tensors go through readIntRow (checked)
+  }
+}
+
+void readIntRow(const std::byte *src, int64_t stride, int64_t n, DType t, int32_t *dst) {
+  size_t es = ir::elementSize(t), step = size_t(stride) * es;
+  if (t == DType::I32) {
+    if (stride == 1) std::memcpy(dst, src, size_t(n) * es);
+    else
+      for (int64_t i = 0; i < n; ++i) dst[i] = load<int32_t>(src + i * step);
+  } else if (t == DType::I8) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = load<int8_t>(src + i * step);
+  }
+}
+
+void writeFloatRow(const float *src, int64_t n, DType t, std::byte *dst, int64_t stride) {
+  size_t es = ir::elementSize(t), step = size_t(stride) * es;
+  switch (t) {
+  case DType::F32:
+    if (stride == 1) std::memcpy(dst, src, size_t(n) * es);
+    else
+      for (int64_t i = 0; i < n; ++i) store(dst + i * step, src[i]);
+    break;
+  case DType::F16:
+    for (int64_t i = 0; i < n; ++i) store(dst + i * step, Eigen::half(src[i]));
+    break;
+  case DType::BF16:
+    for (int64_t i = 0; i < n; ++i) store(dst + i * step, Eigen::bfloat16(src[i]));
+    break;
+  default: break;
+  }
+}
+
+void writeIntRow(const int32_t *src, int64_t n, DType t, std::byte *dst, int64_t stride) {
+  size_t es = ir::elementSize(t), step = size_t(stride) * es;
+  if (t == DType::I32) {
+    if (stride == 1) std::memcpy(dst, src, size_t(n) * es);
+    else
+      for (int64_t i = 0; i < n; ++i) store(dst + i * step, src[i]);
+  } else if (t == DType::I8) {
+    for (int64_t i = 0; i < n; ++i) {
+      int32_t v = src[i] < -128 ? -128 : (src[i] > 127 ? 127 : src[i]);
+      store(dst + i * step, static_cast<int8_t>(v));
+    }
+  }
+}
+
+} // namespace
+
+std::string tensorTypeStr(ir::DType dtype, llvm::ArrayRef<int64_t> shape) {
+  std::string s = "tensor<";
+  for (int64_t d : shape) absl::StrAppend(&s, d, "x");
+  absl::StrAppend(&s, dtypeStr(dtype), ">");
+  return s;
+}
+
+absl::Status GmMemory::init(const codegen::Program &program, llvm::ArrayRef<HostTensor> args) {
+  const auto &tensors = program.tensors;
+  int numTensors = int(tensors.size());
+  auto bad = [&](int t, const std::string &what) {
+    return ir::internalError(absl::StrCat("program @", program.funcName, ": tensor ", t, " (%",
+                                          tensors[t].name, "): ", what));
+  };
+
+  // Arguments: the caller's mistakes, so InvalidArgument naming the argument.
+  if (args.size() != program.arguments.size())
+    return absl::InvalidArgumentError(absl::StrCat("@", program.funcName, " takes ",
+                                                   program.arguments.size(), " arguments, got ",
+                                                   args.size()));
+  for (size_t i = 0; i < program.arguments.size(); ++i) {
+    int t = program.arguments[i];
+    if (t < 0 || t >= numTensors)
+      return ir::internalError(absl::StrCat("program @", program.funcName, ": argument ", i,
+                                            " names tensor ", t, ", but there are ", numTensors));
+    const GmTensor &g = tensors[t];
+    if (g.kind != GmTensor::Kind::Argument || g.argIndex != int(i))
+      return bad(t, absl::StrCat("is listed as argument ", i,
+                                 " but is not an Argument tensor with that index"));
+    if (args[i].dtype() != g.dtype || args[i].shape() != llvm::ArrayRef<int64_t>(g.shape))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "@", program.funcName, " argument ", i, " (%", g.name, "): expected ",
+          tensorTypeStr(g.dtype, g.shape), ", got ", tensorTypeStr(args[i].dtype(), args[i].shape()),
+          "; pass a tensor of the declared element type and shape"));
+  }
+
+  views_.assign(numTensors, GmView());
+  owned_.assign(numTensors, HostTensor());
+  std::vector<int64_t> ownerElements(numTensors, 0);
+  // Owners first (arguments, intermediates), then aliases into them.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int t = 0; t < numTensors; ++t) {
+      const GmTensor &g = tensors[t];
+      bool alias = g.kind == GmTensor::Kind::Alias;
+      if (alias != (pass == 1)) continue;
+      int64_t elements = 1;
+      for (int64_t d : g.shape) {
+        if (d < 0 || (d > 0 && elements > kMaxGmElements / d))
+          return bad(t, "has an invalid shape " + dimsStr(g.shape));
+        elements *= d;
+      }
+      GmView &v = views_[t];
+      v.dtype = g.dtype;
+      v.shape.assign(g.shape.begin(), g.shape.end());
+      v.offset = g.baseOffset;
+      v.strides.assign(g.strides.begin(), g.strides.end());
+      if (v.strides.empty() && !alias && !g.shape.empty()) {
+        v.strides.assign(g.shape.size(), 1);
+        for (int d = int(g.shape.size()) - 2; d >= 0; --d)
+          v.strides[d] = v.strides[d + 1] * g.shape[d + 1];
+      }
+      if (v.strides.size() != g.shape.size())
+        return bad(t, absl::StrCat("has ", v.strides.size(), " strides for rank ", g.shape.size()));
+      int owner = t;
+      if (alias) {
+        owner = g.base;
+        if (owner < 0 || owner >= numTensors || tensors[owner].kind == GmTensor::Kind::Alias)
+          return bad(t, absl::StrCat("is an alias of tensor ", owner,
+                                     ", which is not an argument or intermediate tensor"));
+        if (tensors[owner].dtype != g.dtype)
+          return bad(t, absl::StrCat("is a ", dtypeStr(g.dtype), " alias of ",
+                                     tensorName(program, owner)));
+        v.data = views_[owner].data;
+        v.writable = views_[owner].writable;
+      } else if (g.kind == GmTensor::Kind::Argument) {
+        if (g.argIndex < 0 || g.argIndex >= int(args.size()) ||
+            program.arguments[g.argIndex] != t)
+          return bad(t, absl::StrCat("is an argument with index ", g.argIndex,
+                                     " that the program's argument list does not give it"));
+        v.data = args[g.argIndex].data();
+        ownerElements[t] = args[g.argIndex].numElements();
+      } else {
+        try {
+          owned_[t] = HostTensor(g.dtype, g.shape);
+        } catch (const std::bad_alloc &) {
+          return absl::ResourceExhaustedError(absl::StrCat(
+              "@", program.funcName, ": cannot allocate ", elements * ir::elementSize(g.dtype),
+              " bytes for intermediate tensor ", tensorName(program, t)));
+        }
+        v.writable = owned_[t].data();
+        v.data = v.writable;
+        ownerElements[t] = elements;
+      }
+      if (elements == 0) continue;
+      // The whole window must lie inside the base's memory (so must every region).
+      __int128 lo = v.offset, hi = v.offset;
+      for (size_t d = 0; d < g.shape.size(); ++d) {
+        __int128 span = __int128(g.shape[d] - 1) * v.strides[d];
+        (span < 0 ? lo : hi) += span;
+      }
+      if (lo < 0 || hi >= ownerElements[owner])
+        return bad(t, absl::StrCat("window (offset ", v.offset, ", strides ", dimsStr(v.strides),
+                                   ", shape ", dimsStr(g.shape), ") leaves the ",
+                                   ownerElements[owner], " elements of ",
+                                   tensorName(program, owner)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GmMemory::checkRegion(const codegen::Program &program, int callIndex,
+                                   const OpPlan &op) const {
+  const codegen::Call &call = program.calls[callIndex];
+  std::string where = absl::StrCat("program @", program.funcName, ": call ", callIndex, " (leaf ",
+                                   call.leaf, ", subgraph ", call.subgraph, "), region ",
+                                   op.region);
+  bool write = op.code == ir::OpCode::CopyOut;
+  if (op.region >= int(call.regions.size()))
+    return ir::internalError(absl::StrCat(where, ": the call has only ", call.regions.size(),
+                                          " regions"));
+  const codegen::Region &r = call.regions[op.region];
+  if (r.tensor < 0 || r.tensor >= int(views_.size()))
+    return ir::internalError(absl::StrCat(where, ": tensor index ", r.tensor, " out of range (",
+                                          views_.size(), " tensors)"));
+  const GmView &v = views_[r.tensor];
+  std::string what = absl::StrCat(where, ": ", write ? "copy_out of tile " : "copy_in of tile ",
+                                  dimsStr(op.shape), " at offsets ", dimsStr(r.offsets), " of ",
+                                  tensorName(program, r.tensor));
+  if (r.offsets.size() != v.shape.size() || op.shape.size() != v.shape.size())
+    return ir::internalError(absl::StrCat(what, ": ranks differ"));
+  if (op.dtype != v.dtype)
+    return ir::internalError(absl::StrCat(what, ": the tile's GM element type is ",
+                                          dtypeStr(op.dtype)));
+  for (size_t d = 0; d < v.shape.size(); ++d)
+    if (r.offsets[d] < 0 || r.offsets[d] > v.shape[d] || op.shape[d] > v.shape[d] - r.offsets[d])
+      return ir::internalError(absl::StrCat(what, ": out of bounds in dimension ", d,
+                                            " (elements [", r.offsets[d], ", ",
+                                            r.offsets[d] + op.shape[d], ") of ", v.shape[d], ")"));
+  if (write && !v.writable)
+    return ir::internalError(absl::StrCat(what, ": the tensor is (a view of) a function "
+                                                "argument, which is read-only"));
+  return absl::OkStatus();
+}
+
+void GmMemory::copyIn(const codegen::Region &region, const OpPlan &op, TileMemory mem) const {
+  const GmView &v = views_[region.tensor];
+  if (op.numElements == 0) return;
+  RowTransfer t = rowsOf(v, region.offsets, op.shape);
+  size_t es = ir::elementSize(v.dtype);
+  forEachRow(t, [&](int64_t gm, int64_t tile, int64_t n, int64_t stride) {
+    const std::byte *src = v.data + gm * int64_t(es);
+    if (op.rep == Rep::Float) readFloatRow(src, stride, n, v.dtype, mem.floats + op.offset + tile);
+    else readIntRow(src, stride, n, v.dtype, mem.ints + op.offset + tile);
+  });
+}
+
+void GmMemory::copyOut(const codegen::Region &region, const OpPlan &op, const OpPlan &tile,
+                       TileMemory mem) const {
+  const GmView &v = views_[region.tensor];
+  if (op.numElements == 0) return;
+  RowTransfer t = rowsOf(v, region.offsets, op.shape);
+  size_t es = ir::elementSize(v.dtype);
+  forEachRow(t, [&](int64_t gm, int64_t at, int64_t n, int64_t stride) {
+    std::byte *dst = v.writable + gm * int64_t(es);
+    if (tile.rep == Rep::Float) writeFloatRow(mem.floats + tile.offset + at, n, v.dtype, dst, stride);
+    else writeIntRow(mem.ints + tile.offset + at, n, v.dtype, dst, stride);
+  });
+}
+
+HostTensor GmMemory::materialize(int tensor) const {
+  const GmView &v = views_[tensor];
+  HostTensor out(v.dtype, v.shape);
+  if (out.numElements() == 0) return out;
+  Dims zeros(v.shape.size(), 0);
+  RowTransfer t = rowsOf(v, zeros, v.shape);
+  size_t es = ir::elementSize(v.dtype);
+  std::byte *dst = out.data();
+  forEachRow(t, [&](int64_t gm, int64_t at, int64_t n, int64_t stride) {
+    const std::byte *src = v.data + gm * int64_t(es);
+    if (stride == 1) std::memcpy(dst + at * es, src, size_t(n) * es);
+    else
+      for (int64_t i = 0; i < n; ++i) std::memcpy(dst + (at + i) * es, src + i * stride * es, es);
+  });
+  return out;
+}
+
+bool GmMemory::canTake(int tensor) const {
+  const GmView &v = views_[tensor];
+  if (owned_[tensor].sizeInBytes() == 0 || v.offset != 0) return false;
+  int64_t stride = 1;
+  for (int d = int(v.shape.size()) - 1; d >= 0; --d) {
+    if (v.shape[d] != 1 && v.strides[d] != stride) return false;
+    stride *= v.shape[d];
+  }
+  return true;
+}
+
+HostTensor GmMemory::take(int tensor) {
+  HostTensor out = std::move(owned_[tensor]);
+  views_[tensor] = GmView();
+  return out;
+}
+
+} // namespace ptoc::runtime::exec

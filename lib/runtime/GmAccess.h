@@ -1,0 +1,68 @@
+// The GM of one execution: memory for every tensor of a Program (the caller's
+// arguments, read-only; zeroed intermediates), each tensor as a strided window into
+// its base's memory, region checks, and the tile transfers copy_in / copy_out with
+// dtype conversion. Internal to lib/runtime.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "LeafPlan.h"
+#include "TileArena.h"
+#include "absl/status/status.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "ptoc/codegen/Program.h"
+#include "ptoc/runtime/HostTensor.h"
+
+namespace ptoc::runtime::exec {
+
+/// A GM tensor as the executor addresses it: element (i0, i1, ...) lives at element
+/// offset + sum(i_d * strides[d]) of its base's memory.
+struct GmView {
+  const std::byte *data = nullptr; ///< the base's memory
+  std::byte *writable = nullptr;   ///< the same, or null when read-only (arguments)
+  ir::DType dtype = ir::DType::F32;
+  int64_t offset = 0;
+  Dims shape, strides;
+};
+
+/// "tensor<256x4096xf32>", for messages.
+std::string tensorTypeStr(ir::DType dtype, llvm::ArrayRef<int64_t> shape);
+
+class GmMemory {
+public:
+  /// Checks the arguments against the program (count, dtype, shape: InvalidArgument
+  /// naming the argument) and the program's tensors (kinds, bases, every window
+  /// inside its base's memory: internal errors), then allocates zeroed intermediates.
+  absl::Status init(const codegen::Program &program, llvm::ArrayRef<HostTensor> args);
+
+  /// Checks that op `op` (a copy_in or copy_out of its leaf) of call `call` may
+  /// transfer its tile through its region: the region exists, its tensor exists and
+  /// has the op's dtype and rank, the tile lies inside the tensor, and a copy_out's
+  /// tensor is writable. Errors name the call, region, tensor, offsets and shape.
+  absl::Status checkRegion(const codegen::Program &program, int call, const OpPlan &op) const;
+
+  /// copy_in: reads `op`'s tile from `region` into its slot in `mem`.
+  void copyIn(const codegen::Region &region, const OpPlan &op, TileMemory mem) const;
+  /// copy_out: writes tile `tile` (its slot in `mem`) through `region`, converting to
+  /// the GM dtype (f32 -> f16/bf16 rounds to nearest-even; i32 -> i8 saturates).
+  /// Concurrent calls write disjoint regions: the execute graph orders the rest.
+  void copyOut(const codegen::Region &region, const OpPlan &op, const OpPlan &tile,
+               TileMemory mem) const;
+
+  /// A dense copy of tensor `tensor` (through its window) as it is now.
+  HostTensor materialize(int tensor) const;
+  /// Whether `tensor` owns its memory and spans it densely, so `take` can hand the
+  /// memory over instead of copying it.
+  bool canTake(int tensor) const;
+  /// Moves the memory of `tensor` (canTake) out; the tensor must not be read again.
+  HostTensor take(int tensor);
+
+  const GmView &view(int tensor) const { return views_[tensor]; }
+
+private:
+  std::vector<GmView> views_;
+  std::vector<HostTensor> owned_; ///< intermediates' memory (indexed by tensor)
+};
+
+} // namespace ptoc::runtime::exec

@@ -1,0 +1,462 @@
+// The whole-tensor reference evaluator (double math, one rounding per op), random
+// test tensors and tolerance-aware comparison.
+#include "ptoc/runtime/Reference.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include "ptoc/ir/Func.h"
+#include "ptoc/ir/OpDef.h"
+#include "ptoc/ir/Operation.h"
+
+namespace ptoc::runtime {
+namespace {
+
+using ir::DType;
+using ir::OpClass;
+using ir::OpCode;
+using Shape = llvm::SmallVector<int64_t, 4>;
+
+/// A tensor while the reference runs: values already rounded to `dtype`, kept as
+/// doubles so every op computes in double.
+struct Dense {
+  DType dtype = DType::F32;
+  Shape shape;
+  std::vector<double> data;
+};
+
+int64_t product(llvm::ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+/// Row-major strides of a shape.
+Shape rowMajorStrides(llvm::ArrayRef<int64_t> shape) {
+  Shape s(shape.size(), 1);
+  for (int i = int(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+/// Strides that read an operand of shape `in` broadcast to `out` (numpy rules,
+/// aligned from the right): 0 for dimensions the operand lacks or has as 1.
+Shape broadcastStrides(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> out) {
+  Shape inStrides = rowMajorStrides(in);
+  Shape s(out.size(), 0);
+  size_t lead = out.size() - in.size();
+  for (size_t d = 0; d < in.size(); ++d)
+    s[lead + d] = in[d] == 1 && out[lead + d] != 1 ? 0 : inStrides[d];
+  return s;
+}
+
+/// Calls f(outIndex, offsets...) for every element of `shape` in row-major order,
+/// where each offset walks its own strides from its own base (an odometer, so no
+/// division per element).
+template <size_t N, typename F>
+void walk(llvm::ArrayRef<int64_t> shape, const std::array<const Shape *, N> &strides,
+          std::array<int64_t, N> offsets, F &&f) {
+  int64_t total = product(shape);
+  if (total == 0) return;
+  size_t rank = shape.size();
+  Shape idx(rank, 0);
+  for (int64_t o = 0; o < total; ++o) {
+    f(o, offsets);
+    for (int d = int(rank) - 1; d >= 0; --d) {
+      ++idx[d];
+      for (size_t k = 0; k < N; ++k) offsets[k] += (*strides[k])[d];
+      if (idx[d] < shape[d]) break;
+      for (size_t k = 0; k < N; ++k) offsets[k] -= (*strides[k])[d] * shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+std::string valueName(const ir::Value *v, unsigned fallback) {
+  if (v->nameHint()) return "%" + v->nameHint().str().str();
+  return absl::StrCat("%arg", fallback);
+}
+
+std::string opWhere(const ir::Operation &op) {
+  return absl::StrCat("'", op.name().str(), "' at ", op.loc().str());
+}
+
+Dense fromHost(const HostTensor &t) {
+  Dense d;
+  d.dtype = t.dtype();
+  d.shape.assign(t.shape().begin(), t.shape().end());
+  d.data.resize(t.numElements());
+  for (int64_t i = 0; i < t.numElements(); ++i) d.data[i] = t.get(i);
+  return d;
+}
+
+HostTensor toHost(const Dense &d) {
+  HostTensor t(d.dtype, d.shape);
+  for (int64_t i = 0; i < int64_t(d.data.size()); ++i) t.set(i, d.data[i]);
+  return t;
+}
+
+Dense make(const ir::Operation &op) {
+  Dense d;
+  d.dtype = op.resultType().dtype();
+  d.shape.assign(op.resultType().shape().begin(), op.resultType().shape().end());
+  d.data.assign(product(d.shape), 0.0);
+  return d;
+}
+
+void roundAll(Dense &d) {
+  for (double &v : d.data) v = ir::roundToDType(v, d.dtype);
+}
+
+/// Copies a strided window of `in` (base offset and strides per output dimension)
+/// into the row-major `out`.
+void gather(const Dense &in, int64_t base, const Shape &strides, Dense &out) {
+  walk<1>(out.shape, {&strides}, {base},
+          [&](int64_t o, const std::array<int64_t, 1> &off) { out.data[o] = in.data[off[0]]; });
+}
+
+int64_t offsetOf(llvm::ArrayRef<int64_t> offsets, const Shape &strides) {
+  int64_t base = 0;
+  for (size_t d = 0; d < offsets.size(); ++d) base += offsets[d] * strides[d];
+  return base;
+}
+
+Dense evalUnary(const ir::Operation &op, const Dense &x) {
+  Dense r = make(op);
+  double (*fn)(double) = op.def().unaryFn;
+  for (size_t i = 0; i < r.data.size(); ++i) r.data[i] = ir::roundToDType(fn(x.data[i]), r.dtype);
+  return r;
+}
+
+Dense evalBinary(const ir::Operation &op, const Dense &a, const Dense &b) {
+  Dense r = make(op);
+  double (*fn)(double, double) = op.def().binaryFn;
+  Shape sa = broadcastStrides(a.shape, r.shape), sb = broadcastStrides(b.shape, r.shape);
+  walk<2>(r.shape, {&sa, &sb}, {0, 0}, [&](int64_t o, const std::array<int64_t, 2> &off) {
+    r.data[o] = ir::roundToDType(fn(a.data[off[0]], b.data[off[1]]), r.dtype);
+  });
+  return r;
+}
+
+Dense evalReduction(const ir::Operation &op, const Dense &x) {
+  Dense r = make(op);
+  llvm::ArrayRef<int64_t> axes = op.attr("axes").getIntArray();
+  bool keepdim = op.attr("keepdim") && op.attr("keepdim").getBool();
+  // Output strides seen from the input's dimensions: 0 on reduced axes.
+  Shape outStrides = rowMajorStrides(r.shape);
+  Shape strides(x.shape.size(), 0);
+  int64_t count = 1;
+  for (size_t d = 0, o = 0; d < x.shape.size(); ++d) {
+    bool reduced = std::binary_search(axes.begin(), axes.end(), int64_t(d));
+    if (reduced) count *= x.shape[d];
+    if (!reduced)
+      strides[d] = outStrides[o++];
+    else if (keepdim)
+      ++o;
+  }
+  OpCode code = op.code();
+  double init = code == OpCode::Amax   ? -std::numeric_limits<double>::infinity()
+                : code == OpCode::Amin ? std::numeric_limits<double>::infinity()
+                                       : 0.0;
+  std::fill(r.data.begin(), r.data.end(), init);
+  walk<1>(x.shape, {&strides}, {0}, [&](int64_t i, const std::array<int64_t, 1> &off) {
+    double &acc = r.data[off[0]];
+    double v = x.data[i];
+    switch (code) {
+    case OpCode::Amax: acc = std::isnan(acc) || std::isnan(v) ? NAN : std::max(acc, v); break;
+    case OpCode::Amin: acc = std::isnan(acc) || std::isnan(v) ? NAN : std::min(acc, v); break;
+    default: acc += v; break;
+    }
+  });
+  if (code == OpCode::Mean)
+    for (double &v : r.data) v /= double(count);
+  roundAll(r);
+  return r;
+}
+
+Dense evalMatmul(const ir::Operation &op, const Dense &a, const Dense &b) {
+  Dense r = make(op);
+  auto flag = [&](const char *n) { return op.attr(n) && op.attr(n).getBool(); };
+  bool ta = flag("transpose_a"), tb = flag("transpose_b");
+  size_t ra = a.shape.size(), rr = r.shape.size();
+  int64_t m = r.shape[rr - 2], n = r.shape[rr - 1];
+  int64_t k = ta ? a.shape[ra - 2] : a.shape[ra - 1];
+  // Strides of element (i, kk) of the left operand (as used, after any transpose)
+  // within one batch matrix, and of (kk, j) of the right one.
+  int64_t aI = ta ? 1 : k, aK = ta ? m : 1;
+  int64_t bK = tb ? 1 : n, bJ = tb ? k : 1;
+  Shape batch(r.shape.begin(), r.shape.end() - 2);
+  Shape aBatch(a.shape.begin(), a.shape.end() - 2), bBatch(b.shape.begin(), b.shape.end() - 2);
+  // Batch strides in units of whole matrices (0 where a batch dim broadcasts).
+  Shape sa = broadcastStrides(aBatch, batch), sb = broadcastStrides(bBatch, batch);
+  int64_t aMat = m * k, bMat = k * n, rMat = m * n;
+  std::vector<double> packedB(bMat), acc(n);
+  walk<2>(batch, {&sa, &sb}, {0, 0}, [&](int64_t bi, const std::array<int64_t, 2> &off) {
+    const double *pa = a.data.data() + off[0] * aMat;
+    const double *pb = b.data.data() + off[1] * bMat;
+    // Row-major K x N copy of the right operand, so the inner loop is contiguous.
+    for (int64_t kk = 0; kk < k; ++kk)
+      for (int64_t j = 0; j < n; ++j) packedB[kk * n + j] = pb[kk * bK + j * bJ];
+    double *pr = r.data.data() + bi * rMat;
+    for (int64_t i = 0; i < m; ++i) {
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (int64_t kk = 0; kk < k; ++kk) {
+        double av = pa[i * aI + kk * aK];
+        const double *brow = packedB.data() + kk * n;
+        for (int64_t j = 0; j < n; ++j) acc[j] += av * brow[j];
+      }
+      for (int64_t j = 0; j < n; ++j) pr[i * n + j] = ir::roundToDType(acc[j], r.dtype);
+    }
+  });
+  return r;
+}
+
+Dense evalTranspose(const ir::Operation &op, const Dense &x) {
+  Dense r = make(op);
+  llvm::ArrayRef<int64_t> perm = op.attr("perm").getIntArray();
+  Shape in = rowMajorStrides(x.shape), strides(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) strides[i] = in[perm[i]];
+  gather(x, 0, strides, r);
+  return r;
+}
+
+Dense evalView(const ir::Operation &op, const Dense &x) {
+  Dense r = make(op);
+  Shape strides = rowMajorStrides(x.shape);
+  gather(x, offsetOf(op.attr("offsets").getIntArray(), strides), strides, r);
+  return r;
+}
+
+Dense evalAssemble(const ir::Operation &op, const Dense &dst, const Dense &src) {
+  Dense r = dst;
+  Shape strides = rowMajorStrides(r.shape);
+  int64_t base = offsetOf(op.attr("offsets").getIntArray(), strides);
+  walk<1>(src.shape, {&strides}, {base}, [&](int64_t i, const std::array<int64_t, 1> &off) {
+    r.data[off[0]] = src.data[i];
+  });
+  return r;
+}
+
+Dense evalConcat(const ir::Operation &op, llvm::ArrayRef<const Dense *> xs) {
+  Dense r = make(op);
+  int64_t axis = op.attr("axis").getInt();
+  Shape strides = rowMajorStrides(r.shape);
+  int64_t at = 0;
+  for (const Dense *x : xs) {
+    walk<1>(x->shape, {&strides}, {at * strides[axis]},
+            [&](int64_t i, const std::array<int64_t, 1> &off) { r.data[off[0]] = x->data[i]; });
+    at += x->shape[axis];
+  }
+  return r;
+}
+
+absl::Status checkArgs(const ir::Func &f, llvm::ArrayRef<HostTensor> args) {
+  if (args.size() != f.numArgs())
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "reference for @%s: got %d arguments but the function takes %d", f.name().str(),
+        args.size(), f.numArgs()));
+  for (unsigned i = 0; i < f.numArgs(); ++i) {
+    ir::Type t = f.arg(i)->type();
+    const HostTensor &a = args[i];
+    bool shapeOk = a.shape() == t.shape();
+    if (a.dtype() != t.dtype() || !shapeOk)
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "reference for @%s: argument %d (%s) must be %s but is a %s tensor of shape [%s]; "
+          "pass a tensor of the declared element type and shape",
+          f.name().str(), i, valueName(f.arg(i), i), t.str(),
+          std::string(ir::dtypeName(a.dtype())), absl::StrJoin(a.shape(), "x")));
+  }
+  return absl::OkStatus();
+}
+
+} // namespace
+
+absl::Status evaluateReference(const ir::Func &f, llvm::ArrayRef<HostTensor> args,
+                               std::vector<HostTensor> &results) {
+  results.clear();
+  for (const ir::Operation &op : f.ops()) {
+    bool tileLevel = op.code() == OpCode::GmTensor || op.code() == OpCode::CopyIn ||
+                     op.code() == OpCode::CopyOut || op.code() == OpCode::Subgraph ||
+                     op.isTileOp();
+    for (const ir::Value &r : op.results()) tileLevel |= r.type().isTile();
+    if (tileLevel)
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "reference for @%s: %s is a tile-level op; the reference evaluates tensor-level "
+          "functions (run it before expand-tiles)",
+          f.name().str(), opWhere(op)));
+  }
+  if (absl::Status st = checkArgs(f, args); !st.ok()) return st;
+
+  llvm::DenseMap<const ir::Value *, Dense> values;
+  for (unsigned i = 0; i < f.numArgs(); ++i) values[f.arg(i)] = fromHost(args[i]);
+  auto get = [&](const ir::Operation &op, unsigned i) -> const Dense * {
+    auto it = values.find(op.operand(i));
+    return it == values.end() ? nullptr : &it->second;
+  };
+
+  for (const ir::Operation &op : f.ops()) {
+    llvm::SmallVector<const Dense *, 4> in;
+    for (unsigned i = 0; i < op.numOperands(); ++i) {
+      const Dense *d = get(op, i);
+      if (!d)
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "reference for @%s: %s uses operand %d before its definition; verify the "
+            "function first",
+            f.name().str(), opWhere(op), i));
+      in.push_back(d);
+    }
+    if (op.code() == OpCode::Return) {
+      for (const Dense *d : in) results.push_back(toHost(*d));
+      return absl::OkStatus();
+    }
+    Dense out;
+    switch (op.def().cls) {
+    case OpClass::ElementwiseUnary: out = evalUnary(op, *in[0]); break;
+    case OpClass::ElementwiseBinary: out = evalBinary(op, *in[0], *in[1]); break;
+    case OpClass::Reduction: out = evalReduction(op, *in[0]); break;
+    case OpClass::Matmul: out = evalMatmul(op, *in[0], *in[1]); break;
+    case OpClass::Cast:
+      out = make(op);
+      for (size_t i = 0; i < out.data.size(); ++i)
+        out.data[i] = ir::roundToDType(in[0]->data[i], out.dtype);
+      break;
+    case OpClass::Reshape:
+      out = make(op);
+      out.data = in[0]->data;
+      break;
+    case OpClass::Transpose: out = evalTranspose(op, *in[0]); break;
+    case OpClass::View: out = evalView(op, *in[0]); break;
+    case OpClass::Assemble: out = evalAssemble(op, *in[0], *in[1]); break;
+    case OpClass::Concat: out = evalConcat(op, in); break;
+    case OpClass::Full:
+      out = make(op);
+      std::fill(out.data.begin(), out.data.end(),
+                ir::roundToDType(op.attr("value").getNumber(), out.dtype));
+      break;
+    default:
+      return absl::InternalError(absl::StrFormat(
+          "reference for @%s: %s has no reference semantics (a bug: every tensor-level op "
+          "class must be handled)",
+          f.name().str(), opWhere(op)));
+    }
+    values[op.result()] = std::move(out);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("reference for @%s: the function has no 'return'", f.name().str()));
+}
+
+// ------------------------------------------------------------------ random tensors
+
+namespace {
+
+/// splitmix64: a tiny counter-based generator with identical output everywhere.
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+} // namespace
+
+HostTensor randomTensor(ir::DType dtype, llvm::ArrayRef<int64_t> shape, uint64_t seed) {
+  HostTensor t(dtype, shape);
+  uint64_t key = splitmix64(seed);
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    uint64_t bits = splitmix64(key + uint64_t(i));
+    if (ir::isFloat(dtype)) {
+      // 53 random bits -> [0, 1) -> [-1, 1).
+      double u = double(bits >> 11) * 0x1.0p-53;
+      t.set(i, 2.0 * u - 1.0);
+    } else {
+      t.set(i, double(int64_t(bits % uint64_t(2 * kRandomIntRange + 1)) - kRandomIntRange));
+    }
+  }
+  return t;
+}
+
+// ------------------------------------------------------------------ comparison
+
+Tolerance tolerance(ir::DType dtype) {
+  switch (dtype) {
+  case DType::F32: return {1e-4, 1e-5};
+  case DType::F16: return {1e-2, 1e-3};
+  case DType::BF16: return {2e-2, 1e-2};
+  case DType::I8:
+  case DType::I32: return {0, 0};
+  }
+  return {};
+}
+
+namespace {
+
+std::string indexStr(int64_t i, llvm::ArrayRef<int64_t> shape) {
+  Shape idx(shape.size());
+  for (int d = int(shape.size()) - 1; d >= 0; --d) {
+    idx[d] = shape[d] ? i % shape[d] : 0;
+    i = shape[d] ? i / shape[d] : 0;
+  }
+  return absl::StrCat("[", absl::StrJoin(idx, ", "), "]");
+}
+
+std::string typeStr(const HostTensor &t) {
+  return absl::StrCat(std::string(ir::dtypeName(t.dtype())), " [", absl::StrJoin(t.shape(), "x"), "]");
+}
+
+} // namespace
+
+std::optional<Mismatch> compareTensors(const HostTensor &got, const HostTensor &want,
+                                       double rtol, double atol) {
+  Mismatch mm;
+  if (got.dtype() != want.dtype() || got.shape() != want.shape()) {
+    mm.structural = absl::StrCat("got a ", typeStr(got), " tensor, want a ", typeStr(want), " tensor");
+    return mm;
+  }
+  mm.shape.assign(want.shape().begin(), want.shape().end());
+  mm.rtol = rtol;
+  mm.atol = atol;
+  mm.numElements = got.numElements();
+  double worstExcess = -1;
+  for (int64_t i = 0; i < mm.numElements; ++i) {
+    double g = got.get(i), w = want.get(i);
+    if (g == w || (std::isnan(g) && std::isnan(w))) continue;
+    // A nan or an infinity matches only itself (checked above).
+    bool special = !std::isfinite(g) || !std::isfinite(w);
+    double err = special ? std::numeric_limits<double>::infinity() : std::fabs(g - w);
+    double allowed = atol + rtol * std::fabs(w);
+    if (err > mm.maxAbsError) mm.maxAbsError = err;
+    if (!special && err <= allowed) continue;
+    if (mm.count++ == 0) {
+      mm.firstIndex = i;
+      mm.firstGot = g;
+      mm.firstWant = w;
+    }
+    double excess = special ? std::numeric_limits<double>::infinity() : err - allowed;
+    if (excess > worstExcess) {
+      worstExcess = excess;
+      mm.worstIndex = i;
+      mm.worstGot = g;
+      mm.worstWant = w;
+    }
+  }
+  if (mm.count == 0) return std::nullopt;
+  return mm;
+}
+
+std::string Mismatch::describe() const {
+  if (!structural.empty()) return structural;
+  return absl::StrFormat(
+      "%d of %d elements differ beyond |got - want| <= %g + %g * |want|; first at %s: got "
+      "%.9g, want %.9g; worst at %s: got %.9g, want %.9g; max |got - want| = %g",
+      count, numElements, atol, rtol, indexStr(firstIndex, shape), firstGot, firstWant,
+      indexStr(worstIndex, shape), worstGot, worstWant, maxAbsError);
+}
+
+} // namespace ptoc::runtime

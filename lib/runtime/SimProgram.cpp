@@ -1,0 +1,186 @@
+// Validation and flattening of a Program for the simulator (see SimProgram.h).
+#include "SimProgram.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "ptoc/ir/Type.h"
+
+namespace ptoc::runtime::sim {
+namespace {
+
+using codegen::Pipe;
+
+absl::Status invalid(const std::string &msg) {
+  return absl::InvalidArgumentError(absl::StrCat("simulate: ", msg));
+}
+
+std::string leafName(const codegen::Leaf &leaf, size_t index) {
+  return absl::StrCat("leaf ", index, " (hash order ", leaf.hashOrder, ")");
+}
+
+bool isGmTransfer(Pipe p) { return p == Pipe::Mte2 || p == Pipe::Fixpipe || p == Pipe::Mte3; }
+
+/// Flattens one leaf's instructions; checks their fields.
+absl::Status flattenLeaf(const codegen::Leaf &leaf, size_t index, const target::DeviceSpec &d,
+                         SimProgram &sp, int &maxRegion) {
+  const int n = static_cast<int>(leaf.instrs.size());
+  const int32_t first = static_cast<int32_t>(sp.instrs.size());
+  int lastOnPipe[codegen::kNumPipes];
+  std::fill(std::begin(lastOnPipe), std::end(lastOnPipe), -1);
+  std::vector<int32_t> outDegree(n, 0);
+  maxRegion = -1;
+  for (int i = 0; i < n; ++i) {
+    const codegen::PipeInstr &in = leaf.instrs[i];
+    int pipe = static_cast<int>(in.pipe);
+    if (pipe < 0 || pipe >= codegen::kNumPipes)
+      return invalid(
+          absl::StrCat(leafName(leaf, index), " instruction ", i, ": unknown pipe ", pipe));
+    if (in.cycles < 0 || in.bytes < 0)
+      return invalid(absl::StrCat(leafName(leaf, index), " instruction ", i,
+                                  ": negative cycles or bytes (", in.cycles, ", ", in.bytes,
+                                  "); the cost model must give non-negative estimates"));
+    if (isGmTransfer(in.pipe) && in.region < 0)
+      return invalid(absl::StrCat(leafName(leaf, index), " instruction ", i, ": ",
+                                  codegen::pipeName(in.pipe).str(),
+                                  " moves data to or from GM but names no region"));
+    SimInstr s;
+    s.pipe = in.pipe;
+    s.bytes = in.bytes;
+    s.region = in.region;
+    switch (in.pipe) {
+    case Pipe::Cube:
+    case Pipe::Vec:
+      s.kind = InstrKind::Compute;
+      s.duration = static_cast<double>(in.cycles);
+      break;
+    case Pipe::Mte1: {
+      // L0A or L0B by its destination slot, else by the op it implements (L0A if
+      // neither says).
+      bool toL0b = in.dst.space == ir::MemSpace::L0B ||
+                   (in.dst.space != ir::MemSpace::L0A && in.op >= 0 &&
+                    in.op < static_cast<int>(leaf.ops.size()) &&
+                    leaf.ops[in.op].space == ir::MemSpace::L0B);
+      s.kind = InstrKind::Local;
+      double rate = toL0b ? d.pipes.mte1L0bBytesPerCycle : d.pipes.mte1L0aBytesPerCycle;
+      s.duration = d.pipes.dmaIssueCycles + static_cast<double>(in.bytes) / rate +
+                   d.pipes.localLatencyCycles;
+      break;
+    }
+    case Pipe::Mte2: s.kind = InstrKind::Read; break;
+    case Pipe::Fixpipe:
+      s.kind = InstrKind::Write;
+      s.rate = std::min(d.pipes.fixpipeBytesPerCycle, d.memory.coreL2WriteBytesPerCycle);
+      break;
+    case Pipe::Mte3:
+      s.kind = InstrKind::Write;
+      s.rate = std::min(d.pipes.mte3BytesPerCycle, d.memory.coreL2WriteBytesPerCycle);
+      break;
+    }
+    if (isGmTransfer(in.pipe)) maxRegion = std::max(maxRegion, in.region);
+    int32_t indeg = 0;
+    for (int dep : in.deps) {
+      if (dep < 0 || dep >= i)
+        return invalid(absl::StrCat(leafName(leaf, index), " instruction ", i,
+                                    " depends on instruction ", dep,
+                                    ", which is not an earlier instruction of the leaf"));
+      ++outDegree[dep];
+      ++indeg;
+    }
+    if (lastOnPipe[pipe] >= 0) {
+      ++outDegree[lastOnPipe[pipe]];
+      ++indeg;
+    }
+    lastOnPipe[pipe] = i;
+    sp.instrs.push_back(s);
+    sp.inDegree.push_back(indeg);
+  }
+  // Successor lists (CSR): deps reversed plus the next instruction on the same pipe.
+  std::vector<int32_t> fill(n);
+  for (int i = 0; i < n; ++i) {
+    fill[i] = sp.succBegin.back();
+    sp.succBegin.push_back(sp.succBegin.back() + outDegree[i]);
+  }
+  sp.succ.resize(sp.succBegin.back());
+  std::fill(std::begin(lastOnPipe), std::end(lastOnPipe), -1);
+  for (int i = 0; i < n; ++i) {
+    const codegen::PipeInstr &in = leaf.instrs[i];
+    for (int dep : in.deps) sp.succ[fill[dep]++] = i;
+    int pipe = static_cast<int>(in.pipe);
+    if (lastOnPipe[pipe] >= 0) sp.succ[fill[lastOnPipe[pipe]]++] = i;
+    lastOnPipe[pipe] = i;
+  }
+  sp.leafBegin.push_back(first + n);
+  sp.maxLeafInstrs = std::max(sp.maxLeafInstrs, n);
+  return absl::OkStatus();
+}
+
+} // namespace
+
+absl::StatusOr<SimProgram> SimProgram::build(const codegen::Program &p,
+                                             const target::DeviceSpec &d) {
+  if (absl::Status s = d.validate(); !s.ok()) return s;
+  SimProgram sp;
+  sp.leafBegin.push_back(0);
+  sp.succBegin.push_back(0);
+  std::vector<int> leafMaxRegion(p.leaves.size(), -1);
+  for (size_t l = 0; l < p.leaves.size(); ++l) {
+    const codegen::Leaf &leaf = p.leaves[l];
+    if (leaf.core != target::CoreKind::AIC && leaf.core != target::CoreKind::AIV)
+      return invalid(absl::StrCat(leafName(leaf, l),
+                                  ": core kind is none; every leaf must run on aic or aiv"));
+    if (absl::Status s = flattenLeaf(leaf, l, d, sp, leafMaxRegion[l]); !s.ok()) return s;
+  }
+
+  const int numCalls = static_cast<int>(p.calls.size());
+  sp.callLeaf.resize(numCalls);
+  sp.callKind.resize(numCalls);
+  sp.predCount.resize(numCalls);
+  std::vector<int32_t> outDegree(numCalls, 0);
+  for (int c = 0; c < numCalls; ++c) {
+    const codegen::Call &call = p.calls[c];
+    if (call.leaf < 0 || call.leaf >= static_cast<int>(p.leaves.size()))
+      return invalid(absl::StrCat("call ", c, " (subgraph ", call.subgraph, ") names leaf ",
+                                  call.leaf, ", but the program has ", p.leaves.size(),
+                                  " leaves"));
+    const codegen::Leaf &leaf = p.leaves[call.leaf];
+    if (leafMaxRegion[call.leaf] >= static_cast<int>(call.regions.size()))
+      return invalid(absl::StrCat("call ", c, " (subgraph ", call.subgraph, ") has ",
+                                  call.regions.size(), " regions, but ",
+                                  leafName(leaf, call.leaf), " transfers region ",
+                                  leafMaxRegion[call.leaf]));
+    for (size_t r = 0; r < call.regions.size(); ++r) {
+      int t = call.regions[r].tensor;
+      if (t < 0 || t >= static_cast<int>(p.tensors.size()))
+        return invalid(absl::StrCat("call ", c, " region ", r, " names tensor ", t,
+                                    ", but the program has ", p.tensors.size(), " tensors"));
+    }
+    for (int pred : call.preds) {
+      if (pred < 0 || pred >= c)
+        return invalid(absl::StrCat("call ", c, " waits for call ", pred,
+                                    "; calls must be in a topological order (every "
+                                    "predecessor an earlier call)"));
+      ++outDegree[pred];
+    }
+    sp.callLeaf[c] = call.leaf;
+    sp.callKind[c] = leaf.core == target::CoreKind::AIC ? kAic : kAiv;
+    sp.predCount[c] = static_cast<int32_t>(call.preds.size());
+    ++sp.tasksOfKind[sp.callKind[c]];
+  }
+  if (sp.tasksOfKind[kAic] > 0 && d.aicCores <= 0)
+    return invalid(absl::StrCat("the program has ", sp.tasksOfKind[kAic], " AIC tasks but device '",
+                                d.name, "' has no AIC cores"));
+  if (sp.tasksOfKind[kAiv] > 0 && d.aivCores <= 0)
+    return invalid(absl::StrCat("the program has ", sp.tasksOfKind[kAiv], " AIV tasks but device '",
+                                d.name, "' has no AIV cores"));
+
+  sp.callSuccBegin.assign(numCalls + 1, 0);
+  for (int c = 0; c < numCalls; ++c) sp.callSuccBegin[c + 1] = sp.callSuccBegin[c] + outDegree[c];
+  sp.callSucc.resize(sp.callSuccBegin.back());
+  std::vector<int32_t> fill(sp.callSuccBegin.begin(), sp.callSuccBegin.end() - 1);
+  for (int c = 0; c < numCalls; ++c)
+    for (int pred : p.calls[c].preds) sp.callSucc[fill[pred]++] = c;
+  return sp;
+}
+
+} // namespace ptoc::runtime::sim

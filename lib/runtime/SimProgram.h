@@ -1,0 +1,61 @@
+// A Program flattened for simulation: validated once, then every leaf's pipe program
+// as flat instruction arrays with in-degrees and successor lists (data dependencies
+// plus the in-order edge to the next instruction on the same pipe), and the execute
+// graph as flat successor lists. The event loop then touches only dense arrays.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ptoc/codegen/Program.h"
+#include "ptoc/target/DeviceSpec.h"
+
+namespace ptoc::runtime::sim {
+
+/// How an instruction is timed.
+enum class InstrKind : uint8_t {
+  Compute, ///< CUBE / VEC: fixed cycles
+  Local,   ///< MTE1 (L1 -> L0A/L0B): DMA issue + bytes / rate + local latency
+  Read,    ///< MTE2: a GM read through L2 (MemorySystem)
+  Write,   ///< FIXPIPE / MTE3: a GM write through L2 (MemorySystem)
+};
+
+/// One instruction, ready to time.
+struct SimInstr {
+  InstrKind kind = InstrKind::Compute;
+  codegen::Pipe pipe = codegen::Pipe::Vec;
+  int32_t region = -1;   ///< Read/Write: index into the call's regions
+  int64_t bytes = 0;
+  double duration = 0;   ///< Compute/Local: the whole duration in cycles
+  double rate = 0;       ///< Write: the pipe's own rate, bytes per cycle
+};
+
+/// Core kinds as array indices.
+inline constexpr int kAic = 0, kAiv = 1;
+
+/// The flattened program.
+struct SimProgram {
+  /// Validates `program` against `device` and flattens it. Errors name the leaf, call
+  /// or instruction that is wrong.
+  static absl::StatusOr<SimProgram> build(const codegen::Program &program,
+                                          const target::DeviceSpec &device);
+
+  // Leaves: instructions [leafBegin[l], leafBegin[l + 1]).
+  std::vector<int32_t> leafBegin;
+  std::vector<SimInstr> instrs;
+  std::vector<int32_t> inDegree;  ///< per instr: edges into it
+  std::vector<int32_t> succBegin; ///< per instr (+1): into succ
+  std::vector<int32_t> succ;      ///< successor instrs, as indices within the leaf
+  int maxLeafInstrs = 0;
+
+  // Calls.
+  std::vector<int32_t> callLeaf;
+  std::vector<uint8_t> callKind;      ///< kAic / kAiv
+  std::vector<int32_t> predCount;
+  std::vector<int32_t> callSuccBegin; ///< per call (+1): into callSucc
+  std::vector<int32_t> callSucc;
+  int64_t tasksOfKind[2] = {0, 0};
+};
+
+} // namespace ptoc::runtime::sim

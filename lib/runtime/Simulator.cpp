@@ -1,0 +1,99 @@
+// simulate(): validates the inputs, builds the flattened program, region table, memory
+// system, cores and scheduler, then runs the discrete-event loop (docs/runtime.md).
+#include "ptoc/runtime/Simulator.h"
+
+#include <algorithm>
+
+#include "Bound.h"
+#include "CoreModel.h"
+#include "EventQueue.h"
+#include "MemorySystem.h"
+#include "RegionTable.h"
+#include "Scheduler.h"
+#include "SimProgram.h"
+#include "absl/strings/str_cat.h"
+
+namespace ptoc::runtime {
+
+namespace {
+/// device_sched_mode values.
+constexpr int kMinSchedMode = 0, kMaxSchedMode = 3;
+} // namespace
+
+absl::StatusOr<RunRecord> simulate(const codegen::Program &program,
+                                   const target::DeviceSpec &device, const SimOptions &options) {
+  if (options.schedMode < kMinSchedMode || options.schedMode > kMaxSchedMode)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "simulate: device_sched_mode ", options.schedMode,
+        " is not a scheduler mode; valid modes: 0 (shared FIFO ready queue), 1 (L2 affinity), "
+        "2 (fair across scheduler threads), 3 (L2 affinity and fair)"));
+  absl::StatusOr<sim::SimProgram> flat = sim::SimProgram::build(program, device);
+  if (!flat.ok()) return flat.status();
+  const sim::SimProgram &sp = *flat;
+  const sim::RegionTable regions = sim::RegionTable::build(program);
+
+  RunRecord rec;
+  rec.device = device.name;
+  rec.clockMHz = device.clockMHz;
+  rec.aicCores = device.aicCores;
+  rec.aivCores = device.aivCores;
+  rec.schedulerThreads = device.scheduler.threads;
+  rec.schedMode = options.schedMode;
+  rec.bound = sim::computeBound(program, device, regions);
+  const int numCalls = static_cast<int>(program.calls.size());
+  rec.tasks.resize(numCalls);
+  for (int c = 0; c < numCalls; ++c) {
+    rec.tasks[c].call = c;
+    rec.tasks[c].core = sp.callKind[c] == sim::kAic ? target::CoreKind::AIC : target::CoreKind::AIV;
+  }
+  const int numCores = device.aicCores + device.aivCores;
+  rec.coreBusyCycles.assign(numCores, 0.0);
+  // Each task changes each kind's ready count at most twice.
+  rec.queue.reserve(2 * static_cast<size_t>(numCalls) + 2);
+  if (options.recordPipes) {
+    size_t instrs = 0;
+    for (int c = 0; c < numCalls; ++c)
+      instrs += sp.leafBegin[sp.callLeaf[c] + 1] - sp.leafBegin[sp.callLeaf[c]];
+    rec.pipes.reserve(instrs);
+  }
+
+  sim::EventQueue events;
+  events.reserve(4 * static_cast<size_t>(numCores) + 64);
+  sim::MemorySystem memory(device, regions);
+  sim::CoreModel cores(sp, regions, memory, events, rec, device.pipes.dmaIssueCycles,
+                       options.recordPipes, numCores);
+  sim::Scheduler scheduler(sp, device, options.schedMode, cores, events, rec);
+
+  // The kernel head: the first dispatch happens when it ends.
+  const double head = rec.bound.headCycles;
+  scheduler.start(head);
+  while (!events.empty()) {
+    sim::Event e = events.pop();
+    switch (e.kind()) {
+    case sim::EventKind::ThreadActionEnd:
+      scheduler.onActionEnd(static_cast<int>(e.a), e.time);
+      break;
+    case sim::EventKind::TransferStart:
+      cores.onTransferStart(static_cast<int>(e.a), static_cast<int>(e.b), e.time);
+      break;
+    case sim::EventKind::TaskEnd: scheduler.onTaskEnd(static_cast<int>(e.a), e.time); break;
+    }
+  }
+  if (scheduler.unfinished() != 0)
+    return absl::InternalError(absl::StrCat(
+        "simulate: internal error (a bug in the simulator, not in the program): ",
+        scheduler.unfinished(), " of ", numCalls, " tasks never finished"));
+
+  rec.makespanCycles = std::max(head, scheduler.lastEnd());
+  rec.hbmReadBytes = memory.hbmReadBytes;
+  rec.hbmWriteBytes = memory.hbmWriteBytes;
+  rec.l2ReadHitBytes = memory.l2HitBytes;
+  rec.l2ReadMissBytes = memory.l2MissBytes;
+  for (const TaskRecord &t : rec.tasks) {
+    rec.copyInBytes += t.bytesIn;
+    rec.copyOutBytes += t.bytesOut;
+  }
+  return rec;
+}
+
+} // namespace ptoc::runtime

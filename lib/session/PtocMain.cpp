@@ -1,0 +1,276 @@
+// `ptoc run`: compile a .pto function, simulate and execute it, write outputs as .npy,
+// print the report. Arguments are parsed by hand (no process-wide option registry), so
+// the function can run many times in one process.
+#include "ptoc/session/PtocMain.h"
+
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+#include "ptoc/ir/Context.h"
+#include "ptoc/ir/Diagnostics.h"
+#include "ptoc/ir/Parser.h"
+#include "ptoc/profile/OutputDir.h"
+#include "ptoc/runtime/Npy.h"
+#include "ptoc/runtime/Reference.h"
+#include "ptoc/session/Session.h"
+
+namespace ptoc::session {
+namespace {
+
+constexpr const char *kUsage = R"(usage: ptoc <command> [options]
+
+commands:
+  run FILE.pto   compile a tensor-level function, simulate it on the device model,
+                 execute it for real on the host, write its outputs as .npy and print
+                 the run report
+
+options of 'run':
+  --device NAME|FILE.json   device preset (a2, a3, b3, tiny) or device file   [a2]
+  --sched-mode N            AICPU scheduler: 0 FIFO, 1 L2 affinity, 2 fair, 3 both [0]
+  --inputs DIR              read argument i from DIR/<name>.npy or DIR/arg<i>.npy
+                            (default: random inputs from --seed)
+  --seed S                  seed for random inputs                            [0]
+  --debug-mode N            runtime_debug_mode: 1 writes the swimlane and summary,
+                            2 also per-pipe lanes                             [0]
+  --output-dir DIR          base folder of run folders ($PTOC_OUTPUT_DIR, else ./output)
+  --outputs DIR             where result<i>.npy go (default: the run folder)
+  --func NAME               the function to run (when the file has several)
+  --pipeline TEXT           pass pipeline (default: the default pipeline)
+  --no-double-buffer        codegen without ping-pong buffers
+  --threads N               host threads for numerics (0 = all cores)        [0]
+  --check                   compare the outputs with a whole-tensor reference
+  --no-numerics             simulate only; no outputs are computed or written
+)";
+
+/// Parsed `ptoc run` arguments.
+struct RunArgs {
+  std::string file;
+  std::string device = "a2";
+  int schedMode = 0;
+  std::string inputs;
+  uint64_t seed = 0;
+  int debugMode = 0;
+  std::string outputDir;
+  std::string outputs;
+  std::string func;
+  std::string pipeline;
+  bool doubleBuffer = true;
+  unsigned threads = 0;
+  bool check = false;
+  bool numerics = true;
+};
+
+/// Splits "--flag=value" / "--flag value" arguments. Returns an error message or "".
+std::string parseRunArgs(const std::vector<std::string> &argv, RunArgs &out) {
+  for (size_t i = 0; i < argv.size(); ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0) {
+      if (!out.file.empty())
+        return absl::StrCat("more than one input file ('", out.file, "' and '", arg, "')");
+      out.file = arg;
+      continue;
+    }
+    std::string name = arg.substr(2), value;
+    bool hasValue = false;
+    if (size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      hasValue = true;
+    }
+    auto flag = [&](bool &field, bool v) {
+      if (hasValue) return absl::StrCat("--", name, " takes no value");
+      field = v;
+      return std::string();
+    };
+    if (name == "check") { if (auto e = flag(out.check, true); !e.empty()) return e; continue; }
+    if (name == "no-numerics") { if (auto e = flag(out.numerics, false); !e.empty()) return e; continue; }
+    if (name == "no-double-buffer") { if (auto e = flag(out.doubleBuffer, false); !e.empty()) return e; continue; }
+    static const char *kValued[] = {"device", "sched-mode", "inputs", "seed", "debug-mode",
+                                    "output-dir", "outputs", "func", "pipeline", "threads"};
+    bool known = false;
+    for (const char *k : kValued) known |= name == k;
+    if (!known) return absl::StrCat("unknown option '--", name, "' (see 'ptoc --help')");
+    if (!hasValue) {
+      if (i + 1 >= argv.size()) return absl::StrCat("--", name, " needs a value");
+      value = argv[++i];
+    }
+    auto number = [&](auto &field, int64_t lo, int64_t hi) -> std::string {
+      int64_t v;
+      if (!absl::SimpleAtoi(value, &v) || v < lo || v > hi)
+        return absl::StrCat("--", name, " must be an integer in [", lo, ", ", hi, "], got '",
+                            value, "'");
+      field = static_cast<std::decay_t<decltype(field)>>(v);
+      return "";
+    };
+    std::string err;
+    if (name == "device") out.device = value;
+    else if (name == "sched-mode") err = number(out.schedMode, 0, 3);
+    else if (name == "inputs") out.inputs = value;
+    else if (name == "seed") err = number(out.seed, 0, INT64_MAX);
+    else if (name == "debug-mode") err = number(out.debugMode, 0, 2);
+    else if (name == "output-dir") out.outputDir = value;
+    else if (name == "outputs") out.outputs = value;
+    else if (name == "func") out.func = value;
+    else if (name == "pipeline") out.pipeline = value;
+    else if (name == "threads") err = number(out.threads, 0, 4096);
+    if (!err.empty()) return err;
+  }
+  if (out.file.empty()) return "no input file (usage: ptoc run FILE.pto [options])";
+  return "";
+}
+
+/// The arguments: from --inputs (by name, then by position) or random.
+absl::StatusOr<std::vector<runtime::HostTensor>> loadInputs(const Kernel &kernel,
+                                                            const RunArgs &args) {
+  std::vector<runtime::HostTensor> inputs;
+  for (size_t i = 0; i < kernel.args.size(); ++i) {
+    const TensorSpec &spec = kernel.args[i];
+    if (args.inputs.empty()) {
+      inputs.push_back(runtime::randomTensor(spec.dtype, spec.shape, args.seed * 1000003 + i));
+      continue;
+    }
+    llvm::SmallString<256> byName(args.inputs), byPos(args.inputs);
+    llvm::sys::path::append(byName, spec.name + ".npy");
+    llvm::sys::path::append(byPos, absl::StrCat("arg", i, ".npy"));
+    std::string path = llvm::sys::fs::exists(byName) ? std::string(byName) : std::string(byPos);
+    if (!llvm::sys::fs::exists(path))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "no input for argument ", i, " ('", spec.name, "'): expected '", std::string(byName),
+          "' or '", std::string(byPos), "'"));
+    absl::StatusOr<runtime::HostTensor> t = runtime::readNpy(path, spec.dtype);
+    if (!t.ok()) return t.status();
+    if (!std::equal(t->shape().begin(), t->shape().end(), spec.shape.begin(), spec.shape.end()))
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": shape [", absl::StrJoin(t->shape(), ", "), "] does not match argument ", i,
+          " ('", spec.name, "') of shape [", absl::StrJoin(spec.shape, ", "), "]"));
+    inputs.push_back(*std::move(t));
+  }
+  return inputs;
+}
+
+int fail(llvm::StringRef msg) {
+  llvm::errs() << "ptoc: " << msg << "\n";
+  return 1;
+}
+
+int runCommand(const std::vector<std::string> &argv) {
+  RunArgs args;
+  if (std::string err = parseRunArgs(argv, args); !err.empty()) {
+    llvm::errs() << "ptoc run: " << err << "\n";
+    return 2;
+  }
+  absl::StatusOr<Session> session = Session::create(args.device);
+  if (!session.ok()) return fail(ir::messageOf(session.status()));
+
+  auto buffer = llvm::MemoryBuffer::getFile(args.file, /*IsText=*/true);
+  if (!buffer)
+    return fail(absl::StrCat("cannot read '", args.file, "': ", buffer.getError().message()));
+  std::string text = (*buffer)->getBuffer().str();
+
+  CompileOptions copts;
+  copts.funcName = args.func;
+  copts.pipeline = args.pipeline;
+  copts.codegen.doubleBuffer = args.doubleBuffer;
+  absl::StatusOr<Kernel> kernel = session->compileText(text, args.file, copts);
+  if (!kernel.ok()) return fail(ir::messageOf(kernel.status()));
+
+  absl::StatusOr<std::vector<runtime::HostTensor>> inputs = loadInputs(*kernel, args);
+  if (!inputs.ok()) return fail(ir::messageOf(inputs.status()));
+
+  RunOptions ropts;
+  ropts.schedMode = args.schedMode;
+  ropts.debugMode = args.debugMode;
+  ropts.outputDir = args.outputDir;
+  ropts.numerics = args.numerics;
+  ropts.hostThreads = args.threads;
+  std::vector<runtime::HostTensor> results;
+  absl::StatusOr<RunReport> report = session->run(*kernel, *inputs, results, ropts);
+  if (!report.ok()) return fail(ir::messageOf(report.status()));
+
+  llvm::outs() << report->summary;
+  if (!report->swimlanePath.empty()) llvm::outs() << "swimlane: " << report->swimlanePath << "\n";
+
+  if (args.numerics) {
+    std::string dir = args.outputs;
+    if (dir.empty()) {
+      if (!report->outputFolder.empty()) {
+        dir = report->outputFolder;
+      } else {
+        absl::StatusOr<std::string> folder =
+            profile::createRunOutputDir(profile::outputBase(args.outputDir));
+        if (!folder.ok()) return fail(ir::messageOf(folder.status()));
+        dir = *folder;
+      }
+    } else if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+      return fail(absl::StrCat("cannot create '", dir, "': ", ec.message()));
+    }
+    for (size_t i = 0; i < results.size(); ++i) {
+      llvm::SmallString<256> path(dir);
+      llvm::sys::path::append(path, absl::StrCat("result", i, ".npy"));
+      if (absl::Status st = runtime::writeNpy(std::string(path), results[i]); !st.ok())
+        return fail(ir::messageOf(st));
+      llvm::outs() << "output " << i << ": " << path << "\n";
+    }
+  }
+
+  if (args.check && args.numerics) {
+    // The reference evaluates the tensor-level function, so parse it again.
+    ir::Context ctx;
+    absl::StatusOr<std::unique_ptr<ir::Module>> module =
+        ir::parseModuleOrError(text, args.file, ctx);
+    if (!module.ok()) return fail(ir::messageOf(module.status()));
+    ir::Func *func = args.func.empty() ? &(*module)->func(0) : (*module)->lookup(args.func);
+    std::vector<runtime::HostTensor> want;
+    if (absl::Status st = runtime::evaluateReference(*func, *inputs, want); !st.ok())
+      return fail(ir::messageOf(st));
+    bool ok = true;
+    for (size_t i = 0; i < results.size(); ++i) {
+      runtime::Tolerance tol = runtime::tolerance(results[i].dtype());
+      if (auto bad = runtime::compareTensors(results[i], want[i], tol.rtol, tol.atol)) {
+        llvm::outs() << "check: result " << i << " differs from the reference: "
+                     << bad->describe() << "\n";
+        ok = false;
+      } else {
+        llvm::outs() << "check: result " << i << " matches the reference\n";
+      }
+    }
+    if (!ok) return 1;
+  }
+  return 0;
+}
+
+} // namespace
+
+int ptocMain(int argc, char **argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    (args.empty() ? llvm::errs() : llvm::outs()) << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version") {
+    llvm::outs() << "ptoc " PTOC_VERSION "\n";
+    return 0;
+  }
+  std::string command = args[0];
+  args.erase(args.begin());
+  for (const std::string &a : args)
+    if (a == "--help" || a == "-h") {
+      llvm::outs() << kUsage;
+      return 0;
+    }
+  if (command == "run") return runCommand(args);
+  llvm::errs() << "ptoc: unknown command '" << command << "' (commands: run; see 'ptoc --help')\n";
+  return 2;
+}
+
+} // namespace ptoc::session

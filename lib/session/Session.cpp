@@ -1,0 +1,233 @@
+// Session: compile (pipeline -> codegen) and run (simulate, execute, write outputs).
+#include "ptoc/session/Session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ptoc/ir/Context.h"
+#include "ptoc/ir/Diagnostics.h"
+#include "ptoc/ir/Func.h"
+#include "ptoc/ir/Module.h"
+#include "ptoc/ir/Operation.h"
+#include "ptoc/ir/Parser.h"
+#include "ptoc/ir/Printer.h"
+#include "ptoc/ir/Verifier.h"
+#include "ptoc/passes/PassManager.h"
+#include "ptoc/passes/Passes.h"
+#include "ptoc/profile/RunOutputs.h"
+#include "ptoc/profile/Summary.h"
+#include "ptoc/runtime/Executor.h"
+
+namespace ptoc::session {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// The passes that bring a tensor-level function to `stage` when the user did not
+/// name a pipeline.
+std::string pipelineFor(Stage stage) {
+  switch (stage) {
+  case Stage::Tensor: return "";
+  case Stage::Tile: return "canonicalize,cse,dce,expand-tiles";
+  case Stage::Partitioned:
+  case Stage::Codegen: return passes::defaultPipelineText().str();
+  }
+  return "";
+}
+
+TensorSpec specOf(ir::Type t, std::string name) {
+  TensorSpec s;
+  s.dtype = t.dtype();
+  s.shape.assign(t.shape().begin(), t.shape().end());
+  s.name = std::move(name);
+  return s;
+}
+
+bool hasSubgraphs(const ir::Func &f) {
+  for (const ir::Operation &op : f.ops())
+    if (op.code() == ir::OpCode::Subgraph) return true;
+  return false;
+}
+
+std::string describe(const TensorSpec &s) {
+  return absl::StrCat("tensor<", absl::StrJoin(s.shape, "x"), "x",
+                      std::string(ir::dtypeName(s.dtype)), ">");
+}
+
+} // namespace
+
+llvm::StringRef stageName(Stage s) {
+  switch (s) {
+  case Stage::Tensor: return "tensor";
+  case Stage::Tile: return "tile";
+  case Stage::Partitioned: return "partitioned";
+  case Stage::Codegen: return "codegen";
+  }
+  return "?";
+}
+
+absl::StatusOr<Stage> parseStage(llvm::StringRef name) {
+  for (Stage s : {Stage::Tensor, Stage::Tile, Stage::Partitioned, Stage::Codegen})
+    if (name == stageName(s)) return s;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown compile stage '", name.str(), "' (valid: tensor, tile, partitioned, codegen)"));
+}
+
+absl::StatusOr<Session> Session::create(llvm::StringRef deviceNameOrPath) {
+  absl::StatusOr<target::DeviceSpec> device = target::DeviceSpec::load(deviceNameOrPath);
+  if (!device.ok()) return device.status();
+  return Session(*std::move(device));
+}
+
+absl::StatusOr<Kernel> Session::compile(ir::Module &module, const CompileOptions &options) const {
+  auto start = Clock::now();
+  ir::Context &ctx = module.context();
+  ir::DiagnosticCollector diags(ctx.diag());
+
+  ir::Func *func = nullptr;
+  if (!options.funcName.empty()) {
+    func = module.lookup(options.funcName);
+    if (!func)
+      return absl::InvalidArgumentError(
+          absl::StrCat("no function named '", options.funcName, "' in the module"));
+  } else if (module.numFuncs() == 1) {
+    func = &module.func(0);
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the module has ", module.numFuncs(),
+        " functions; name the one to compile (CompileOptions::funcName)"));
+  }
+  if (failed(ir::verify(*func, ir::VerifyOptions{&device_}))) return diags.toStatus();
+
+  Kernel kernel;
+  kernel.funcName = func->name().str();
+  kernel.device = device_;
+  for (unsigned i = 0; i < func->numArgs(); ++i) {
+    ir::Identifier hint = func->arg(i)->nameHint();
+    kernel.args.push_back(
+        specOf(func->arg(i)->type(), hint ? hint.str().str() : absl::StrCat("arg", i)));
+  }
+  for (size_t i = 0; i < func->resultTypes().size(); ++i)
+    kernel.results.push_back(specOf(func->resultTypes()[i], absl::StrCat("result", i)));
+
+  std::string pipeline = options.pipeline.empty() ? pipelineFor(options.stopAt) : options.pipeline;
+  if (!pipeline.empty()) {
+    passes::PassManagerOptions pmOptions;
+    pmOptions.verifyEach = options.verifyEach;
+    pmOptions.dumpDirectory = options.irDumpDir;
+    passes::PassManager pm(device_, pmOptions);
+    passes::PassRegistry registry;
+    passes::registerAllPasses(registry);
+    if (absl::Status st = pm.addPipeline(pipeline, registry); !st.ok()) return st;
+    if (failed(pm.run(module))) return diags.toStatus();
+  }
+  kernel.stage = options.stopAt;
+  kernel.ir = ir::toString(*func);
+
+  if (options.stopAt == Stage::Codegen) {
+    if (!hasSubgraphs(*func))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "function '", kernel.funcName,
+          "' is not partitioned after the pipeline '", pipeline,
+          "'; codegen needs subgraphs (include expand-tiles and partition, or use the default "
+          "pipeline)"));
+    absl::StatusOr<codegen::Program> program =
+        codegen::buildProgram(*func, device_, options.codegen);
+    if (!program.ok()) return program.status();
+    kernel.program = *std::move(program);
+  }
+  if (diags.hasErrors()) return diags.toStatus();
+  kernel.compileSeconds = secondsSince(start);
+  return kernel;
+}
+
+absl::StatusOr<Kernel> Session::compileText(llvm::StringRef text, llvm::StringRef fileName,
+                                            const CompileOptions &options) const {
+  ir::Context ctx;
+  absl::StatusOr<std::unique_ptr<ir::Module>> module = ir::parseModuleOrError(text, fileName, ctx);
+  if (!module.ok()) return module.status();
+  return compile(**module, options);
+}
+
+absl::StatusOr<RunReport> Session::run(const Kernel &kernel,
+                                       llvm::ArrayRef<runtime::HostTensor> args,
+                                       std::vector<runtime::HostTensor> &results,
+                                       const RunOptions &options) const {
+  if (kernel.stage != Stage::Codegen)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kernel '", kernel.funcName, "' was compiled only to the ", stageName(kernel.stage).str(),
+        " stage; compile to the codegen stage to run it"));
+  if (options.debugMode < 0 || options.debugMode > 2)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "runtime_debug_mode must be 0 (off), 1 (swimlane) or 2 (swimlane with pipe lanes), got ",
+        options.debugMode));
+  if (args.size() != kernel.args.size())
+    return absl::InvalidArgumentError(absl::StrCat("kernel '", kernel.funcName, "' takes ",
+                                                   kernel.args.size(), " arguments, got ",
+                                                   args.size()));
+  for (size_t i = 0; i < args.size(); ++i) {
+    const TensorSpec &want = kernel.args[i];
+    if (args[i].dtype() != want.dtype ||
+        !std::equal(args[i].shape().begin(), args[i].shape().end(), want.shape.begin(),
+                    want.shape.end())) {
+      TensorSpec got;
+      got.dtype = args[i].dtype();
+      got.shape.assign(args[i].shape().begin(), args[i].shape().end());
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument ", i, " ('", want.name, "') of kernel '", kernel.funcName, "' must be ",
+          describe(want), ", got ", describe(got)));
+    }
+  }
+
+  RunReport report;
+  runtime::SimOptions sim;
+  sim.schedMode = options.schedMode;
+  sim.recordPipes = options.debugMode >= 2;
+  auto simStart = Clock::now();
+  absl::StatusOr<runtime::RunRecord> record = runtime::simulate(kernel.program, device_, sim);
+  if (!record.ok()) return record.status();
+  report.simulateSeconds = secondsSince(simStart);
+  report.record = *std::move(record);
+
+  if (options.numerics) {
+    // Start calls in the order the simulated schedule started them.
+    std::vector<int> order(report.record.tasks.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return report.record.tasks[a].startCycle < report.record.tasks[b].startCycle;
+    });
+    runtime::ExecOptions exec;
+    exec.threads = options.hostThreads;
+    auto execStart = Clock::now();
+    if (absl::Status st = runtime::execute(kernel.program, args, results, order, exec); !st.ok())
+      return st;
+    report.executeSeconds = secondsSince(execStart);
+  }
+
+  const runtime::RunRecord &r = report.record;
+  report.simulatedUs = r.simulatedUs();
+  report.boundUs = r.boundUs();
+  report.boundRatio = report.simulatedUs > 0 ? report.boundUs / report.simulatedUs : 0;
+  report.aicUtilization = r.utilization(target::CoreKind::AIC);
+  report.aivUtilization = r.utilization(target::CoreKind::AIV);
+  absl::StatusOr<profile::Summary> summary = profile::summarize(kernel.program, r);
+  if (!summary.ok()) return summary.status();
+  report.summary = profile::summaryText(*summary);
+  if (options.debugMode > 0) {
+    absl::StatusOr<std::string> folder =
+        profile::writeRunOutputs(kernel.program, r, options.outputDir);
+    if (!folder.ok()) return folder.status();
+    report.outputFolder = *folder;
+    report.swimlanePath = absl::StrCat(*folder, "/merged_swimlane.json");
+  }
+  return report;
+}
+
+} // namespace ptoc::session
