@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "llvm/Support/FileSystem.h"
@@ -294,4 +295,55 @@ TEST_CASE("run errors name what is wrong", "[session]") {
                                                 "broken.pto");
   REQUIRE_FALSE(broken.ok());
   CHECK_THAT(std::string(broken.status().message()), Catch::Contains("broken.pto:2:"));
+}
+
+TEST_CASE("simulated time is never below the roofline bound, over random tilings",
+          "[session]") {
+  // Random vector tiles for a softmax and random cube tiles for a matmul feeding a
+  // vector op, on the tiny device, in every scheduler mode.
+  Session s = makeSession("tiny");
+  std::mt19937 rng(1234);
+  auto pick = [&](std::initializer_list<int> v) {
+    std::vector<int> options(v);
+    return options[std::uniform_int_distribution<size_t>(0, options.size() - 1)(rng)];
+  };
+  int runs = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    std::ostringstream text;
+    if (trial % 2 == 0) {
+      int rows = pick({1, 2, 4, 8, 16}), cols = pick({64, 128, 256});
+      int m = pick({16, 40, 64}), n = pick({128, 256, 320});
+      text << "func @f(%x: tensor<" << m << "x" << n << "xf32>) -> tensor<" << m << "x" << n
+           << "xf32> {\n"
+           << "  %e = exp %x {vec_tile = [" << rows << ", " << cols << "]} : tensor<" << m
+           << "x" << n << "xf32>\n"
+           << "  %s = sum %e {axes = [1], keepdim = true, vec_tile = [" << rows << ", " << cols
+           << "]} : tensor<" << m << "x1xf32>\n"
+           << "  %y = div %e, %s {vec_tile = [" << rows << ", " << cols << "]} : tensor<" << m
+           << "x" << n << "xf32>\n  return %y\n}\n";
+    } else {
+      int mt = pick({16, 32}), kt = pick({16, 32, 64}), nt = pick({16, 32});
+      int M = pick({32, 48, 64}), K = pick({64, 96, 128}), N = pick({32, 64});
+      text << "func @f(%a: tensor<" << M << "x" << K << "xf16>, %b: tensor<" << K << "x" << N
+           << "xf16>) -> tensor<" << M << "x" << N << "xf32> {\n"
+           << "  %c = matmul %a, %b {cube_tile = {m = [" << mt << ", " << mt << "], k = [" << kt
+           << ", " << kt << "], n = [" << nt << ", " << nt << "]}} : tensor<" << M << "x" << N
+           << "xf32>\n"
+           << "  %r = relu %c {vec_tile = [16, " << N << "]} : tensor<" << M << "x" << N
+           << "xf32>\n  return %r\n}\n";
+    }
+    absl::StatusOr<Kernel> k = s.compileText(text.str(), "random.pto");
+    if (!k.ok()) continue; // a tiling the device rejects is not this test's subject
+    std::vector<runtime::HostTensor> args = randomArgs(*k), results;
+    for (int mode = 0; mode <= 3; ++mode) {
+      RunOptions opts;
+      opts.schedMode = mode;
+      opts.numerics = false;
+      RunReport r = run(s, *k, args, results, opts);
+      INFO(text.str() << "mode " << mode);
+      CHECK(r.record.makespanCycles >= r.record.bound.totalCycles());
+      ++runs;
+    }
+  }
+  CHECK(runs >= 40); // most random tilings compile
 }
