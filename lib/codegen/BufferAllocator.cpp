@@ -90,8 +90,10 @@ private:
     state_[u] = State::Freed;
   }
 
-  // The accumulating matmul writes where its acc lives: no new space, no waiting
-  // (its own instruction is the acc's last reader).
+  // A value computed in place (an accumulating matmul, an elementwise op over an
+  // operand that dies there) writes where that operand lives: no new space. It is
+  // listed as overwriting the operand, so its writer also waits for the operand's
+  // readers on other pipes (its own instruction, the last reader, is not waited for).
   bool takeOver(int v, BufferAllocation &out) {
     int u = values_[v].inPlaceOf;
     if (u < 0 || u >= v || state_[u] != State::Live) return false;
@@ -102,6 +104,7 @@ private:
     state_[u] = State::TakenOver;
     state_[v] = State::Live;
     out.offsets[v] = out.offsets[u];
+    out.overwrites[v].push_back(u);
     return true;
   }
 

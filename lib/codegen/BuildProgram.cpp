@@ -1,7 +1,8 @@
 // Partitioned function -> Program: the GM tensors, one leaf per distinct subgraph
-// (found by a canonical signature, so isomorphic subgraphs share it), one call per
-// subgraph with its concrete GM regions, and the calls in a deterministic topological
-// order. Per-call work is one pass over the subgraph's ops with no string building.
+// (its ops in leaf order, found by a canonical signature of that order, so
+// isomorphic subgraphs share it), one call per subgraph with its concrete GM regions,
+// and the calls in a deterministic topological order. Per-call work is two passes
+// over the subgraph's ops (its leaf order, its signature) with no string building.
 #include <algorithm>
 #include <optional>
 #include <queue>
@@ -123,7 +124,8 @@ private:
   }
 
   // Numbers every op with its body position (walk marks) and lists each subgraph's ops
-  // in function order (a counting sort: one flat array for all subgraphs).
+  // in function order (a counting sort: one flat array for all subgraphs); the leaf
+  // order is computed per subgraph in scheduleSubgraph().
   void groupOps() {
     size_t numOps = func_.numOps();
     markBase_ = func_.reserveWalkMarks(numOps);

@@ -1,6 +1,7 @@
 // Subgraph -> leaf: decodes the tile ops, emits the pipe program (MTE2/VEC/MTE3 on a
 // vector core; MTE2/MTE1/CUBE/FIXPIPE on a cube core), places every local tile in its
-// buffer and adds the write-after-read dependencies that slot reuse implies.
+// buffer (in place over a dying operand where passes::computesInPlace allows) and adds
+// the write-after-read dependencies that slot reuse implies.
 #include "LeafBuilder.h"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "ptoc/codegen/BufferAllocator.h"
 #include "ptoc/ir/TileShape.h"
+#include "ptoc/passes/LocalSchedule.h"
 #include "ptoc/target/DeviceSpec.h"
 
 namespace ptoc::codegen {
@@ -18,6 +20,7 @@ namespace {
 
 using ir::MemSpace;
 using ir::OpCode;
+using passes::localTileBytes;
 
 /// The local buffers codegen places tiles in, in the order they are allocated.
 constexpr std::array<MemSpace, 5> kLocalSpaces = {MemSpace::UB, MemSpace::L1, MemSpace::L0A,
@@ -40,7 +43,9 @@ struct LocalValue {
   int def = -1;                      ///< the first instruction writing it
   int ready = -1;                    ///< the last instruction writing it: readers wait for it
   llvm::SmallVector<int, 4> readers; ///< instructions reading it, ascending
-  int inPlaceOf = -1;                ///< a value whose slot it may take over (matmul acc)
+  /// Operand values whose slot it may take over when it is their last reader
+  /// (passes::computesInPlace), in operand order; the first that dies here is used.
+  llvm::SmallVector<int, 2> inPlaceOf;
   BufferSlot slot;                   ///< where it was placed
 };
 
@@ -222,12 +227,14 @@ private:
     in.cycles = lo.cycles;
     int instr = emit(std::move(in));
     int64_t touched = op.resultType().sizeInBytes();
+    llvm::SmallVector<int, 2> inPlace;
     for (unsigned i = 0; i < op.numOperands(); ++i) {
       absl::StatusOr<int> v = localOperand(op, i);
       if (!v.ok()) return v.status();
       lo.operands.push_back(values_[*v].op);
       read(*v, instr);
       touched = std::max(touched, op.operandType(i).sizeInBytes());
+      if (passes::computesInPlace(op, i)) inPlace.push_back(*v);
     }
     // The same quantity the cost model charges: the largest tile the op touches.
     leaf_.vectorBytes += touched;
@@ -235,6 +242,7 @@ private:
     valueOfOp_[k] = newValue(MemSpace::UB,
                              localTileBytes(op.resultType(), device_.buffers.blockBytes), k,
                              false, instr);
+    values_[valueOfOp_[k]].inPlaceOf = std::move(inPlace);
     return absl::OkStatus();
   }
 
@@ -326,7 +334,8 @@ private:
         if (operands.size() > 2) read(operands[2], ic);
         result = newValue(MemSpace::L0C, localTileBytes(tr, device_.buffers.blockBytes), k,
                           false, ic);
-        if (operands.size() > 2) values_[result].inPlaceOf = operands[2];
+        if (operands.size() > 2 && passes::computesInPlace(op, 2))
+          values_[result].inPlaceOf.push_back(operands[2]);
       } else {
         leaf_.instrs[ic].deps.push_back(lastCube); // accumulates the previous partial sum
         instrWrites_[ic] = result;
@@ -406,21 +415,29 @@ private:
       llvm::DenseMap<int, int> localIndex;
       for (int i = 0; i < static_cast<int>(plan.values.size()); ++i)
         localIndex[plan.values[i]] = i;
+      auto lastUse = [&](const LocalValue &lv) {
+        int last = lv.def;
+        for (int r : lv.readers) last = std::max(last, r);
+        return last;
+      };
       for (int v : plan.values) {
         const LocalValue &lv = values_[v];
         BufferValue bv;
         bv.bytes = lv.bytes;
         bv.def = lv.def;
-        bv.lastUse = lv.def;
+        bv.lastUse = lastUse(lv);
         bv.writerPipes = pipeBit(leaf_.instrs[lv.def].pipe);
-        for (int r : lv.readers) {
-          bv.lastUse = std::max(bv.lastUse, r);
-          bv.readerPipes |= pipeBit(leaf_.instrs[r].pipe);
-        }
+        for (int r : lv.readers) bv.readerPipes |= pipeBit(leaf_.instrs[r].pipe);
         if (lv.readers.empty()) bv.readerPipes = bv.writerPipes;
-        if (lv.inPlaceOf >= 0) {
-          auto it = localIndex.find(lv.inPlaceOf);
-          if (it != localIndex.end()) bv.inPlaceOf = it->second;
+        // In place over the first candidate operand whose last reader is this op and
+        // whose slot is large enough.
+        for (int c : lv.inPlaceOf) {
+          auto it = localIndex.find(c);
+          if (it != localIndex.end() && lastUse(values_[c]) == lv.def &&
+              values_[c].bytes >= lv.bytes) {
+            bv.inPlaceOf = it->second;
+            break;
+          }
         }
         plan.requests.push_back(bv);
       }
@@ -487,15 +504,6 @@ private:
 };
 
 } // namespace
-
-int64_t localTileBytes(ir::Type type, int64_t blockBytes) {
-  int64_t es = ir::elementSize(type.dtype());
-  llvm::ArrayRef<int64_t> shape = type.shape();
-  if (shape.empty()) return alignUp(es, blockBytes);
-  int64_t bytes = alignUp(shape.back() * es, blockBytes);
-  for (int64_t d : shape.drop_back()) bytes *= d;
-  return bytes;
-}
 
 absl::StatusOr<Leaf> buildLeaf(const LeafRequest &request, const target::DeviceSpec &device,
                                const passes::CostModel &cost, const CodegenOptions &options) {

@@ -22,7 +22,9 @@ inline constexpr int64_t kMaxL0BlocksPerMatmul = 16;
 
 /// What buildLeaf needs to know about the subgraph besides its ops.
 struct LeafRequest {
-  llvm::ArrayRef<const ir::Operation *> ops; ///< the subgraph's tile ops, in function order
+  /// The subgraph's tile ops in leaf order (a topological order of their local
+  /// dependencies: passes::LocalScheduler's); LeafOp k is ops[k].
+  llvm::ArrayRef<const ir::Operation *> ops;
   int64_t subgraphId = -1;                   ///< for error messages
   int64_t hashOrder = -1;                    ///< for error messages
   target::CoreKind core = target::CoreKind::AIV;
@@ -36,9 +38,5 @@ struct LeafRequest {
 /// needed and available, and the fix).
 absl::StatusOr<Leaf> buildLeaf(const LeafRequest &request, const target::DeviceSpec &device,
                                const passes::CostModel &cost, const CodegenOptions &options);
-
-/// Bytes a tile of `type` occupies in a local buffer: the last dimension padded to
-/// whole `blockBytes` blocks (rows start on block boundaries), the product of the rest.
-int64_t localTileBytes(ir::Type type, int64_t blockBytes);
 
 } // namespace ptoc::codegen

@@ -9,7 +9,9 @@
 //    decrease while ceil(S/N) < C (automaticNBuffer in Subgraphs.h).
 //  - Members are merged in ascending id order, N consecutive members into the
 //    first of each chunk (the last chunk may be smaller); a merge is refused for an
-//    sg_scope, a dependency cycle or spent merge-fuel.
+//    sg_scope, a dependency cycle, spent merge-fuel, copy-in bytes over
+//    mg-copyin-upper-bound, or (AIV) UB: when two members' tiles (a merged leaf
+//    double buffers two members) would not fit the device's UB.
 // The chunking is nbufferMerge() in Subgraphs.cpp, shared with cube-nbuffer-merge.
 // `--debug-only=nbuffer-merge` logs each group's N and every decision.
 #include "ptoc/passes/Passes.h"
@@ -36,6 +38,7 @@ public:
     refusedCycle_ += log.count(MergeVerdict::RefusedCycle);
     refusedFuel_ += log.count(MergeVerdict::RefusedFuel);
     refusedCopyIn_ += log.count(MergeVerdict::RefusedCopyInCap);
+    refusedUb_ += log.count(MergeVerdict::RefusedUbCapacity);
     return result;
   }
 
@@ -50,6 +53,8 @@ private:
   PassStatistic refusedFuel_{this, "refused-fuel", "Merges refused: merge-fuel ran out"};
   PassStatistic refusedCopyIn_{this, "refused-copy-in-cap",
                                "Merges refused: copy-in bytes over mg-copyin-upper-bound"};
+  PassStatistic refusedUb_{this, "refused-ub-capacity",
+                           "Merges refused: a double-buffered merged leaf would exceed UB"};
 };
 
 } // namespace

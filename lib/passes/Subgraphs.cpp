@@ -14,6 +14,7 @@
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Module.h"
 #include "ptoc/ir/StableHash.h"
+#include "ptoc/passes/LocalSchedule.h"
 #include "ptoc/target/DeviceSpec.h"
 
 namespace ptoc::passes {
@@ -686,6 +687,24 @@ int64_t nbufferMerge(SubgraphGraph &graph, const NBufferMergeRequest &request, M
       *debug << ")" << (choice.n <= 1 ? ", no merge" : "") << "\n";
     }
     if (choice.n <= 1) continue;
+    // UB: a merged leaf double buffers two members (one member alone is what the
+    // unmerged subgraph needs anyway). Isomorphic members peak alike: one stands
+    // for all.
+    int64_t memberPeak = -1;
+    if (request.ubCapacity >= 0) {
+      std::vector<const ir::Operation *> ops(first->ops.begin(), first->ops.end());
+      LocalScheduler scheduler;
+      memberPeak = localPeakBytes(scheduleLocalOps(ops, scheduler), ir::MemSpace::UB,
+                                  request.blockBytes);
+    }
+    bool ubRefused = memberPeak >= 0 && 2 * memberPeak > request.ubCapacity;
+    std::string ubDetail =
+        ubRefused ? "2 x " + std::to_string(memberPeak) + " > " +
+                        std::to_string(request.ubCapacity) + " bytes of UB on device '" +
+                        request.deviceName + "' (each member's tiles peak at " +
+                        std::to_string(memberPeak) +
+                        " bytes; a merged leaf double buffers two members)"
+                  : std::string();
     // Consecutive members, at most N to a chunk, merged into the chunk's head. A
     // member that cannot join (a dependency path to the head, or the head is
     // scoped) starts the next chunk; a scoped member joins nothing.
@@ -711,6 +730,12 @@ int64_t nbufferMerge(SubgraphGraph &graph, const NBufferMergeRequest &request, M
           head = member;
           inChunk = 1;
         }
+        continue;
+      }
+      if (ubRefused) {
+        log.record(head, member, MergeVerdict::RefusedUbCapacity, ubDetail);
+        head = member;
+        inChunk = 1;
         continue;
       }
       if (request.copyInUpperBound >= 0 &&
@@ -767,6 +792,11 @@ PassResult runNBufferMergePass(ir::Module &m, const target::DeviceSpec &device,
   if (request.mode == 0) return PassResult::unchanged();
   if (request.cores < 0)
     request.cores = request.core == target::CoreKind::AIC ? device.aicCores : device.aivCores;
+  if (request.core == target::CoreKind::AIV) {
+    request.ubCapacity = device.buffers.ub;
+    request.blockBytes = device.buffers.blockBytes;
+    request.deviceName = device.name;
+  }
 
   CostModel cost(device);
   bool changed = false;
@@ -795,6 +825,7 @@ llvm::StringRef mergeVerdictName(MergeVerdict v) {
   case MergeVerdict::RefusedParallelism: return "parallelism-floor";
   case MergeVerdict::RefusedCopyInCap: return "copy-in-cap";
   case MergeVerdict::RefusedL1Capacity: return "l1-capacity";
+  case MergeVerdict::RefusedUbCapacity: return "ub-capacity";
   case MergeVerdict::RefusedScope: return "scope";
   case MergeVerdict::RefusedCycleBound: return "cycle-bound";
   case MergeVerdict::RefusedCycle: return "would-create-cycle";

@@ -12,8 +12,11 @@
 #include "ptoc/codegen/BufferAllocator.h"
 #include "ptoc/codegen/Codegen.h"
 #include "ptoc/ir/Context.h"
+#include "ptoc/ir/Diagnostics.h"
 #include "ptoc/ir/Parser.h"
 #include "ptoc/ir/Verifier.h"
+#include "ptoc/passes/PassManager.h"
+#include "ptoc/passes/Passes.h"
 #include "ptoc/target/DeviceSpec.h"
 
 using namespace ptoc;
@@ -112,7 +115,8 @@ TEST_CASE("an accumulating value takes over its acc's slot in place", "[codegen]
     BufferAllocation a = allocateBuffer(v, 8192, 32, p, 8192);
     REQUIRE(a.ok);
     CHECK(a.offsets[1] == a.offsets[0]);
-    CHECK(a.overwrites[1].empty());
+    // It overwrites the acc: its writer waits for the acc's other readers.
+    CHECK(std::vector<int>(a.overwrites[1].begin(), a.overwrites[1].end()) == std::vector<int>{0});
     CHECK(a.peakBytes == 4096);
   }
   // Without the in-place link both must be live at point 2: disjoint.
@@ -266,7 +270,9 @@ TEST_CASE("a vector leaf's pipe program and statistics", "[codegen][program]") {
   CHECK(leaf.cycles == leaf.ops[0].cycles + leaf.ops[1].cycles + leaf.ops[2].cycles);
   CHECK(leaf.slots[0].space == ir::MemSpace::UB);
   CHECK(leaf.slots[2].space == ir::MemSpace::GM);
-  CHECK(leaf.peakBytes[static_cast<unsigned>(ir::MemSpace::UB)] == 1024);
+  // exp is the last reader of the copied-in tile and has its shape: computed in place.
+  CHECK(leaf.slots[1].offset == leaf.slots[0].offset);
+  CHECK(leaf.peakBytes[static_cast<unsigned>(ir::MemSpace::UB)] == 512);
 }
 
 TEST_CASE("calls are ordered topologically, ties by subgraph id", "[codegen][program]") {
@@ -489,12 +495,12 @@ TEST_CASE("without double buffering L0 blocks share one slot and serialise",
 TEST_CASE("local tiles that do not fit the buffer name the subgraph and the fix",
           "[codegen][program]") {
   target::DeviceSpec small;
-  small.buffers.ub = 768; // the 2x64 f32 rows need 512 bytes in, 512 out at once
+  small.buffers.ub = 384; // the 1x64 f32 rows need 256 bytes; a 2x64 tile needs 512
   Compiled c(kRows, {}, small);
   std::string e = c.error();
   CHECK_THAT(e, Catch::Contains("subgraph 2 (hash order 1)"));
-  CHECK_THAT(e, Catch::Contains("1024 bytes of ub"));
-  CHECK_THAT(e, Catch::Contains("the device has 768"));
+  CHECK_THAT(e, Catch::Contains("512 bytes of ub"));
+  CHECK_THAT(e, Catch::Contains("the device has 384"));
   CHECK_THAT(e, Catch::Contains("vec_nbuffer_setting for hash order 1"));
 }
 
@@ -526,4 +532,178 @@ TEST_CASE("the text form lists tensors, leaves, instructions and calls",
   CHECK_THAT(t, Catch::Contains("call 3 = leaf 2 sg 3 regions [%x[4, 0], %y[4, 0]] preds []\n"));
   // Deterministic.
   CHECK(t == Compiled(kRows).text());
+}
+
+// ------------------------------------------------------------------ leaf order
+
+TEST_CASE("a merged subgraph runs member by member; interleavings share a leaf",
+          "[codegen][program][schedule]") {
+  // sg 0 lists its two rows loop by loop (as expand-tiles emits them), sg 1 row by
+  // row: the same leaf order, so one leaf; the regions follow that order.
+  Compiled c(R"(
+func @two(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
+  subgraph {copy_in_bytes = 512, core = "aiv", cycles = 10, group_size = 2, hash = "a", hash_order = 0, id = 0}
+  subgraph {copy_in_bytes = 512, core = "aiv", cycles = 10, group_size = 2, hash = "a", hash_order = 0, id = 1}
+  %y = gm_tensor : tensor<4x64xf32>
+  %a0 = copy_in %x {offsets = [0, 0], sg = 0} : tile<1x64xf32, ub>
+  %a1 = copy_in %x {offsets = [1, 0], sg = 0} : tile<1x64xf32, ub>
+  %e0 = exp %a0 {sg = 0} : tile<1x64xf32, ub>
+  %e1 = exp %a1 {sg = 0} : tile<1x64xf32, ub>
+  %w0 = copy_out %e0, %y {offsets = [0, 0], sg = 0} : tile<1x64xf32, gm>
+  %w1 = copy_out %e1, %y {offsets = [1, 0], sg = 0} : tile<1x64xf32, gm>
+  %a2 = copy_in %x {offsets = [2, 0], sg = 1} : tile<1x64xf32, ub>
+  %e2 = exp %a2 {sg = 1} : tile<1x64xf32, ub>
+  %w2 = copy_out %e2, %y {offsets = [2, 0], sg = 1} : tile<1x64xf32, gm>
+  %a3 = copy_in %x {offsets = [3, 0], sg = 1} : tile<1x64xf32, ub>
+  %e3 = exp %a3 {sg = 1} : tile<1x64xf32, ub>
+  %w3 = copy_out %e3, %y {offsets = [3, 0], sg = 1} : tile<1x64xf32, gm>
+  return %y
+}
+)");
+  const Program &p = c.get();
+  REQUIRE(p.leaves.size() == 1);
+  const Leaf &leaf = p.leaves[0];
+  std::vector<ir::OpCode> codes;
+  for (const LeafOp &op : leaf.ops) codes.push_back(op.code);
+  using ir::OpCode;
+  CHECK(codes == std::vector<OpCode>{OpCode::CopyIn, OpCode::Exp, OpCode::CopyOut,
+                                     OpCode::CopyIn, OpCode::Exp, OpCode::CopyOut});
+  CHECK(leaf.ops[1].operands == llvm::SmallVector<int, 3>{0});
+  CHECK(leaf.ops[2].region == 1);
+  CHECK(leaf.ops[3].region == 2);
+  REQUIRE(p.calls.size() == 2);
+  for (int call = 0; call < 2; ++call) {
+    const std::vector<Region> &r = p.calls[call].regions;
+    REQUIRE(r.size() == 4);
+    for (int row = 0; row < 2; ++row) {
+      int64_t want = 2 * call + row;
+      CHECK(r[2 * row].tensor == 0); // x, then y, per row
+      CHECK(r[2 * row].offsets[0] == want);
+      CHECK(r[2 * row + 1].tensor == 1);
+      CHECK(r[2 * row + 1].offsets[0] == want);
+    }
+  }
+}
+
+namespace {
+
+/// Runs `pipeline` over a tensor-level function on `device` and compiles it.
+struct Piped {
+  ir::Context ctx;
+  std::unique_ptr<ir::Module> module;
+  absl::StatusOr<Program> program = absl::UnknownError("not built");
+  Piped(const std::string &text, const target::DeviceSpec &device, const std::string &pipeline,
+        CodegenOptions options = {}) {
+    module = ir::parseModule(text, "codegen.pto", ctx);
+    REQUIRE(module);
+    REQUIRE(succeeded(ir::verify(*module, ir::VerifyOptions{&device})));
+    passes::PassRegistry registry;
+    passes::registerAllPasses(registry);
+    passes::PassManager pm(device);
+    REQUIRE(pm.addPipeline(pipeline, registry).ok());
+    REQUIRE(succeeded(pm.run(*module)));
+    program = buildProgram(module->func(0), device, options);
+  }
+};
+
+std::string softmaxText(const std::string &shape, const std::string &rowShape,
+                        const std::string &dtype, const std::string &tile) {
+  std::string t = "tensor<" + shape + "x" + dtype + ">", r = "tensor<" + rowShape + "x" + dtype + ">";
+  std::string vt = "vec_tile = " + tile;
+  return "func @softmax(%x: " + t + ") -> " + t + " {\n" +
+         "  %m = amax %x {axes = [1], keepdim = true, " + vt + "} : " + r + "\n" +
+         "  %d = sub %x, %m {" + vt + "} : " + t + "\n" +
+         "  %e = exp %d {" + vt + "} : " + t + "\n" +
+         "  %s = sum %e {axes = [1], keepdim = true, " + vt + "} : " + r + "\n" +
+         "  %y = div %e, %s {" + vt + "} : " + t + "\n  return %y\n}\n";
+}
+
+} // namespace
+
+TEST_CASE("double buffering a merged leaf: copy_ins wait only for copy_outs",
+          "[codegen][program][schedule]") {
+  // 64 rows of 1x1024 f32 on tiny (4 AIV cores): the default pipeline merges 16
+  // rows into each subgraph. One row needs 4 KiB + its 32-byte row max or sum.
+  target::DeviceSpec tiny = *target::DeviceSpec::preset("tiny");
+  std::string text = softmaxText("64x1024", "64x1", "f32", "[1, 1024]");
+  Piped db(text, tiny, passes::defaultPipelineText().str());
+  REQUIRE(db.program.ok());
+  const Leaf &leaf = db.program->leaves[0];
+  CHECK(leaf.ops.size() == 16 * 7);
+  CHECK(leaf.doubleBuffered);
+  CHECK(leaf.peakBytes[static_cast<unsigned>(ir::MemSpace::UB)] == 2 * 4096 + 32);
+  // The next row's copy_in overlaps this row's compute: no copy_in waits for a VEC
+  // instruction (only for the copy_out of the row whose slot it takes).
+  int copyIns = 0;
+  for (const PipeInstr &in : leaf.instrs) {
+    if (in.pipe != Pipe::Mte2) continue;
+    ++copyIns;
+    for (int d : in.deps) CHECK(leaf.instrs[d].pipe == Pipe::Mte3);
+  }
+  CHECK(copyIns == 16);
+
+  CodegenOptions single;
+  single.doubleBuffer = false;
+  Piped one(text, tiny, passes::defaultPipelineText().str(), single);
+  REQUIRE(one.program.ok());
+  CHECK(one.program->leaves[0].peakBytes[static_cast<unsigned>(ir::MemSpace::UB)] == 4096 + 32);
+}
+
+TEST_CASE("a one-member leaf fits whenever every op fits the verifier's per-op rule",
+          "[codegen][program][schedule]") {
+  // Functions whose tiles are the largest the verifier accepts (the next size up is
+  // refused), compiled without nbuffer merges: each subgraph is one chain, whose
+  // in-place placement needs no more than its largest op's operands and result.
+  struct Limit {
+    const char *name;
+    const char *device;
+    std::string text, tooBig; ///< at the limit; one size up
+  };
+  auto binary = [](const std::string &tile) {
+    return "func @products(%x: tensor<64x4096xf32>, %y: tensor<64x4096xf32>) -> "
+           "tensor<64x4096xf32> {\n"
+           "  %t = add %x, %y {vec_tile = " + tile + "} : tensor<64x4096xf32>\n"
+           "  %u = mul %t, %y {vec_tile = " + tile + "} : tensor<64x4096xf32>\n"
+           "  %v = sub %u, %x {vec_tile = " + tile + "} : tensor<64x4096xf32>\n"
+           "  return %v\n}\n";
+  };
+  auto unary = [](const std::string &tile) {
+    return "func @chain(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> {\n"
+           "  %a = exp %x {vec_tile = " + tile + "} : tensor<64x1024xf32>\n"
+           "  %b = neg %a {vec_tile = " + tile + "} : tensor<64x1024xf32>\n"
+           "  %c = abs %b {vec_tile = " + tile + "} : tensor<64x1024xf32>\n"
+           "  return %c\n}\n";
+  };
+  std::vector<Limit> limits = {
+      // sub/div: x (64 KiB), the row max (counted as a full tile), result = 192 KiB.
+      {"softmax 4x4096 f32", "a2", softmaxText("64x4096", "64x1", "f32", "[4, 4096]"),
+       softmaxText("64x4096", "64x1", "f32", "[8, 4096]")},
+      {"softmax 8x4096 f16", "a2", softmaxText("64x4096", "64x1", "f16", "[8, 4096]"),
+       softmaxText("64x4096", "64x1", "f16", "[16, 4096]")},
+      // Three 64 KiB tiles per binary op; x and y stay live across ops.
+      {"binary chain 4x4096 f32", "a2", binary("[4, 4096]"), binary("[8, 4096]")},
+      // Two 16 KiB tiles per unary op = tiny's 32 KiB.
+      {"unary chain 4x1024 f32", "tiny", unary("[4, 1024]"), unary("[8, 1024]")},
+  };
+  const std::string noMerge = "canonicalize,cse,dce,expand-tiles,partition";
+  for (const Limit &l : limits) {
+    INFO(l.name << " on " << l.device);
+    target::DeviceSpec dev = *target::DeviceSpec::preset(l.device);
+    {
+      ir::Context ctx;
+      std::unique_ptr<ir::Module> m = ir::parseModule(l.tooBig, "big.pto", ctx);
+      REQUIRE(m);
+      ir::DiagnosticCollector quiet(ctx.diag());
+      CHECK(failed(ir::verify(*m, ir::VerifyOptions{&dev})));
+    }
+    for (bool doubleBuffer : {true, false}) {
+      CodegenOptions options;
+      options.doubleBuffer = doubleBuffer;
+      Piped p(l.text, dev, noMerge, options);
+      INFO("doubleBuffer " << doubleBuffer << ": " << p.program.status().message());
+      REQUIRE(p.program.ok());
+      for (const Leaf &leaf : p.program->leaves)
+        CHECK(leaf.peakBytes[static_cast<unsigned>(ir::MemSpace::UB)] <= dev.buffers.ub);
+    }
+  }
 }

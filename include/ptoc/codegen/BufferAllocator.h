@@ -22,7 +22,8 @@ struct BufferValue {
   uint8_t writerPipes = 0;  ///< bit mask (1 << Pipe) of the pipe that writes it
   uint8_t readerPipes = 0;  ///< bit mask of the pipes that read it (the writer's when unread)
   /// An earlier value whose space this one takes over in place (a matmul accumulating
-  /// into its `acc`), when that value's last use is this value's def; -1 for none.
+  /// into its `acc`, an elementwise op over an operand of its shape), when that
+  /// value's last use is this value's def; -1 for none.
   int inPlaceOf = -1;
 };
 
@@ -45,8 +46,9 @@ enum class AllocPolicy : uint8_t {
 struct BufferAllocation {
   bool ok = false;
   std::vector<int64_t> offsets;  ///< per value
-  /// Per value: the earlier values whose (freed) space it overwrites, ascending. Its
-  /// writer must wait for their readers (write after read).
+  /// Per value: the earlier values whose (freed) space it overwrites, ascending
+  /// (for a value placed in place: the value it took over). Its writer must wait for
+  /// their readers (write after read).
   std::vector<llvm::SmallVector<int, 2>> overwrites;
   int64_t peakBytes = 0;         ///< highest end offset used
   // On failure:

@@ -43,8 +43,10 @@ struct GmTensor {
   int argIndex = -1;                      ///< Argument: position in the signature
 };
 
-/// One op of a leaf, in program order. Local tile values are referred to by the index
-/// of the op that produced them.
+/// One op of a leaf, in leaf order: a depth-first order of the subgraph's
+/// dependencies (passes::LocalScheduler), so a merged subgraph runs member by member;
+/// not necessarily the function's body order. Local tile values are referred to by
+/// the index of the op that produced them.
 struct LeafOp {
   ir::OpCode code = ir::OpCode::Return;
   ir::DType dtype = ir::DType::F32;      ///< result element type (copy_out: the GM type)
@@ -66,7 +68,8 @@ struct LeafOp {
   int64_t bytes = 0;                     ///< bytes of the result tile (copies: bytes moved)
 };
 
-/// Where an op's result lives in its core-local buffer.
+/// Where an op's result lives in its core-local buffer. A result computed in place
+/// (docs/codegen.md) has the slot of the operand it overwrites.
 struct BufferSlot {
   ir::MemSpace space = ir::MemSpace::GM; ///< GM = no local storage (copy_out tokens)
   int64_t offset = 0;

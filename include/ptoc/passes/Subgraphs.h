@@ -211,6 +211,16 @@ struct NBufferMergeRequest {
   /// mg_copyin_upper_bound: a chunk stops growing before its copy-in bytes would
   /// exceed this; -1 = no cap.
   int64_t copyInUpperBound = -1;
+  /// UB capacity in bytes (AIV groups; -1 = no check). A merged leaf runs its
+  /// members one after another and double buffers two of them (docs/codegen.md), so
+  /// its UB footprint is estimated as twice one member's per-chain peak
+  /// (localPeakBytes of the member's ops in LocalScheduler order; members of a group
+  /// are isomorphic, so the group's first member stands for all). When that exceeds
+  /// this, the group's merges are refused (RefusedUbCapacity). runNBufferMergePass
+  /// sets it, `blockBytes` and `deviceName` from the device for AIV requests.
+  int64_t ubCapacity = -1;
+  int64_t blockBytes = 32;  ///< the device's local-buffer block (tile rows are padded to it)
+  std::string deviceName = {}; ///< for the log
   unsigned funcIndex = 0; ///< for `func<F>_<order>` in the log
 };
 
@@ -247,6 +257,7 @@ enum class MergeVerdict : uint8_t {
   RefusedParallelism, ///< would leave fewer subgraphs than the parallelism floor
   RefusedCopyInCap,   ///< merged copy-in bytes would exceed mg_copyin_upper_bound
   RefusedL1Capacity,  ///< merged L1 footprint would exceed the device's L1
+  RefusedUbCapacity,  ///< merged UB footprint (double buffered) would exceed the device's UB
   RefusedScope,       ///< one side is in an sg_scope
   RefusedCycleBound,  ///< merged estimated cycles would exceed pg_upper_bound
   RefusedCycle,       ///< the merge would create a dependency cycle
@@ -255,7 +266,8 @@ enum class MergeVerdict : uint8_t {
 };
 
 /// Name used in logs and statistics: "merged", "parallelism-floor", "copy-in-cap",
-/// "l1-capacity", "scope", "cycle-bound", "would-create-cycle", "core-kind", "fuel".
+/// "l1-capacity", "ub-capacity", "scope", "cycle-bound", "would-create-cycle",
+/// "core-kind", "fuel".
 llvm::StringRef mergeVerdictName(MergeVerdict v);
 
 /// Records merge decisions: counts per verdict (for pass statistics) and, when a
@@ -280,7 +292,7 @@ private:
   llvm::raw_ostream *debug_;
   int64_t fuel_;
   int64_t merged_ = 0;
-  uint64_t counts_[9] = {};
+  uint64_t counts_[10] = {};
 };
 
 } // namespace ptoc::passes
