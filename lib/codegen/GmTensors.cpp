@@ -9,92 +9,12 @@
 #include "absl/strings/str_join.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "ptoc/ir/ValueNamer.h"
 
 namespace ptoc::codegen {
 namespace {
 
 using ir::OpCode;
-
-bool isIdStartChar(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool isDigitChar(char c) { return c >= '0' && c <= '9'; }
-bool isIdChar(char c) { return isIdStartChar(c) || isDigitChar(c) || c == '.'; }
-
-/// Names values the way the IR printer does (docs/ir.md "Values and names"): name
-/// hints first (made valid, `_N` on a clash), `argN` for unnamed arguments, and a
-/// running number for unnamed results. Only the GM tensors' names are kept, but every
-/// hint is claimed in order so clashes resolve exactly as in the printed IR.
-class TensorNamer {
-public:
-  explicit TensorNamer(const ir::Func &f) {
-    for (const ir::Value &a : f.args())
-      if (std::string h = sanitize(a.nameHint()); !h.empty()) table_[h].isHint = true;
-    for (const ir::Operation &op : f.ops())
-      for (const ir::Value &r : op.results())
-        if (r.nameHint())
-          if (std::string h = sanitize(r.nameHint()); !h.empty()) table_[h].isHint = true;
-    for (const ir::Value &a : f.args()) {
-      std::string h = sanitize(a.nameHint());
-      names_[&a] = h.empty() ? claim("arg" + std::to_string(a.index()), true) : claim(h, false);
-    }
-    uint64_t counter = 0;
-    for (const ir::Operation &op : f.ops())
-      for (const ir::Value &r : op.results()) {
-        std::string h = r.nameHint() ? sanitize(r.nameHint()) : std::string();
-        bool gm = r.type().isTensor();
-        if (h.empty()) {
-          if (gm) names_[&r] = std::to_string(counter);
-          ++counter;
-        } else {
-          std::string name = claim(h, false);
-          if (gm) names_[&r] = std::move(name);
-        }
-      }
-  }
-
-  std::string name(const ir::Value *v) const { return names_.lookup(v); }
-
-private:
-  struct NameState {
-    bool isHint = false;
-    bool used = false;
-    unsigned nextSuffix = 0;
-  };
-
-  static std::string sanitize(ir::Identifier hint) {
-    llvm::StringRef h = hint.str();
-    if (h.empty()) return {};
-    if (isIdStartChar(h[0])) {
-      bool valid = true;
-      for (char c : h.drop_front()) valid &= isIdChar(c);
-      if (valid) return h.str();
-    } else if (llvm::all_of(h, isDigitChar)) {
-      return {};
-    }
-    std::string s;
-    if (isDigitChar(h[0])) s += '_';
-    for (char c : h) s += isIdChar(c) ? c : '_';
-    return s;
-  }
-
-  std::string claim(const std::string &base, bool generated) {
-    NameState &state = table_[base];
-    if (!state.used && !(generated && state.isHint)) {
-      state.used = true;
-      return base;
-    }
-    while (true) {
-      std::string cand = base + "_" + std::to_string(++table_[base].nextSuffix);
-      NameState &c = table_[cand];
-      if (!c.isHint && !c.used) {
-        c.used = true;
-        return cand;
-      }
-    }
-  }
-
-  llvm::StringMap<NameState> table_;
-  llvm::DenseMap<const ir::Value *, std::string> names_;
-};
 
 llvm::SmallVector<int64_t, 4> rowMajorStrides(llvm::ArrayRef<int64_t> shape) {
   llvm::SmallVector<int64_t, 4> strides(shape.size(), 1);
@@ -118,7 +38,7 @@ std::string listText(llvm::ArrayRef<int64_t> v) { return "[" + absl::StrJoin(v, 
 
 absl::StatusOr<GmTensorTable> collectGmTensors(const ir::Func &func) {
   GmTensorTable table;
-  TensorNamer namer(func);
+  ir::ValueNamer namer(func);
   auto add = [&](const ir::Value *v, GmTensor t) {
     t.name = namer.name(v);
     t.dtype = v->type().dtype();
