@@ -10,7 +10,10 @@
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "ptoc/codegen/Program.h"
+#include "ptoc/runtime/Simulator.h"
 #include "ptoc/target/DeviceSpec.h"
 
 namespace ptoc::testprog {
@@ -331,6 +334,24 @@ inline target::DeviceSpec randomDevice(uint64_t seed) {
       static_cast<double>(pick(0, static_cast<int64_t>(d.memory.gmLatencyCycles)));
   d.launchOverheadUs = static_cast<double>(pick(0, 20));
   return d;
+}
+
+/// Simulates `p` on `d`; a simulator error fails the test.
+inline runtime::RunRecord run(const codegen::Program &p, const target::DeviceSpec &d,
+                              int mode = 0, bool pipes = false) {
+  runtime::SimOptions o;
+  o.schedMode = mode;
+  o.recordPipes = pipes;
+  auto r = runtime::simulate(p, d, o);
+  if (!r.ok()) FAIL(std::string(r.status().message()));
+  return *std::move(r);
+}
+
+/// A device preset; an unknown name fails the test.
+inline target::DeviceSpec preset(const char *name) {
+  auto d = target::DeviceSpec::preset(name);
+  REQUIRE(d.ok());
+  return *d;
 }
 
 } // namespace ptoc::testprog

@@ -18,20 +18,6 @@ using namespace ptoc::testprog;
 
 namespace {
 
-RunRecord run(const Program &p, const DeviceSpec &d, int mode = 0) {
-  SimOptions o;
-  o.schedMode = mode;
-  auto r = ptoc::runtime::simulate(p, d, o);
-  if (!r.ok()) FAIL(std::string(r.status().message()));
-  return *std::move(r);
-}
-
-DeviceSpec preset(const char *name) {
-  auto d = DeviceSpec::preset(name);
-  REQUIRE(d.ok());
-  return *d;
-}
-
 /// An AIV leaf that only computes for `cycles` (no GM traffic): scheduler-bound tests.
 int addComputeLeaf(Program &p, int64_t cycles) {
   Leaf l;

@@ -25,21 +25,6 @@ namespace {
 /// Relative slack for comparing sums of floating-point durations.
 constexpr double kEps = 1e-9;
 
-RunRecord run(const Program &p, const DeviceSpec &d, int mode = 0, bool pipes = false) {
-  SimOptions o;
-  o.schedMode = mode;
-  o.recordPipes = pipes;
-  auto r = ptoc::runtime::simulate(p, d, o);
-  if (!r.ok()) FAIL(std::string(r.status().message()));
-  return *std::move(r);
-}
-
-DeviceSpec preset(const char *name) {
-  auto d = DeviceSpec::preset(name);
-  REQUIRE(d.ok());
-  return *d;
-}
-
 bool leq(double a, double b) { return a <= b + kEps * std::max(1.0, std::abs(b)); }
 
 /// Checks every invariant of a run at task level (see checkPipes for pipe level).
