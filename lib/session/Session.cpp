@@ -222,7 +222,7 @@ absl::StatusOr<RunReport> Session::run(const Kernel &kernel,
   report.summary = profile::summaryText(*summary);
   if (options.debugMode > 0) {
     absl::StatusOr<std::string> folder =
-        profile::writeRunOutputs(kernel.program, r, options.outputDir);
+        profile::writeRunOutputs(kernel.program, r, *summary, options.outputDir);
     if (!folder.ok()) return folder.status();
     report.outputFolder = *folder;
     report.swimlanePath = absl::StrCat(*folder, "/merged_swimlane.json");

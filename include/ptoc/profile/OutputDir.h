@@ -3,6 +3,9 @@
 
 #include <string>
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include "absl/status/statusor.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -20,5 +23,9 @@ absl::StatusOr<std::string> createRunOutputDir(llvm::StringRef base);
 /// Writes `contents` to `path` atomically (a temporary file in the same folder, then
 /// a rename), so a reader never sees a half-written file.
 absl::Status writeFileAtomically(llvm::StringRef path, llvm::StringRef contents);
+/// The same, with the contents streamed by `write` (which may fail; then nothing is
+/// left behind), so a large file never has to exist as one string.
+absl::Status writeFileAtomically(llvm::StringRef path,
+                                 llvm::function_ref<absl::Status(llvm::raw_ostream &)> write);
 
 } // namespace ptoc::profile

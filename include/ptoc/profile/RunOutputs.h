@@ -29,5 +29,11 @@ absl::StatusOr<std::string> writeRunOutputs(const codegen::Program &program,
                                             llvm::StringRef baseDir,
                                             const SwimlaneOptions &swimlane = {},
                                             const SummaryOptions &summary = {});
+/// The same with a summary already computed by `summarize` for this record (the
+/// caller has validated the record that way), so it is not computed twice.
+absl::StatusOr<std::string> writeRunOutputs(const codegen::Program &program,
+                                            const runtime::RunRecord &record,
+                                            const Summary &summary, llvm::StringRef baseDir,
+                                            const SwimlaneOptions &swimlane = {});
 
 } // namespace ptoc::profile
