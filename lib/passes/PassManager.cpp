@@ -174,8 +174,17 @@ LogicalResult PassManager::run(ir::Module &m) {
         return failure();
       }
     }
+    if (o.afterPass) o.afterPass(arg, m);
   }
   return success();
+}
+
+std::vector<PassStatisticValue> PassManager::statistics() const {
+  std::vector<PassStatisticValue> out;
+  for (const std::unique_ptr<Pass> &pass : passes_)
+    for (const PassStatistic *s : pass->statistics())
+      out.push_back({pass->argument().str(), s->name(), s->value()});
+  return out;
 }
 
 void PassManager::printTiming(llvm::raw_ostream &os) const {

@@ -65,9 +65,79 @@ absl::Status checkCalls(const Program &program) {
   return absl::OkStatus();
 }
 
+/// Where each result goes: into the caller's buffers (executeInto) or into new
+/// HostTensors (execute).
+struct ResultSink {
+  llvm::ArrayRef<TensorRef> refs;       ///< executeInto
+  std::vector<HostTensor> *owned = nullptr; ///< execute
+};
+
+bool overlaps(const std::byte *a, size_t an, const std::byte *b, size_t bn) {
+  return an && bn && a < b + bn && b < a + an;
+}
+
+/// The caller's result buffers match the program's results (count, dtype, shape).
+absl::Status checkResultRefs(const Program &program, llvm::ArrayRef<TensorRef> results) {
+  if (results.size() != program.results.size())
+    return absl::InvalidArgumentError(absl::StrCat("@", program.funcName, " returns ",
+                                                   program.results.size(), " tensors, got ",
+                                                   results.size(), " result buffers"));
+  for (size_t r = 0; r < results.size(); ++r) {
+    const codegen::GmTensor &g = program.tensors[program.results[r]];
+    if (results[r].dtype != g.dtype || results[r].shape != llvm::ArrayRef<int64_t>(g.shape))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "@", program.funcName, " result ", r, ": expected a buffer of ",
+          exec::tensorTypeStr(g.dtype, g.shape), ", got ",
+          exec::tensorTypeStr(results[r].dtype, results[r].shape),
+          "; pass a buffer of the result's element type and shape"));
+    if (!results[r].data && results[r].numElements() > 0)
+      return absl::InvalidArgumentError(absl::StrCat("@", program.funcName, " result ", r,
+                                                     ": the buffer pointer is null"));
+  }
+  return absl::OkStatus();
+}
+
+/// Results written straight into the caller's buffer while the calls run: an
+/// intermediate tensor returned once, whose buffer overlaps no argument and no other
+/// result (an in-place update `x = f(x)` must not overwrite x while it is read).
+std::vector<int> bindableResults(const Program &program, llvm::ArrayRef<ConstTensorRef> args,
+                                 llvm::ArrayRef<TensorRef> results) {
+  // Only arguments some call reads can clash: an output parameter passed in only for
+  // its shape (never read) may share its buffer with the result written into it.
+  std::vector<bool> read(program.tensors.size(), false);
+  for (const codegen::Call &call : program.calls)
+    for (const codegen::Region &region : call.regions) {
+      int t = region.tensor;
+      if (t < 0 || size_t(t) >= program.tensors.size()) continue;
+      read[t] = true;
+      int base = program.tensors[t].base;
+      if (base >= 0 && size_t(base) < read.size()) read[base] = true;
+    }
+  std::vector<bool> argRead(args.size(), true);
+  for (size_t i = 0; i < args.size() && i < program.arguments.size(); ++i) {
+    int t = program.arguments[i];
+    argRead[i] = t < 0 || size_t(t) >= read.size() || read[t];
+  }
+  std::vector<int> external(program.tensors.size(), -1);
+  for (size_t r = 0; r < results.size(); ++r) {
+    int t = program.results[r];
+    if (program.tensors[t].kind != codegen::GmTensor::Kind::Intermediate) continue;
+    if (std::count(program.results.begin(), program.results.end(), t) != 1) continue;
+    bool clash = false;
+    for (size_t i = 0; i < args.size(); ++i)
+      clash |= argRead[i] &&
+               overlaps(args[i].data, args[i].sizeInBytes(), results[r].data, results[r].sizeInBytes());
+    for (size_t o = 0; o < results.size(); ++o)
+      clash |= o != r && overlaps(results[o].data, results[o].sizeInBytes(), results[r].data,
+                                  results[r].sizeInBytes());
+    if (!clash) external[t] = int(r);
+  }
+  return external;
+}
+
 /// execute() minus the guard against running out of host memory.
-absl::Status executeChecked(const Program &program, llvm::ArrayRef<HostTensor> args,
-                            std::vector<HostTensor> &results, llvm::ArrayRef<int> order,
+absl::Status executeChecked(const Program &program, llvm::ArrayRef<ConstTensorRef> args,
+                            ResultSink sink, llvm::ArrayRef<int> order,
                             const ExecOptions &options) {
   using namespace exec;
   size_t numCalls = program.calls.size();
@@ -79,9 +149,17 @@ absl::Status executeChecked(const Program &program, llvm::ArrayRef<HostTensor> a
   }
   if (absl::Status s = checkOrder(program, order); !s.ok()) return s;
   if (absl::Status s = checkCalls(program); !s.ok()) return s;
+  std::vector<std::byte *> externalStorage;
+  if (!sink.owned) {
+    if (absl::Status s = checkResultRefs(program, sink.refs); !s.ok()) return s;
+    std::vector<int> external = bindableResults(program, args, sink.refs);
+    externalStorage.assign(program.tensors.size(), nullptr);
+    for (size_t t = 0; t < external.size(); ++t)
+      if (external[t] >= 0) externalStorage[t] = sink.refs[external[t]].data;
+  }
 
   GmMemory gm;
-  if (absl::Status s = gm.init(program, args); !s.ok()) return s;
+  if (absl::Status s = gm.init(program, args, externalStorage); !s.ok()) return s;
 
   std::vector<LeafPlan> plans;
   plans.reserve(program.leaves.size());
@@ -127,6 +205,14 @@ absl::Status executeChecked(const Program &program, llvm::ArrayRef<HostTensor> a
       !s.ok())
     return s;
 
+  if (!sink.owned) {
+    // Bound results already hold their values; the rest are copied out.
+    for (size_t r = 0; r < sink.refs.size(); ++r)
+      if (externalStorage[program.results[r]] == nullptr)
+        gm.materializeInto(program.results[r], sink.refs[r].data);
+    return absl::OkStatus();
+  }
+
   // Copies first (aliases may read an intermediate that is then handed over), then
   // each intermediate returned as it is laid out moves out, once, without a copy.
   size_t numResults = program.results.size();
@@ -143,8 +229,20 @@ absl::Status executeChecked(const Program &program, llvm::ArrayRef<HostTensor> a
     if (!moves[r]) out[r] = gm.materialize(program.results[r]);
   for (size_t r = 0; r < numResults; ++r)
     if (moves[r]) out[r] = gm.take(program.results[r]);
-  results = std::move(out);
+  *sink.owned = std::move(out);
   return absl::OkStatus();
+}
+
+/// Runs `body`, reporting host memory running out (huge intermediates, results)
+/// instead of throwing.
+template <typename Body>
+absl::Status guardMemory(const Program &program, Body body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "executing @", program.funcName, ": out of host memory for its tensors or tiles"));
+  }
 }
 
 } // namespace
@@ -152,13 +250,18 @@ absl::Status executeChecked(const Program &program, llvm::ArrayRef<HostTensor> a
 absl::Status execute(const Program &program, llvm::ArrayRef<HostTensor> args,
                      std::vector<HostTensor> &results, llvm::ArrayRef<int> order,
                      const ExecOptions &options) {
-  // Host memory running out (huge intermediates, results) is reported, not thrown.
-  try {
-    return executeChecked(program, args, results, order, options);
-  } catch (const std::bad_alloc &) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "executing @", program.funcName, ": out of host memory for its tensors or tiles"));
-  }
+  std::vector<ConstTensorRef> refs(args.begin(), args.end());
+  return guardMemory(program, [&] {
+    return executeChecked(program, refs, ResultSink{{}, &results}, order, options);
+  });
+}
+
+absl::Status executeInto(const Program &program, llvm::ArrayRef<ConstTensorRef> args,
+                         llvm::ArrayRef<TensorRef> results, llvm::ArrayRef<int> order,
+                         const ExecOptions &options) {
+  return guardMemory(program, [&] {
+    return executeChecked(program, args, ResultSink{results, nullptr}, order, options);
+  });
 }
 
 } // namespace ptoc::runtime

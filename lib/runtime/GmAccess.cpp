@@ -154,7 +154,8 @@ std::string tensorTypeStr(ir::DType dtype, llvm::ArrayRef<int64_t> shape) {
   return s;
 }
 
-absl::Status GmMemory::init(const codegen::Program &program, llvm::ArrayRef<HostTensor> args) {
+absl::Status GmMemory::init(const codegen::Program &program, llvm::ArrayRef<ConstTensorRef> args,
+                            llvm::ArrayRef<std::byte *> externalStorage) {
   const auto &tensors = program.tensors;
   int numTensors = int(tensors.size());
   auto bad = [&](int t, const std::string &what) {
@@ -176,11 +177,14 @@ absl::Status GmMemory::init(const codegen::Program &program, llvm::ArrayRef<Host
     if (g.kind != GmTensor::Kind::Argument || g.argIndex != int(i))
       return bad(t, absl::StrCat("is listed as argument ", i,
                                  " but is not an Argument tensor with that index"));
-    if (args[i].dtype() != g.dtype || args[i].shape() != llvm::ArrayRef<int64_t>(g.shape))
+    if (args[i].dtype != g.dtype || args[i].shape != llvm::ArrayRef<int64_t>(g.shape))
       return absl::InvalidArgumentError(absl::StrCat(
           "@", program.funcName, " argument ", i, " (%", g.name, "): expected ",
-          tensorTypeStr(g.dtype, g.shape), ", got ", tensorTypeStr(args[i].dtype(), args[i].shape()),
+          tensorTypeStr(g.dtype, g.shape), ", got ", tensorTypeStr(args[i].dtype, args[i].shape),
           "; pass a tensor of the declared element type and shape"));
+    if (!args[i].data && args[i].numElements() > 0)
+      return absl::InvalidArgumentError(absl::StrCat("@", program.funcName, " argument ", i, " (%",
+                                                     g.name, "): the buffer pointer is null"));
   }
 
   views_.assign(numTensors, GmView());
@@ -226,8 +230,14 @@ absl::Status GmMemory::init(const codegen::Program &program, llvm::ArrayRef<Host
             program.arguments[g.argIndex] != t)
           return bad(t, absl::StrCat("is an argument with index ", g.argIndex,
                                      " that the program's argument list does not give it"));
-        v.data = args[g.argIndex].data();
+        v.data = args[g.argIndex].data;
         ownerElements[t] = args[g.argIndex].numElements();
+      } else if (size_t(t) < externalStorage.size() && externalStorage[t]) {
+        // Copy-outs may leave parts unwritten (as in owned memory, those read as 0).
+        std::memset(externalStorage[t], 0, size_t(elements) * ir::elementSize(g.dtype));
+        v.writable = externalStorage[t];
+        v.data = v.writable;
+        ownerElements[t] = elements;
       } else {
         try {
           owned_[t] = HostTensor(g.dtype, g.shape);
@@ -319,18 +329,24 @@ void GmMemory::copyOut(const codegen::Region &region, const OpPlan &op, const Op
 HostTensor GmMemory::materialize(int tensor) const {
   const GmView &v = views_[tensor];
   HostTensor out(v.dtype, v.shape);
-  if (out.numElements() == 0) return out;
+  if (out.numElements() > 0) materializeInto(tensor, out.data());
+  return out;
+}
+
+void GmMemory::materializeInto(int tensor, std::byte *dst) const {
+  const GmView &v = views_[tensor];
+  int64_t elements = 1;
+  for (int64_t d : v.shape) elements *= d;
+  if (elements == 0) return;
   Dims zeros(v.shape.size(), 0);
   RowTransfer t = rowsOf(v, zeros, v.shape);
   size_t es = ir::elementSize(v.dtype);
-  std::byte *dst = out.data();
   forEachRow(t, [&](int64_t gm, int64_t at, int64_t n, int64_t stride) {
     const std::byte *src = v.data + gm * int64_t(es);
     if (stride == 1) std::memcpy(dst + at * es, src, size_t(n) * es);
     else
       for (int64_t i = 0; i < n; ++i) std::memcpy(dst + (at + i) * es, src + i * stride * es, es);
   });
-  return out;
 }
 
 bool GmMemory::canTake(int tensor) const {

@@ -13,6 +13,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "ptoc/codegen/Program.h"
 #include "ptoc/runtime/HostTensor.h"
+#include "ptoc/runtime/TensorRef.h"
 
 namespace ptoc::runtime::exec {
 
@@ -34,7 +35,10 @@ public:
   /// Checks the arguments against the program (count, dtype, shape: InvalidArgument
   /// naming the argument) and the program's tensors (kinds, bases, every window
   /// inside its base's memory: internal errors), then allocates zeroed intermediates.
-  absl::Status init(const codegen::Program &program, llvm::ArrayRef<HostTensor> args);
+  /// `externalStorage[t]`, when given and non-null, is caller memory (dense, of
+  /// tensor t's size) that intermediate tensor t lives in instead of its own.
+  absl::Status init(const codegen::Program &program, llvm::ArrayRef<ConstTensorRef> args,
+                    llvm::ArrayRef<std::byte *> externalStorage = {});
 
   /// Checks that op `op` (a copy_in or copy_out of its leaf) of call `call` may
   /// transfer its tile through its region: the region exists, its tensor exists and
@@ -52,6 +56,8 @@ public:
 
   /// A dense copy of tensor `tensor` (through its window) as it is now.
   HostTensor materialize(int tensor) const;
+  /// The same, written densely into `dst` (room for the tensor's elements).
+  void materializeInto(int tensor, std::byte *dst) const;
   /// Whether `tensor` owns its memory and spans it densely, so `take` can hand the
   /// memory over instead of copying it.
   bool canTake(int tensor) const;

@@ -31,13 +31,13 @@ double secondsSince(Clock::time_point start) {
 }
 
 /// The passes that bring a tensor-level function to `stage` when the user did not
-/// name a pipeline.
-std::string pipelineFor(Stage stage) {
+/// name a pipeline: the default pipeline with the user's knobs.
+std::string pipelineFor(Stage stage, const PassKnobs &knobs) {
   switch (stage) {
   case Stage::Tensor: return "";
-  case Stage::Tile: return "canonicalize,cse,dce,expand-tiles";
+  case Stage::Tile: return knobs.pipeline(/*throughExpandTiles=*/true);
   case Stage::Partitioned:
-  case Stage::Codegen: return passes::defaultPipelineText().str();
+  case Stage::Codegen: return knobs.pipeline();
   }
   return "";
 }
@@ -80,6 +80,15 @@ absl::StatusOr<Stage> parseStage(llvm::StringRef name) {
       "unknown compile stage '", name.str(), "' (valid: tensor, tile, partitioned, codegen)"));
 }
 
+absl::StatusOr<std::string> Kernel::irAt(Stage s) const {
+  auto it = irByStage.find(s);
+  if (it != irByStage.end()) return it->second;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "kernel '", funcName, "' has no ", stageName(s).str(), " IR: it was compiled to the ",
+      stageName(stage).str(), " stage with the pipeline '", pipeline,
+      "'; compile further (compile_stage) or use a pipeline that reaches that stage"));
+}
+
 absl::StatusOr<Session> Session::create(llvm::StringRef deviceNameOrPath) {
   absl::StatusOr<target::DeviceSpec> device = target::DeviceSpec::load(deviceNameOrPath);
   if (!device.ok()) return device.status();
@@ -117,19 +126,36 @@ absl::StatusOr<Kernel> Session::compile(ir::Module &module, const CompileOptions
   for (size_t i = 0; i < func->resultTypes().size(); ++i)
     kernel.results.push_back(specOf(func->resultTypes()[i], absl::StrCat("result", i)));
 
-  std::string pipeline = options.pipeline.empty() ? pipelineFor(options.stopAt) : options.pipeline;
+  if (!options.pipeline.empty() && !options.knobs.empty())
+    return absl::InvalidArgumentError(
+        "both a pass pipeline and pass knobs were given; put the options into the pipeline "
+        "text, or leave the pipeline empty to configure the default one with the knobs");
+  std::string pipeline =
+      options.pipeline.empty() ? pipelineFor(options.stopAt, options.knobs) : options.pipeline;
+  kernel.pipeline = pipeline;
+  unsigned funcIndex = 0;
+  while (funcIndex < module.numFuncs() && &module.func(funcIndex) != func) ++funcIndex;
+  kernel.irByStage[Stage::Tensor] = ir::toString(*func);
   if (!pipeline.empty()) {
     passes::PassManagerOptions pmOptions;
     pmOptions.verifyEach = options.verifyEach;
     pmOptions.dumpDirectory = options.irDumpDir;
+    pmOptions.afterPass = [&](llvm::StringRef pass, const ir::Module &) {
+      if (pass == "expand-tiles") kernel.irByStage[Stage::Tile] = ir::toString(*func);
+    };
     passes::PassManager pm(device_, pmOptions);
     passes::PassRegistry registry;
     passes::registerAllPasses(registry);
     if (absl::Status st = pm.addPipeline(pipeline, registry); !st.ok()) return st;
     if (failed(pm.run(module))) return diags.toStatus();
+    kernel.stats.passStatistics = pm.statistics();
+    kernel.stats.tileOps = int64_t(kernel.stats.statistic("expand-tiles", "tile-ops"));
   }
   kernel.stage = options.stopAt;
   kernel.ir = ir::toString(*func);
+  collectSubgraphStats(*func, funcIndex, device_, kernel.stats);
+  if (kernel.stats.subgraphs > 0) kernel.irByStage[Stage::Partitioned] = kernel.ir;
+  if (options.stopAt != Stage::Codegen) kernel.irByStage[options.stopAt] = kernel.ir;
 
   if (options.stopAt == Stage::Codegen) {
     if (!hasSubgraphs(*func))
@@ -142,6 +168,10 @@ absl::StatusOr<Kernel> Session::compile(ir::Module &module, const CompileOptions
         codegen::buildProgram(*func, device_, options.codegen);
     if (!program.ok()) return program.status();
     kernel.program = *std::move(program);
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    codegen::printProgram(kernel.program, os);
+    kernel.irByStage[Stage::Codegen] = std::move(os.str());
   }
   if (diags.hasErrors()) return diags.toStatus();
   kernel.compileSeconds = secondsSince(start);
@@ -160,6 +190,46 @@ absl::StatusOr<RunReport> Session::run(const Kernel &kernel,
                                        llvm::ArrayRef<runtime::HostTensor> args,
                                        std::vector<runtime::HostTensor> &results,
                                        const RunOptions &options) const {
+  std::vector<runtime::ConstTensorRef> refs(args.begin(), args.end());
+  return runWith(kernel, refs, options,
+                 [&](llvm::ArrayRef<runtime::ConstTensorRef>, llvm::ArrayRef<int> order,
+                     const runtime::ExecOptions &exec) {
+                   return runtime::execute(kernel.program, args, results, order, exec);
+                 });
+}
+
+absl::StatusOr<RunReport> Session::run(const Kernel &kernel,
+                                       llvm::ArrayRef<runtime::ConstTensorRef> args,
+                                       llvm::ArrayRef<runtime::TensorRef> results,
+                                       const RunOptions &options) const {
+  if (results.size() != kernel.results.size())
+    return absl::InvalidArgumentError(absl::StrCat("kernel '", kernel.funcName, "' returns ",
+                                                   kernel.results.size(), " tensors, got ",
+                                                   results.size(), " result buffers"));
+  for (size_t i = 0; i < results.size(); ++i) {
+    const TensorSpec &want = kernel.results[i];
+    if (results[i].dtype != want.dtype ||
+        !std::equal(results[i].shape.begin(), results[i].shape.end(), want.shape.begin(),
+                    want.shape.end())) {
+      TensorSpec got;
+      got.dtype = results[i].dtype;
+      got.shape.assign(results[i].shape.begin(), results[i].shape.end());
+      return absl::InvalidArgumentError(absl::StrCat("result ", i, " of kernel '", kernel.funcName,
+                                                     "' needs a buffer of ", describe(want),
+                                                     ", got ", describe(got)));
+    }
+  }
+  return runWith(kernel, args, options,
+                 [&](llvm::ArrayRef<runtime::ConstTensorRef> in, llvm::ArrayRef<int> order,
+                     const runtime::ExecOptions &exec) {
+                   return runtime::executeInto(kernel.program, in, results, order, exec);
+                 });
+}
+
+template <typename Execute>
+absl::StatusOr<RunReport> Session::runWith(const Kernel &kernel,
+                                           llvm::ArrayRef<runtime::ConstTensorRef> args,
+                                           const RunOptions &options, Execute execute) const {
   if (kernel.stage != Stage::Codegen)
     return absl::InvalidArgumentError(absl::StrCat(
         "kernel '", kernel.funcName, "' was compiled only to the ", stageName(kernel.stage).str(),
@@ -174,18 +244,17 @@ absl::StatusOr<RunReport> Session::run(const Kernel &kernel,
                                                    args.size()));
   for (size_t i = 0; i < args.size(); ++i) {
     const TensorSpec &want = kernel.args[i];
-    if (args[i].dtype() != want.dtype ||
-        !std::equal(args[i].shape().begin(), args[i].shape().end(), want.shape.begin(),
+    if (args[i].dtype != want.dtype ||
+        !std::equal(args[i].shape.begin(), args[i].shape.end(), want.shape.begin(),
                     want.shape.end())) {
       TensorSpec got;
-      got.dtype = args[i].dtype();
-      got.shape.assign(args[i].shape().begin(), args[i].shape().end());
+      got.dtype = args[i].dtype;
+      got.shape.assign(args[i].shape.begin(), args[i].shape.end());
       return absl::InvalidArgumentError(absl::StrCat(
           "argument ", i, " ('", want.name, "') of kernel '", kernel.funcName, "' must be ",
           describe(want), ", got ", describe(got)));
     }
   }
-
   RunReport report;
   runtime::SimOptions sim;
   sim.schedMode = options.schedMode;
@@ -206,8 +275,7 @@ absl::StatusOr<RunReport> Session::run(const Kernel &kernel,
     runtime::ExecOptions exec;
     exec.threads = options.hostThreads;
     auto execStart = Clock::now();
-    if (absl::Status st = runtime::execute(kernel.program, args, results, order, exec); !st.ok())
-      return st;
+    if (absl::Status st = execute(args, order, exec); !st.ok()) return st;
     report.executeSeconds = secondsSince(execStart);
   }
 

@@ -2,6 +2,7 @@
 // printing, verification after each pass, timing, statistics, disabling passes).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,6 +49,16 @@ struct PassManagerOptions {
   /// does not depend on the print flags above.
   std::string dumpDirectory;
   ir::PrintOptions printOptions;
+  /// Called after every pass that ran and succeeded (verified, when verifyEach),
+  /// with its argument and the module; e.g. to keep the IR of a stage.
+  std::function<void(llvm::StringRef pass, const ir::Module &m)> afterPass;
+};
+
+/// One statistic of one pass after a run.
+struct PassStatisticValue {
+  std::string pass;
+  std::string name;
+  uint64_t value = 0;
 };
 
 /// Per-pass wall time, in pipeline order.
@@ -80,6 +91,8 @@ public:
   void printTiming(llvm::raw_ostream &os) const;
   /// The --pass-statistics table: each pass's statistics.
   void printStatistics(llvm::raw_ostream &os) const;
+  /// Every pass's statistics, in pipeline order (a pass added twice appears twice).
+  std::vector<PassStatisticValue> statistics() const;
 
 private:
   const target::DeviceSpec &device_;

@@ -8,6 +8,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "ptoc/codegen/Program.h"
 #include "ptoc/runtime/HostTensor.h"
+#include "ptoc/runtime/TensorRef.h"
 
 namespace ptoc::runtime {
 
@@ -24,5 +25,13 @@ struct ExecOptions {
 absl::Status execute(const codegen::Program &program, llvm::ArrayRef<HostTensor> args,
                      std::vector<HostTensor> &results, llvm::ArrayRef<int> order = {},
                      const ExecOptions &options = {});
+
+/// As execute(), on caller-owned buffers: `args` are read in place and each result
+/// is written into `results[i]` (count, dtype and shape checked; errors name the
+/// result). A result buffer may alias an argument (an in-place update): such a
+/// result is computed aside and copied in after every call has run.
+absl::Status executeInto(const codegen::Program &program, llvm::ArrayRef<ConstTensorRef> args,
+                         llvm::ArrayRef<TensorRef> results, llvm::ArrayRef<int> order = {},
+                         const ExecOptions &options = {});
 
 } // namespace ptoc::runtime

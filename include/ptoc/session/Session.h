@@ -5,6 +5,7 @@
 // faces over it.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@
 #include "ptoc/runtime/HostTensor.h"
 #include "ptoc/runtime/RunRecord.h"
 #include "ptoc/runtime/Simulator.h"
+#include "ptoc/runtime/TensorRef.h"
+#include "ptoc/session/CompileStats.h"
+#include "ptoc/session/PassKnobs.h"
 #include "ptoc/target/DeviceSpec.h"
 
 namespace ptoc::ir {
@@ -34,8 +38,11 @@ absl::StatusOr<Stage> parseStage(llvm::StringRef name);
 
 /// Compile options (one struct, defaults here).
 struct CompileOptions {
-  /// Pass pipeline text; empty = the default pipeline (passes::defaultPipelineText()).
+  /// Pass pipeline text; empty = the default pipeline (passes::defaultPipelineText())
+  /// configured by `knobs`. Set one or the other, not both.
   std::string pipeline;
+  /// Pass knobs (Python's set_pass_options) applied to the default pipeline.
+  PassKnobs knobs;
   codegen::CodegenOptions codegen;
   /// Verify the IR after every pass that changed it.
   bool verifyEach = true;
@@ -62,9 +69,20 @@ struct Kernel {
   Stage stage = Stage::Codegen;
   /// The IR at the stage compilation stopped (always filled).
   std::string ir;
+  /// The text of every stage reached: the module as given (tensor), after
+  /// expand-tiles (tile), after the pipeline (partitioned), the program as
+  /// `ptoc-opt --stage=codegen` prints it (codegen).
+  std::map<Stage, std::string> irByStage;
   /// The program (stage == Codegen only).
   codegen::Program program;
+  /// Subgraphs, groups and merge decisions.
+  CompileStats stats;
+  /// The pipeline that ran.
+  std::string pipeline;
   double compileSeconds = 0;
+
+  /// The text of `stage`; an error names the stage compilation stopped at.
+  absl::StatusOr<std::string> irAt(Stage stage) const;
 };
 
 /// Run options (one struct, defaults here).
@@ -119,8 +137,21 @@ public:
   absl::StatusOr<RunReport> run(const Kernel &kernel, llvm::ArrayRef<runtime::HostTensor> args,
                                 std::vector<runtime::HostTensor> &results,
                                 const RunOptions &options = {}) const;
+  /// The same on caller-owned buffers: `args` are read in place and each result is
+  /// written into `results[i]` (dtype and shape checked; errors name the result).
+  /// A result buffer may be an argument's buffer (an in-place update).
+  absl::StatusOr<RunReport> run(const Kernel &kernel, llvm::ArrayRef<runtime::ConstTensorRef> args,
+                                llvm::ArrayRef<runtime::TensorRef> results,
+                                const RunOptions &options = {}) const;
 
 private:
+  /// Checks, simulates and (with `execute`) runs the numerics; then the report and
+  /// outputs.
+  template <typename Execute>
+  absl::StatusOr<RunReport> runWith(const Kernel &kernel,
+                                    llvm::ArrayRef<runtime::ConstTensorRef> args,
+                                    const RunOptions &options, Execute execute) const;
+
   target::DeviceSpec device_;
 };
 

@@ -1,0 +1,44 @@
+// CompileStats: counted from the partitioned function's subgraph table.
+#include "ptoc/session/CompileStats.h"
+
+#include <algorithm>
+
+#include "ptoc/ir/Func.h"
+#include "ptoc/ir/Operation.h"
+#include "ptoc/passes/CostModel.h"
+#include "ptoc/passes/Subgraphs.h"
+
+namespace ptoc::session {
+
+uint64_t CompileStats::statistic(llvm::StringRef pass, llvm::StringRef name) const {
+  uint64_t total = 0;
+  for (const passes::PassStatisticValue &s : passStatistics)
+    if (s.pass == pass && s.name == name) total += s.value;
+  return total;
+}
+
+void collectSubgraphStats(ir::Func &func, unsigned funcIndex, const target::DeviceSpec &device,
+                          CompileStats &stats) {
+  if (passes::funcLevel(func) != passes::FuncLevel::Partitioned) return;
+  passes::CostModel cost(device);
+  passes::SubgraphGraph graph = passes::SubgraphGraph::fromFunc(func, cost);
+  graph.summarise();
+  stats.subgraphs = stats.aicSubgraphs = stats.aivSubgraphs = 0;
+  stats.groups.clear();
+  for (const passes::Subgraph *sg : graph.subgraphs()) {
+    ++stats.subgraphs;
+    if (sg->core == target::CoreKind::AIC) ++stats.aicSubgraphs;
+    if (sg->core == target::CoreKind::AIV) ++stats.aivSubgraphs;
+    size_t order = size_t(std::max<int64_t>(sg->hashOrder, 0));
+    if (stats.groups.size() <= order) stats.groups.resize(order + 1);
+    GroupStats &g = stats.groups[order];
+    g.hashOrder = sg->hashOrder;
+    g.key = passes::hashOrderKey(funcIndex, sg->hashOrder);
+    g.core = sg->core;
+    ++g.size;
+    g.cycles = std::max(g.cycles, sg->cycles);
+    g.copyInBytes = std::max(g.copyInBytes, sg->copyInBytes);
+  }
+}
+
+} // namespace ptoc::session

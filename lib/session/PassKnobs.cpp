@@ -1,0 +1,140 @@
+// PassKnobs: user knob names -> options of the default pipeline's passes.
+#include "ptoc/session/PassKnobs.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ptoc/passes/Passes.h"
+#include "ptoc/passes/Pipeline.h"
+
+namespace ptoc::session {
+namespace {
+
+constexpr llvm::StringLiteral kScopeKnob = "sg_set_scope";
+/// The pass that joins the default pipeline when its mode knob is non-zero.
+constexpr llvm::StringLiteral kCubeNBufferPass = "cube-nbuffer-merge";
+constexpr llvm::StringLiteral kCubeNBufferMode = "cube_nbuffer_mode";
+
+std::string underscored(llvm::StringRef name) {
+  std::string s = name.str();
+  std::replace(s.begin(), s.end(), '-', '_');
+  return s;
+}
+
+/// The passes knobs may configure, in pipeline order, and their option
+/// declarations (built once; immutable afterwards).
+struct KnobTable {
+  passes::PassRegistry registry;
+  std::vector<const passes::PassInfo *> passes;
+  std::vector<std::string> names;
+
+  KnobTable() {
+    passes::registerAllPasses(registry);
+    for (llvm::StringRef arg : {"canonicalize", "cse", "dce", "expand-tiles", "partition",
+                                "nbuffer-merge", "cube-nbuffer-merge", "l1-reuse-merge"})
+      if (const passes::PassInfo *info = registry.lookup(arg)) passes.push_back(info);
+    for (const passes::PassInfo *info : passes)
+      for (const passes::PassOptionDecl &d : info->options) names.push_back(underscored(d.name));
+    names.push_back(kScopeKnob.str());
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+  }
+};
+
+const KnobTable &table() {
+  static const KnobTable t;
+  return t;
+}
+
+absl::Status unknownKnob(llvm::StringRef name) {
+  return absl::InvalidArgumentError(absl::StrCat("unknown pass option '", name.str(),
+                                                 "'; valid pass options: ",
+                                                 absl::StrJoin(PassKnobs::names(), ", ")));
+}
+
+absl::Status scopeAdvice() {
+  return absl::InvalidArgumentError(
+      "sg_set_scope applies to the ops created after it, not to the pipeline: set it while "
+      "building (Python: ptoc.set_pass_options(sg_set_scope=N) inside the traced function; "
+      "C++: GraphBuilder::setScope)");
+}
+
+} // namespace
+
+std::vector<std::string> PassKnobs::names() { return table().names; }
+
+const passes::PassOptionDecl *PassKnobs::find(llvm::StringRef name) {
+  std::string key = underscored(name);
+  for (const passes::PassInfo *info : table().passes)
+    for (const passes::PassOptionDecl &d : info->options)
+      if (underscored(d.name) == key) return &d;
+  return nullptr;
+}
+
+absl::Status PassKnobs::set(llvm::StringRef name, const passes::OptionValue &value) {
+  std::string key = underscored(name);
+  if (key == kScopeKnob) return scopeAdvice();
+  if (!find(key)) return unknownKnob(name);
+  // Every pass declaring the knob checks the value (kinds and bounds may differ).
+  for (const passes::PassInfo *info : table().passes) {
+    passes::PassOptionValues check(info->options, info->argument);
+    bool declares = std::any_of(info->options.begin(), info->options.end(),
+                                [&](const passes::PassOptionDecl &d) {
+                                  return underscored(d.name) == key;
+                                });
+    if (!declares) continue;
+    if (absl::Status st = check.set(key, value); !st.ok()) return st;
+  }
+  values_[key] = value;
+  return absl::OkStatus();
+}
+
+absl::Status PassKnobs::setText(llvm::StringRef name, llvm::StringRef text) {
+  std::string key = underscored(name);
+  if (key == kScopeKnob) return scopeAdvice();
+  const passes::PassOptionDecl *decl = find(key);
+  if (!decl) return unknownKnob(name);
+  absl::StatusOr<passes::OptionValue> value = passes::parseOptionValue(*decl, text);
+  if (!value.ok()) return value.status();
+  return set(key, *value);
+}
+
+std::string PassKnobs::pipeline(bool throughExpandTiles) const {
+  const KnobTable &t = table();
+  absl::StatusOr<std::vector<passes::PipelineElement>> parsed =
+      passes::parsePipeline(passes::defaultPipelineText(), t.registry);
+  // The default pipeline always parses (a unit test holds it to that).
+  if (!parsed.ok()) return passes::defaultPipelineText().str();
+  std::vector<passes::PipelineElement> pipeline = *std::move(parsed);
+
+  auto cubeMode = values_.find(kCubeNBufferMode.str());
+  bool wantCubeNBuffer = cubeMode != values_.end() &&
+                         std::holds_alternative<int64_t>(cubeMode->second) &&
+                         std::get<int64_t>(cubeMode->second) != 0;
+  bool hasCubeNBuffer = std::any_of(pipeline.begin(), pipeline.end(), [](const auto &e) {
+    return e.info->argument == kCubeNBufferPass;
+  });
+  if (wantCubeNBuffer && !hasCubeNBuffer) {
+    // After the vector merge, before L1 reuse (which merges what is left per anchor).
+    auto at = std::find_if(pipeline.begin(), pipeline.end(), [](const auto &e) {
+      return e.info->argument == "l1-reuse-merge";
+    });
+    const passes::PassInfo *info = t.registry.lookup(kCubeNBufferPass);
+    pipeline.insert(at, passes::PipelineElement{info, passes::PassOptionValues(
+                                                           info->options, info->argument)});
+  }
+  if (throughExpandTiles) {
+    auto expand = std::find_if(pipeline.begin(), pipeline.end(), [](const auto &e) {
+      return e.info->argument == "expand-tiles";
+    });
+    if (expand != pipeline.end()) pipeline.erase(expand + 1, pipeline.end());
+  }
+  for (passes::PipelineElement &e : pipeline)
+    for (const auto &[key, value] : values_)
+      for (const passes::PassOptionDecl &d : e.info->options)
+        if (underscored(d.name) == key) (void)e.options.set(d.name, value); // checked in set()
+  return passes::pipelineToString(pipeline);
+}
+
+} // namespace ptoc::session

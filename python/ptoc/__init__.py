@@ -1,0 +1,28 @@
+"""ptoc: fused tile operators for Ascend-style NPUs, compiled and run on the CPU.
+
+Write an operator against whole tensors, set tile shapes and options, and call it
+with numpy arrays: the outputs are computed for real on the host, and the run is
+simulated on a model of the device (``last_run``: time, roofline bound, utilisation,
+summary, swimlane). See docs/python.md.
+"""
+
+from . import _ptoc
+from .dtypes import DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT32, DType
+from .errors import (CompileError, DTypeError, Error, InternalError, OptionError, RunError,
+                     ShapeError, TileShapeError)
+from .jit import CacheInfo, CompiledKernel, JitFunction, jit
+from .ops import (abs, add, amax, amin, cast, concat, div, exp, full, gelu, log, matmul,
+                  maximum, mean, minimum, mul, neg, pow, reciprocal, relu, reshape, rsqrt,
+                  sigmoid, sqrt, sub, sum, tanh, transpose)
+from .options import options
+from .settings import (pass_option_names, set_cube_tile_shapes, set_debug_options,
+                       set_pass_options, set_runtime_options, set_vec_tile_shapes)
+from .tensor import Tensor
+
+__version__ = _ptoc.__version__
+RunReport = _ptoc.RunReport
+
+
+def device_presets():
+    """The device preset names ("a2", "b3", "a3", "tiny")."""
+    return list(_ptoc.device_presets())

@@ -1,0 +1,385 @@
+"""``@ptoc.jit``: trace a Python function into a tensor-level graph, compile it for
+the device, and run it (numerics on the host, timing on the simulated device).
+
+A call with a new signature (argument shapes and dtypes, constant arguments,
+options, device) traces and compiles once; later calls with the same signature
+reuse the compiled kernel (``cache_info()`` counts hits and misses).
+"""
+
+import collections
+import functools
+import inspect
+import threading
+
+import numpy as np
+
+from . import _ptoc
+from .dtypes import DT_BF16, as_dtype, from_array_dtype
+from .errors import DTypeError, Error, ShapeError
+from .options import OptionSet, ambient, defaults
+from .tensor import Tensor
+from .tracing import Trace, tracing
+
+CacheInfo = collections.namedtuple("CacheInfo", "hits misses currsize")
+
+_sessions = {}
+_sessions_lock = threading.Lock()
+
+
+def session_for(device):
+    """The (immutable, shareable) session of a device preset name or JSON path."""
+    with _sessions_lock:
+        s = _sessions.get(device)
+    if s is None:
+        s = _ptoc.Session(device)
+        with _sessions_lock:
+            s = _sessions.setdefault(device, s)
+    return s
+
+
+def _freeze(v):
+    if isinstance(v, dict):
+        return tuple(sorted((k, _freeze(x)) for k, x in v.items()))
+    if isinstance(v, (list, tuple)):
+        return tuple(_freeze(x) for x in v)
+    return v
+
+
+class CompiledKernel:
+    """A compiled signature of a jit function: its IR at every stage it reached
+    (``ir(stage)``), compile statistics (``stats``), and how to run it."""
+
+    def __init__(self, kernel, plan, options):
+        self._kernel = kernel
+        self._plan = plan
+        self.options = options  # the OptionSet it was compiled and runs with
+
+    @property
+    def stage(self):
+        return self._kernel.stage
+
+    @property
+    def pipeline(self):
+        """The pass pipeline that ran (the default one with the pass options)."""
+        return self._kernel.pipeline
+
+    @property
+    def compile_seconds(self):
+        return self._kernel.compile_seconds
+
+    @property
+    def ir_dump_dir(self):
+        """Where compile_debug_mode=1 wrote the IR after every pass ("" if off)."""
+        return self._plan.ir_dump_dir
+
+    def ir(self, stage=None):
+        """The text of a stage: "tensor" (as traced), "tile" (after expand-tiles),
+        "partitioned" (after the merge passes) or "codegen" (leaf programs and the
+        execute graph), as ptoc-opt prints them. Default: the last stage reached."""
+        return self._kernel.ir(stage or self._kernel.stage)
+
+    @property
+    def stats(self):
+        """Subgraph counts per core kind, the hash-order groups with their sizes, the
+        merge decisions of each merge pass, and all pass statistics (a dict)."""
+        return self._kernel.stats
+
+    @property
+    def args(self):
+        return self._kernel.args
+
+    @property
+    def results(self):
+        return self._kernel.results
+
+    def __repr__(self):
+        return (f"<ptoc.CompiledKernel {self._kernel.func_name} stage={self.stage} "
+                f"tasks={self.stats['tasks']}>")
+
+
+class _Plan:
+    """How a traced signature maps the call's arrays to the kernel."""
+
+    def __init__(self):
+        self.tensor_params = []   # names of the kernel's arguments, in order
+        self.outputs = []         # names of parameters written (results first)
+        self.num_returned = 0
+        self.return_kind = None   # None, "one", "tuple"
+        self.ir_dump_dir = ""
+
+
+class JitFunction:
+    """A ``@ptoc.jit`` function. Call it with numpy arrays."""
+
+    def __init__(self, fn, device, options):
+        self.fn = fn
+        self.device = device
+        self.options = options
+        self.signature = inspect.signature(fn)
+        self._annotations = {}
+        for name, p in self.signature.parameters.items():
+            if isinstance(p.annotation, Tensor):
+                self._annotations[name] = p.annotation
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise Error(f"@ptoc.jit function {fn.__qualname__}: *args / **kwargs parameters "
+                            "are not supported; name every tensor parameter")
+        self._cache = {}
+        self._lock = threading.Lock()
+        self._hits = 0
+        self._misses = 0
+        self._local = threading.local()
+        self._last_run = None
+        functools.update_wrapper(self, fn)
+
+    # --- cache ---
+    def cache_info(self):
+        """Hits, misses and the number of compiled signatures."""
+        with self._lock:
+            return CacheInfo(self._hits, self._misses, len(self._cache))
+
+    def cache_clear(self):
+        with self._lock:
+            self._cache.clear()
+            self._hits = self._misses = 0
+
+    @property
+    def last_run(self):
+        """The report of this thread's last run (or, if it has none, the latest of any
+        thread): ``.simulated_us .bound_us .bound_ratio .utilization .summary
+        .swimlane_path .output_folder``."""
+        return getattr(self._local, "last_run", None) or self._last_run
+
+    # --- calling ---
+    def _bind(self, args, kwargs):
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.fn.__qualname__}(): {e}") from None
+        bound.apply_defaults()
+        return bound.arguments
+
+    def _param_spec(self, name, value):
+        """(dtype, shape) of a tensor parameter, or None for a constant."""
+        ann = self._annotations.get(name)
+        qual = self.fn.__qualname__
+        if ann is None and not isinstance(value, np.ndarray):
+            return None
+        if not isinstance(value, np.ndarray):
+            raise DTypeError(f"{qual}(): parameter '{name}' is a tensor "
+                             f"({list(ann.shape)}, {ann.dtype!r}); pass a numpy array, got "
+                             f"{type(value).__name__}")
+        if ann is not None:
+            want = ann.dtype.numpy
+            if value.dtype != want:
+                raise DTypeError(f"{qual}(): parameter '{name}' must be a numpy {want} array "
+                                 f"({ann.dtype!r}), got {value.dtype}; convert it with "
+                                 f".astype(np.{want})")
+            if tuple(value.shape) != ann.shape:
+                raise ShapeError(f"{qual}(): parameter '{name}' must have shape "
+                                 f"{list(ann.shape)}, got {list(value.shape)}")
+            return ann.dtype, tuple(value.shape)
+        dtype = from_array_dtype(value.dtype)
+        if dtype is None:
+            raise DTypeError(f"{qual}(): parameter '{name}' has numpy dtype {value.dtype}, which "
+                             "ptoc has no element type for; pass float32, float16, int8 or int32 "
+                             "(or annotate it as ptoc.Tensor(shape, ptoc.DT_BF16) for bf16)")
+        if value.ndim == 0 or 0 in value.shape:
+            raise ShapeError(f"{qual}(): parameter '{name}' has shape {list(value.shape)}; "
+                             "tensors need at least one dimension and no empty dimension")
+        return dtype, tuple(value.shape)
+
+    def _resolve_options(self):
+        return self.options.merged_over(ambient())
+
+    def _signature_key(self, arguments, options):
+        parts = []
+        for name, value in arguments.items():
+            spec = self._param_spec(name, value)
+            if spec is None:
+                try:
+                    hash(value)
+                except TypeError:
+                    raise TypeError(f"{self.fn.__qualname__}(): parameter '{name}' is neither "
+                                    f"a numpy array nor a hashable constant "
+                                    f"({type(value).__name__})") from None
+                parts.append((name, "const", type(value).__name__, value))
+            else:
+                parts.append((name, spec[0].ir_name, spec[1]))
+        compile_options = (_freeze(options.pass_options), _freeze(options.host_options),
+                           options.debug_options.get("compile_debug_mode", 0),
+                           options.debug_options.get("output_dir", "") if
+                           options.debug_options.get("compile_debug_mode", 0) else "")
+        return (tuple(parts), compile_options, self.device)
+
+    def _trace_and_compile(self, arguments, options):
+        session = session_for(self.device)
+        plan = _Plan()
+        specs = []
+        for name, value in arguments.items():
+            spec = self._param_spec(name, value)
+            if spec is not None:
+                plan.tensor_params.append(name)
+                specs.append((list(spec[1]), spec[0].ir_name, name))
+        builder = _ptoc.Builder(session, self.fn.__name__, specs)
+        trace = Trace(builder, self.fn.__name__)
+        trace.scope = -1
+        call_args = dict(arguments)
+        params = {}
+        for i, name in enumerate(plan.tensor_params):
+            t = Tensor._bound(trace, i, name)
+            params[name] = t
+            call_args[name] = t
+        with tracing(trace):
+            returned = self.fn(**call_args)
+
+        results = []
+        written = [name for name in plan.tensor_params if params[name]._written]
+        for name in written:
+            results.append(params[name]._id)
+        plan.outputs = written
+        if returned is None:
+            plan.return_kind = None
+        elif isinstance(returned, Tensor):
+            plan.return_kind = "one"
+            returned = [returned]
+        elif isinstance(returned, (tuple, list)) and all(isinstance(r, Tensor) for r in returned):
+            plan.return_kind = "tuple"
+        else:
+            raise Error(f"{self.fn.__qualname__}: a @ptoc.jit function returns a ptoc.Tensor, a "
+                        f"tuple of them, or nothing; it returned {type(returned).__name__}")
+        for r in returned or ():
+            if r._trace is not trace:
+                raise Error(f"{self.fn.__qualname__}: it returned a tensor that does not belong "
+                            "to this call's trace")
+            results.append(r._value())
+        plan.num_returned = len(returned or ())
+        unused = [name for name in plan.tensor_params
+                  if not params[name]._read and not params[name]._written]
+        if unused:
+            raise Error(f"{self.fn.__qualname__}: parameter '{unused[0]}' is never read or "
+                        f"written; if it is an output, write it with {unused[0]}[:] = ..., "
+                        "otherwise remove it")
+        if not results:
+            raise Error(f"{self.fn.__qualname__} produces nothing: write an output parameter "
+                        "(y[:] = ...) or return a tensor")
+        # A result that is a parameter's unchanged value needs an op of its own.
+        for i, rid in enumerate(results):
+            if rid < len(plan.tensor_params):
+                builder.set_location(*_fn_location(self.fn))
+                results[i] = builder.reshape(rid, builder.shape(rid)) if False else \
+                    builder.binary("add", rid, builder.full([1] * len(builder.shape(rid)), 0.0,
+                                                            builder.dtype(rid)))
+        builder.finish(results)
+
+        final = OptionSet()
+        for kind in OptionSet.__slots__:
+            merged = dict(getattr(options, kind))
+            merged.update(getattr(trace, kind))
+            setattr(final, kind, merged)
+        host = dict(defaults("host_options"), **final.host_options)
+        debug = dict(defaults("debug_options"), **final.debug_options)
+        if debug["compile_debug_mode"]:
+            folder = _ptoc.create_output_dir(debug["output_dir"])
+            plan.ir_dump_dir = folder + "/ir"
+        kernel = session.compile(builder, final.pass_options, host["compile_stage"],
+                                 host["double_buffer"], plan.ir_dump_dir, host["verify_each"])
+        return CompiledKernel(kernel, plan, final)
+
+    def _lookup(self, arguments):
+        options = self._resolve_options()
+        key = self._signature_key(arguments, options)
+        with self._lock:
+            compiled = self._cache.get(key)
+            if compiled is not None:
+                self._hits += 1
+                return compiled
+        compiled = self._trace_and_compile(arguments, options)
+        with self._lock:
+            self._misses += 1
+            self._cache.setdefault(key, compiled)
+        return compiled
+
+    def compile(self, *args, **kwargs):
+        """Traces and compiles (or finds in the cache) the kernel for these arguments,
+        without running it. Returns a CompiledKernel (``.ir(stage)``, ``.stats``)."""
+        return self._lookup(self._bind(args, kwargs))
+
+    def __call__(self, *args, **kwargs):
+        arguments = self._bind(args, kwargs)
+        compiled = self._lookup(arguments)
+        if compiled.stage != "codegen":
+            return compiled  # host_options compile_stage stopped before code
+        return self._run(compiled, arguments)
+
+    def _run(self, compiled, arguments):
+        plan = compiled._plan
+        kernel = compiled._kernel
+        session = session_for(self.device)
+        in_arrays = []
+        for name, spec in zip(plan.tensor_params, kernel.args):
+            a = arguments[name]
+            if spec["dtype"] == DT_BF16.ir_name:
+                a = _ptoc.float_to_bf16(a)
+            else:
+                a = np.ascontiguousarray(a)
+            in_arrays.append(a)
+        out_arrays, copy_back = [], []
+        for i, spec in enumerate(kernel.results):
+            storage = as_dtype(spec["dtype"]).storage
+            if i < len(plan.outputs):
+                user = arguments[plan.outputs[i]]
+                if not user.flags.writeable:
+                    raise Error(f"{self.fn.__qualname__}(): output parameter '{plan.outputs[i]}' "
+                                "is a read-only array; pass a writable one")
+                if user.dtype == storage and user.flags.c_contiguous:
+                    out_arrays.append(user)
+                    continue
+                copy_back.append((user, len(out_arrays)))
+            out_arrays.append(np.empty(spec["shape"], dtype=storage))
+        run = dict(defaults("runtime_options"), **compiled.options.runtime_options)
+        debug = dict(defaults("debug_options"), **compiled.options.debug_options)
+        report = session.run(kernel, in_arrays, out_arrays, run["device_sched_mode"],
+                             debug["runtime_debug_mode"], debug["output_dir"],
+                             run["run_numerics"], run["host_threads"])
+        self._local.last_run = report
+        self._last_run = report
+
+        def user_view(i):
+            a = out_arrays[i]
+            return _ptoc.bf16_to_float(a) if kernel.results[i]["dtype"] == "bf16" else a
+
+        for user, i in copy_back:
+            np.copyto(user, user_view(i), casting="unsafe")
+        returned = [user_view(i) for i in range(len(plan.outputs), len(out_arrays))]
+        if plan.return_kind is None:
+            return None
+        if plan.return_kind == "one":
+            return returned[0]
+        return tuple(returned)
+
+
+def _fn_location(fn):
+    code = fn.__code__
+    return (code.co_filename, code.co_firstlineno)
+
+
+def jit(fn=None, *, device="a2", pass_options=None, runtime_options=None, debug_options=None,
+        host_options=None):
+    """Compiles a Python function of tensors into a fused tile operator::
+
+        @ptoc.jit(debug_options={"runtime_debug_mode": 1})
+        def softmax(x: ptoc.Tensor([256, 4096], ptoc.DT_FP32), y):
+            ptoc.set_vec_tile_shapes(1, 4096)
+            ...
+            y[:] = ...
+
+    ``device`` is a preset name ("a2", "b3", "a3", "tiny") or a device JSON path.
+    Options are validated now; an unknown name or bad value raises OptionError.
+    """
+    options = OptionSet(pass_options, runtime_options, debug_options, host_options)
+    session_for(device)  # a bad device name fails at decoration time
+
+    def wrap(f):
+        return JitFunction(f, device, options)
+
+    return wrap(fn) if fn is not None else wrap

@@ -1,0 +1,303 @@
+"""The ops of a traced function, as functions (``ptoc.exp(x)``); ``Tensor``'s
+operators and methods call these. Each records one op (or a few) into the current
+trace at the user's source line; a mistake raises a ``ptoc.Error`` naming that line.
+"""
+
+import builtins
+import numbers
+
+import numpy as np
+
+from . import tensor as _tensor
+from .dtypes import DT_FP32, as_dtype, promote
+from .errors import DTypeError, Error, ShapeError
+from .tracing import current_trace, located
+
+
+def _is_tensor(x):
+    return isinstance(x, _tensor.Tensor)
+
+
+def _is_scalar(x):
+    return isinstance(x, (numbers.Real, np.number)) and not isinstance(x, np.ndarray)
+
+
+def _trace_of(what, *xs):
+    """The trace the tensors among ``xs`` belong to (they must share one)."""
+    trace = None
+    for x in xs:
+        if _is_tensor(x):
+            if x._trace is None:
+                x._value()  # raises: an annotation used as a value
+            if trace is None:
+                trace = x._trace
+            elif x._trace is not trace:
+                raise Error(located(f"{what}: the tensors come from different traced functions; "
+                                    "a traced tensor lives only inside the call that made it"))
+    return trace or current_trace(f"ptoc.{what}")
+
+
+def _record(trace, make):
+    """Runs ``make(builder)`` at the user's line; returns the result as a Tensor."""
+    trace.at_user_code()
+    return _tensor.Tensor._bound(trace, make(trace.builder))
+
+
+def _const(trace, value, dtype, ndim):
+    """A broadcastable constant (shape [1] * ndim)."""
+    return _record(trace, lambda b: b.full([1] * builtins.max(ndim, 1), float(value), dtype.ir_name))
+
+
+def _operand(trace, x, what):
+    if _is_tensor(x):
+        return x
+    raise DTypeError(located(f"{what}: expected a ptoc.Tensor, got {type(x).__name__}"))
+
+
+def _binary(op, what, a, b):
+    trace = _trace_of(what, a, b)
+    if not _is_tensor(a) and not _is_tensor(b):
+        raise DTypeError(located(f"ptoc.{what}: at least one operand must be a ptoc.Tensor, got "
+                                 f"{type(a).__name__} and {type(b).__name__}"))
+    if _is_scalar(a):
+        a = _const(trace, a, b.dtype, b.ndim)
+    if _is_scalar(b):
+        b = _const(trace, b, a.dtype, a.ndim)
+    a = _operand(trace, a, f"ptoc.{what}")
+    b = _operand(trace, b, f"ptoc.{what}")
+    dtype = promote(a.dtype, b.dtype)
+    a, b = cast(a, dtype), cast(b, dtype)
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ShapeError(located(f"ptoc.{what}: shapes {list(a.shape)} and {list(b.shape)} do "
+                                 "not broadcast (numpy rules: trailing dimensions must be equal "
+                                 "or 1)")) from None
+    ia, ib = a._value(), b._value()
+    return _record(trace, lambda bld: bld.binary(op, ia, ib))
+
+
+def add(a, b): return _binary("add", "add", a, b)
+def sub(a, b): return _binary("sub", "sub", a, b)
+def mul(a, b): return _binary("mul", "mul", a, b)
+def div(a, b): return _binary("div", "div", a, b)
+def maximum(a, b): return _binary("max", "maximum", a, b)
+def minimum(a, b): return _binary("min", "minimum", a, b)
+def pow(a, b): return _binary("pow", "pow", a, b)
+
+
+def _unary(op, x):
+    trace = _trace_of(op, x)
+    x = _operand(trace, x, f"ptoc.{op}")
+    ix = x._value()
+    return _record(trace, lambda b: b.unary(op, ix))
+
+
+def neg(x): return _unary("neg", x)
+def exp(x): return _unary("exp", x)
+def log(x): return _unary("log", x)
+def sqrt(x): return _unary("sqrt", x)
+def rsqrt(x): return _unary("rsqrt", x)
+def abs(x): return _unary("abs", x)
+def relu(x): return _unary("relu", x)
+def sigmoid(x): return _unary("sigmoid", x)
+def tanh(x): return _unary("tanh", x)
+def gelu(x): return _unary("gelu", x)
+def reciprocal(x): return _unary("reciprocal", x)
+
+
+def cast(x, dtype):
+    """``x`` converted to ``dtype`` (floats round to nearest-even, ints saturate)."""
+    trace = _trace_of("cast", x)
+    x = _operand(trace, x, "ptoc.cast")
+    dtype = as_dtype(dtype)
+    if dtype is x.dtype:
+        return x
+    ix = x._value()
+    return _record(trace, lambda b: b.cast(ix, dtype.ir_name))
+
+
+def _axes(x, dim, what):
+    if dim is None:
+        return list(range(x.ndim))
+    dims = [dim] if isinstance(dim, numbers.Integral) else list(dim)
+    out = []
+    for d in dims:
+        if isinstance(d, bool) or not isinstance(d, numbers.Integral) or not -x.ndim <= d < x.ndim:
+            raise ShapeError(located(f"ptoc.{what}: dim {d!r} is out of range for a tensor of "
+                                     f"rank {x.ndim} (valid: {-x.ndim}..{x.ndim - 1})"))
+        out.append(int(d) % x.ndim)
+    return sorted(set(out))
+
+
+def _reduce(op, x, dim, keepdim):
+    trace = _trace_of(op, x)
+    x = _operand(trace, x, f"ptoc.{op}")
+    axes = _axes(x, dim, op)
+    ix = x._value()
+    return _record(trace, lambda b: b.reduce(op, ix, axes, bool(keepdim)))
+
+
+def sum(x, dim=None, keepdim=False): return _reduce("sum", x, dim, keepdim)
+def amax(x, dim=None, keepdim=False): return _reduce("amax", x, dim, keepdim)
+def amin(x, dim=None, keepdim=False): return _reduce("amin", x, dim, keepdim)
+def mean(x, dim=None, keepdim=False): return _reduce("mean", x, dim, keepdim)
+
+
+def matmul(a, b, out_dtype=None, a_trans=False, b_trans=False):
+    """``a @ b`` on the cube cores (operands transposed first with ``a_trans`` /
+    ``b_trans``); accumulates in f32 (i32 for i8) and returns ``out_dtype``
+    (default: the operands' dtype, i32 for i8)."""
+    trace = _trace_of("matmul", a, b)
+    a = _operand(trace, a, "ptoc.matmul")
+    b = _operand(trace, b, "ptoc.matmul")
+    if a.dtype is not b.dtype:
+        raise DTypeError(located(f"ptoc.matmul: operands have dtypes {a.dtype!r} and {b.dtype!r}; "
+                                 "cast one with ptoc.cast(x, dtype) so they match"))
+    out = as_dtype(out_dtype).ir_name if out_dtype is not None else ""
+    ia, ib = a._value(), b._value()
+    return _record(trace, lambda bld: bld.matmul(ia, ib, bool(a_trans), bool(b_trans), out))
+
+
+def reshape(x, shape):
+    """``x`` with a new shape of the same size (one dimension may be -1)."""
+    trace = _trace_of("reshape", x)
+    x = _operand(trace, x, "ptoc.reshape")
+    shape = [int(d) for d in (shape if isinstance(shape, (list, tuple)) else [shape])]
+    if shape.count(-1) > 1 or any(d == 0 or d < -1 for d in shape):
+        raise ShapeError(located(f"ptoc.reshape: invalid shape {shape}; use positive sizes and "
+                                 "at most one -1"))
+    known = int(np.prod([d for d in shape if d != -1])) if shape else 1
+    if -1 in shape:
+        if x.size % known:
+            raise ShapeError(located(f"ptoc.reshape: cannot reshape {list(x.shape)} "
+                                     f"({x.size} elements) to {shape}"))
+        shape[shape.index(-1)] = x.size // known
+    if int(np.prod(shape)) != x.size:
+        raise ShapeError(located(f"ptoc.reshape: cannot reshape {list(x.shape)} ({x.size} "
+                                 f"elements) to {shape} ({int(np.prod(shape))} elements)"))
+    if tuple(shape) == x.shape:
+        return x
+    ix = x._value()
+    return _record(trace, lambda b: b.reshape(ix, shape))
+
+
+def transpose(x, dim0=-2, dim1=-1):
+    """``x`` with dimensions ``dim0`` and ``dim1`` swapped."""
+    trace = _trace_of("transpose", x)
+    x = _operand(trace, x, "ptoc.transpose")
+    ix = x._value()
+    return _record(trace, lambda b: b.transpose(ix, int(dim0), int(dim1)))
+
+
+def concat(tensors, dim=0):
+    """The tensors joined along ``dim`` (dtypes promoted like arithmetic)."""
+    tensors = list(tensors)
+    if not tensors:
+        raise ShapeError(located("ptoc.concat: needs at least one tensor"))
+    trace = _trace_of("concat", *tensors)
+    tensors = [_operand(trace, t, "ptoc.concat") for t in tensors]
+    dtype = tensors[0].dtype
+    for t in tensors[1:]:
+        dtype = promote(dtype, t.dtype)
+    ids = [cast(t, dtype)._value() for t in tensors]
+    return _record(trace, lambda b: b.concat(ids, int(dim)))
+
+
+def full(shape, value, dtype=DT_FP32):
+    """A tensor of ``shape`` filled with ``value``."""
+    trace = current_trace("ptoc.full")
+    shape = [int(d) for d in (shape if isinstance(shape, (list, tuple)) else [shape])]
+    dtype = as_dtype(dtype)
+    return _record(trace, lambda b: b.full(shape, float(value), dtype.ir_name))
+
+
+# --- slices ---------------------------------------------------------------------
+
+def _region(x, key, what):
+    """(offsets, sizes, kept) of ``x[key]``: kept[d] is False for int-indexed dims."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    if builtins.sum(1 for k in key if k is Ellipsis) > 1:
+        raise ShapeError(located(f"{what}: at most one ... in an index"))
+    if Ellipsis in key:
+        i = key.index(Ellipsis)
+        fill = x.ndim - (len(key) - 1)
+        key = key[:i] + (slice(None),) * fill + key[i + 1:]
+    if len(key) > x.ndim:
+        raise ShapeError(located(f"{what}: {len(key)} indices for a tensor of rank {x.ndim}"))
+    key = key + (slice(None),) * (x.ndim - len(key))
+    offsets, sizes, kept = [], [], []
+    for d, (k, n) in enumerate(zip(key, x.shape)):
+        if isinstance(k, slice):
+            if k.step not in (None, 1):
+                raise ShapeError(located(f"{what}: dimension {d}: only step 1 slices are "
+                                         f"supported, got step {k.step}"))
+            start, stop, _ = k.indices(n)
+            if stop <= start:
+                raise ShapeError(located(f"{what}: dimension {d}: the slice {k.start}:{k.stop} "
+                                         f"of a dimension of size {n} is empty"))
+            offsets.append(start)
+            sizes.append(stop - start)
+            kept.append(True)
+        elif isinstance(k, numbers.Integral) and not isinstance(k, bool):
+            i = int(k) + n if k < 0 else int(k)
+            if not 0 <= i < n:
+                raise ShapeError(located(f"{what}: index {k} is out of range for dimension {d} "
+                                         f"of size {n}"))
+            offsets.append(i)
+            sizes.append(1)
+            kept.append(False)
+        else:
+            raise ShapeError(located(f"{what}: unsupported index {k!r} in dimension {d}; use "
+                                     "ints, step-1 slices and ..."))
+    return offsets, sizes, kept
+
+
+def slice_view(x, key):
+    """``x[key]``: a static slice (ints drop their dimension, like numpy)."""
+    trace = _trace_of("slice", x)
+    offsets, sizes, kept = _region(x, key, "slice")
+    visible = [s for s, k in zip(sizes, kept) if k]
+    if tuple(sizes) == x.shape and all(kept):
+        return x
+    ix = x._value()
+    v = _record(trace, lambda b: b.view(ix, offsets, sizes))
+    if not all(kept):
+        v = reshape(v, visible or [1])
+    return v
+
+
+def write_slice(x, key, value):
+    """``x[key] = value``: ``x`` now holds ``value`` (broadcast and cast to the
+    slice) in that region. Writing an output parameter is how a kernel returns data
+    in place."""
+    trace = _trace_of("write", x, value)
+    if x._trace is None:
+        x._value()
+    offsets, sizes, kept = _region(x, key, "write")
+    visible = tuple(s for s, k in zip(sizes, kept) if k) or (1,)
+    if _is_scalar(value):
+        v = full(list(visible), value, x.dtype)
+    else:
+        v = _operand(trace, value, "write")
+        if v.shape != visible:
+            try:
+                ok = np.broadcast_shapes(v.shape, visible) == visible
+            except ValueError:
+                ok = False
+            if not ok:
+                raise ShapeError(located(f"cannot write a tensor of shape {list(v.shape)} into "
+                                         f"a slice of shape {list(visible)}"))
+            # Materialise the broadcast (x + 0 of the slice's shape).
+            v = add(v, full(list(visible), 0, v.dtype))
+    v = cast(v, x.dtype)
+    if list(v.shape) != sizes:
+        v = reshape(v, sizes)
+    if sizes == list(x.shape):
+        x._id = v._value()
+    else:
+        base, src = x._id, v._value()
+        trace.at_user_code()
+        x._id = trace.builder.assemble(base, src, offsets)
+    x._written = True

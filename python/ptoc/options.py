@@ -1,0 +1,200 @@
+"""Option dictionaries (runtime, debug, host, pass) and ``ptoc.options``.
+
+Each kind of option has a fixed set of names; an unknown name or a value out of
+range raises ``ptoc.OptionError`` listing what is valid. Options apply from the
+least to the most specific: ``ptoc.options(...)`` around a call, then the options of
+``@ptoc.jit(...)``, then settings made inside the traced function
+(``set_pass_options``, ``set_runtime_options``, or ``ptoc.options`` used inside it).
+"""
+
+import functools
+import threading
+
+from . import _ptoc
+from .errors import OptionError
+from .tracing import current_trace
+
+STAGES = ("tensor", "tile", "partitioned", "codegen")
+
+
+def _int_in(lo, hi):
+    def check(name, v):
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise OptionError(f"option '{name}' must be an int in [{lo}, {hi}], got {v!r}")
+        return v
+    return check
+
+
+def _nonneg_int(name, v):
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise OptionError(f"option '{name}' must be an int >= 0, got {v!r}")
+    return v
+
+
+def _boolean(name, v):
+    if not isinstance(v, bool) and v not in (0, 1):
+        raise OptionError(f"option '{name}' must be True or False, got {v!r}")
+    return bool(v)
+
+
+def _string(name, v):
+    if not isinstance(v, str):
+        raise OptionError(f"option '{name}' must be a str, got {v!r}")
+    return v
+
+
+def _stage(name, v):
+    if v not in STAGES:
+        raise OptionError(f"option '{name}' must be one of {', '.join(STAGES)}, got {v!r}")
+    return v
+
+
+# name -> (checker, default, meaning)
+RUNTIME_OPTIONS = {
+    "device_sched_mode": (_int_in(0, 3), 0,
+                          "0 FIFO, 1 L2 affinity, 2 fair across AICPU threads, 3 both"),
+    "host_threads": (_nonneg_int, 0, "host threads computing the numerics (0 = all cores)"),
+    "run_numerics": (_boolean, True,
+                     "compute the outputs; False simulates timing only (outputs untouched)"),
+}
+DEBUG_OPTIONS = {
+    "runtime_debug_mode": (_int_in(0, 2), 0,
+                           "0 off, 1 swimlane + summary in a run folder, 2 also pipe lanes"),
+    "compile_debug_mode": (_int_in(0, 1), 0,
+                           "1: the IR after every pass is written into a run folder"),
+    "output_dir": (_string, "", "base folder of run folders (default $PTOC_OUTPUT_DIR or ./output)"),
+}
+HOST_OPTIONS = {
+    "compile_stage": (_stage, "codegen",
+                      "stop compiling after this stage: tensor, tile, partitioned, codegen"),
+    "double_buffer": (_boolean, True, "ping-pong local buffers (transfers overlap compute)"),
+    "verify_each": (_boolean, True, "verify the IR after every pass that changed it"),
+}
+_TABLES = {"runtime_options": RUNTIME_OPTIONS, "debug_options": DEBUG_OPTIONS,
+           "host_options": HOST_OPTIONS}
+
+
+def check_options(kind, options):
+    """A validated copy of ``options`` (a dict or None) of ``kind``."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise OptionError(f"{kind} must be a dict, got {type(options).__name__}")
+    table = _TABLES[kind]
+    out = {}
+    for name, value in options.items():
+        if name not in table:
+            raise OptionError(f"unknown {kind[:-1].replace('_', ' ')} '{name}'; valid: "
+                              f"{', '.join(sorted(table))}")
+        out[name] = table[name][0](name, value)
+    return out
+
+
+def check_pass_options(options):
+    """A validated copy of pass options (knob names as in DESIGN.md)."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise OptionError(f"pass_options must be a dict, got {type(options).__name__}")
+    out = {}
+    for name, value in options.items():
+        if name == "sg_set_scope":
+            if isinstance(value, bool) or not isinstance(value, int) or value < -1:
+                raise OptionError(f"pass option 'sg_set_scope' must be an int >= -1 (-1 clears "
+                                  f"the scope), got {value!r}")
+        else:
+            _ptoc.check_pass_option(name, value)
+        out[name] = value
+    return out
+
+
+def defaults(kind):
+    return {name: spec[1] for name, spec in _TABLES[kind].items()}
+
+
+class OptionSet:
+    """The four option dicts, validated."""
+
+    __slots__ = ("pass_options", "runtime_options", "debug_options", "host_options")
+
+    def __init__(self, pass_options=None, runtime_options=None, debug_options=None,
+                 host_options=None):
+        self.pass_options = check_pass_options(pass_options)
+        self.runtime_options = check_options("runtime_options", runtime_options)
+        self.debug_options = check_options("debug_options", debug_options)
+        self.host_options = check_options("host_options", host_options)
+
+    def merged_over(self, base):
+        """``base`` with these options on top (a new OptionSet)."""
+        out = OptionSet()
+        for kind in self.__slots__:
+            merged = dict(getattr(base, kind))
+            merged.update(getattr(self, kind))
+            setattr(out, kind, merged)
+        return out
+
+
+_local = threading.local()
+
+
+def ambient():
+    """The ``ptoc.options`` contexts active on this thread, merged (outermost first)."""
+    result = OptionSet()
+    for o in getattr(_local, "stack", ()):
+        result = o.merged_over(result)
+    return result
+
+
+class options:
+    """Options for the ptoc calls made while it is active; a context manager and a
+    decorator::
+
+        with ptoc.options(debug_options={"runtime_debug_mode": 1}):
+            softmax(x, y)
+
+        @ptoc.options(pass_options={"pg_lower_bound": 1024})
+        def f(...): ...
+
+    Used inside a traced function (or on the function a ``@ptoc.jit`` wraps), its
+    options apply to that kernel like ``set_pass_options`` / ``set_runtime_options``
+    and ``sg_set_scope`` applies to the ops created inside the block.
+    """
+
+    def __init__(self, pass_options=None, runtime_options=None, debug_options=None,
+                 host_options=None):
+        self.set = OptionSet(pass_options, runtime_options, debug_options, host_options)
+
+    def __enter__(self):
+        trace = current_trace()
+        self._trace = trace
+        if trace is None:
+            _local.stack = getattr(_local, "stack", ()) + (self.set,)
+            return self
+        # Inside a traced function: settings of this kernel.
+        knobs = dict(self.set.pass_options)
+        scope = knobs.pop("sg_set_scope", None)
+        trace.pass_options.update(knobs)
+        trace.runtime_options.update(self.set.runtime_options)
+        trace.debug_options.update(self.set.debug_options)
+        trace.host_options.update(self.set.host_options)
+        self._saved_scope = getattr(trace, "scope", -1)
+        if scope is not None:
+            trace.scope = scope
+            trace.builder.set_scope(scope)
+        return self
+
+    def __exit__(self, *exc):
+        trace = self._trace
+        if trace is None:
+            _local.stack = _local.stack[:-1]
+        elif "sg_set_scope" in self.set.pass_options:
+            trace.scope = self._saved_scope
+            trace.builder.set_scope(self._saved_scope)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with options(**{k: getattr(self.set, k) for k in OptionSet.__slots__}):
+                return fn(*args, **kwargs)
+        return wrapper

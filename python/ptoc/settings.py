@@ -1,0 +1,85 @@
+"""Settings made inside a traced function, applying to what follows them:
+tile shapes (the ops created next), pass options (this kernel's compilation;
+``sg_set_scope`` the ops created next) and runtime options (this kernel's runs).
+"""
+
+import numbers
+
+from .errors import OptionError, TileShapeError
+from .options import check_options, check_pass_options
+from .tracing import current_trace, located
+
+
+def _positive_ints(values, what):
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v <= 0:
+            raise TileShapeError(located(f"{what}: tile sizes must be positive ints, got "
+                                         f"{list(values)}"))
+        out.append(int(v))
+    return out
+
+
+def set_vec_tile_shapes(*dims):
+    """The tile shape of the vector ops created after this call: one size per
+    dimension of the op (the last dim times the element size a multiple of 32 bytes;
+    16-64 KB tiles work best; keep reduced axes whole)."""
+    trace = current_trace("ptoc.set_vec_tile_shapes")
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = tuple(dims[0])
+    if not dims:
+        raise TileShapeError(located("ptoc.set_vec_tile_shapes: give one size per dimension"))
+    trace.builder.set_vec_tile(_positive_ints(dims, "ptoc.set_vec_tile_shapes"))
+
+
+def set_cube_tile_shapes(m, k, n):
+    """The tile shape of the matmuls created after this call: ``[L0, L1]`` sizes
+    for each of m, k, n (an int means the same size for both levels)."""
+    trace = current_trace("ptoc.set_cube_tile_shapes")
+
+    def pair(v, name):
+        v = [v, v] if isinstance(v, numbers.Integral) else list(v)
+        if len(v) != 2:
+            raise TileShapeError(located(f"ptoc.set_cube_tile_shapes: {name} must be [L0, L1], "
+                                         f"got {v}"))
+        return _positive_ints(v, "ptoc.set_cube_tile_shapes")
+
+    trace.builder.set_cube_tile(pair(m, "m"), pair(k, "k"), pair(n, "n"))
+
+
+def set_pass_options(**knobs):
+    """Pass options of this kernel (names as in docs/passes.md, with underscores:
+    ``pg_lower_bound``, ``vec_nbuffer_mode``, ``vec_nbuffer_setting={0: 4, -1: 2}``,
+    ...). ``sg_set_scope=N`` puts the ops created next into scope N (forced into one
+    subgraph); ``sg_set_scope=-1`` ends it."""
+    trace = current_trace("ptoc.set_pass_options")
+    knobs = check_pass_options(knobs)
+    scope = knobs.pop("sg_set_scope", None)
+    if scope is not None:
+        trace.scope = scope
+        trace.builder.set_scope(scope)
+    trace.pass_options.update(knobs)
+
+
+def set_runtime_options(**options):
+    """Runtime options of this kernel's runs (``device_sched_mode=0..3``,
+    ``host_threads``, ``run_numerics``)."""
+    trace = current_trace("ptoc.set_runtime_options")
+    trace.runtime_options.update(check_options("runtime_options", options))
+
+
+def set_debug_options(**options):
+    """Debug options of this kernel (``runtime_debug_mode``, ``compile_debug_mode``,
+    ``output_dir``)."""
+    trace = current_trace("ptoc.set_debug_options")
+    trace.debug_options.update(check_options("debug_options", options))
+
+
+def pass_option_names():
+    """Every pass option name ``set_pass_options`` accepts."""
+    from . import _ptoc
+    return list(_ptoc.pass_option_names())
+
+
+__all__ = ["set_vec_tile_shapes", "set_cube_tile_shapes", "set_pass_options",
+           "set_runtime_options", "set_debug_options", "pass_option_names", "OptionError"]

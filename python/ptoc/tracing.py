@@ -1,0 +1,74 @@
+"""The trace of one call of a ``@ptoc.jit`` function: the C++ builder the ops go
+into, the settings made inside the function, and the user's source location.
+
+The trace being built is per thread (``threading.local``), so two threads can trace
+and compile different kernels at the same time; nothing here is shared between
+traces.
+"""
+
+import os
+import sys
+import threading
+
+from .errors import Error
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_local = threading.local()
+
+
+def user_location():
+    """(file, line) of the innermost frame outside the ptoc package."""
+    f = sys._getframe(1)
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PACKAGE_DIR):
+        f = f.f_back
+    if f is None:
+        return ("<unknown>", 0)
+    return (f.f_code.co_filename, f.f_lineno)
+
+
+def located(message, location=None):
+    """``file:line: error: message`` at the user's code."""
+    file, line = location or user_location()
+    return f"{file}:{line}: error: {message}"
+
+
+class Trace:
+    """One function being traced into the builder."""
+
+    def __init__(self, builder, func_name):
+        self.builder = builder
+        self.func_name = func_name
+        self.pass_options = {}     # set_pass_options / ptoc.options inside the function
+        self.runtime_options = {}  # set_runtime_options inside the function
+        self.debug_options = {}
+        self.host_options = {}
+
+    def at_user_code(self):
+        """Points the builder at the user's current line (ops created next get it)."""
+        file, line = user_location()
+        self.builder.set_location(file, line)
+
+
+def current_trace(what=None):
+    """The trace being built on this thread; with ``what``, raises if there is none."""
+    trace = getattr(_local, "trace", None)
+    if trace is None and what is not None:
+        raise Error(located(f"{what} works only inside a @ptoc.jit function while it is "
+                            "traced; outside one, use ptoc.options(...) or the jit options"))
+    return trace
+
+
+class tracing:
+    """Context manager making ``trace`` the current trace of this thread."""
+
+    def __init__(self, trace):
+        self.trace = trace
+
+    def __enter__(self):
+        self.saved = getattr(_local, "trace", None)
+        _local.trace = self.trace
+        return self.trace
+
+    def __exit__(self, *exc):
+        _local.trace = self.saved
+        return False

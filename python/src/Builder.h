@@ -1,0 +1,76 @@
+// Builder: the Python tracer's handle on one function being built (an ir::Context,
+// Module and GraphBuilder), with values named by small integers.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ptoc/ir/Context.h"
+#include "ptoc/ir/GraphBuilder.h"
+#include "ptoc/ir/Module.h"
+#include "ptoc/target/DeviceSpec.h"
+
+namespace ptoc::python {
+
+/// One tensor-level function under construction. Not thread-safe: one Python
+/// thread traces it (the GIL is held while building).
+class Builder {
+public:
+  struct Arg {
+    std::vector<int64_t> shape;
+    std::string dtype;
+    std::string name;
+  };
+  Builder(const target::DeviceSpec &device, const std::string &funcName,
+          const std::vector<Arg> &args);
+
+  /// Ops: each returns the id of its result; errors throw StatusError(Build).
+  int binary(const std::string &op, int a, int b);
+  int unary(const std::string &op, int x);
+  int cast(int x, const std::string &dtype);
+  int reduce(const std::string &op, int x, const std::vector<int64_t> &axes, bool keepdim);
+  int matmul(int a, int b, bool transA, bool transB, const std::string &outDType);
+  int reshape(int x, const std::vector<int64_t> &shape);
+  int transpose(int x, int64_t dim0, int64_t dim1);
+  int view(int x, const std::vector<int64_t> &offsets, const std::vector<int64_t> &shape);
+  int assemble(int dst, int src, const std::vector<int64_t> &offsets);
+  int concat(const std::vector<int> &xs, int64_t axis);
+  int full(const std::vector<int64_t> &shape, double value, const std::string &dtype);
+
+  std::vector<int64_t> shape(int v) const;
+  std::string dtype(int v) const;
+
+  // Settings for the ops created next.
+  void setLocation(const std::string &file, int line);
+  void setVecTile(const std::vector<int64_t> &dims);
+  void clearVecTile() { builder_.clearVecTile(); }
+  void setCubeTile(const std::vector<int64_t> &m, const std::vector<int64_t> &k,
+                   const std::vector<int64_t> &n);
+  void clearCubeTile() { builder_.clearCubeTile(); }
+  void setScope(int64_t scope) { builder_.setScope(scope); }
+
+  /// Ends the function returning `results`; the builder is then compiled once.
+  void finish(const std::vector<int> &results);
+  /// The function's text (for debugging a trace).
+  std::string text() const;
+
+  /// The module, for compiling (after finish()). Compiling transforms it, so a
+  /// builder compiles once.
+  ir::Module &takeModuleForCompile();
+  const std::string &funcName() const { return funcName_; }
+
+private:
+  ir::Value *value(int id) const;
+  int add(absl::StatusOr<ir::Value *> v);
+
+  std::unique_ptr<ir::Context> ctx_;
+  std::unique_ptr<ir::Module> module_;
+  target::DeviceSpec device_; // a copy: GraphBuilder checks tiles against it
+  ir::GraphBuilder builder_;
+  std::string funcName_;
+  std::vector<ir::Value *> values_;
+  bool finished_ = false, compiled_ = false;
+};
+
+} // namespace ptoc::python

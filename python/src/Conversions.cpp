@@ -1,0 +1,101 @@
+// Conversions between Python values and ptoc's.
+#include "Conversions.h"
+
+#include <pybind11/stl.h>
+
+#include <cstring>
+
+#include <Eigen/Core>
+
+#include "Errors.h"
+#include "absl/strings/str_cat.h"
+#include "ptoc/runtime/HostTensor.h"
+
+namespace py = pybind11;
+
+namespace ptoc::python {
+
+ir::DType dtypeFromName(const std::string &name) {
+  if (std::optional<ir::DType> t = ir::parseDType(name)) return *t;
+  throw StatusError(ErrorStage::Input,
+                    absl::InvalidArgumentError(absl::StrCat(
+                        "unknown dtype '", name, "'; valid: f32, f16, bf16, i8, i32")));
+}
+
+std::string dtypeToName(ir::DType t) { return std::string(ir::dtypeName(t)); }
+
+passes::OptionValue optionValueFromPython(const std::string &knob, const py::handle &v) {
+  // bool before int: Python's bool is an int.
+  if (py::isinstance<py::bool_>(v)) return v.cast<bool>();
+  if (py::isinstance<py::int_>(v)) return v.cast<int64_t>();
+  if (py::isinstance<py::float_>(v)) return v.cast<double>();
+  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+  if (py::isinstance<py::dict>(v)) {
+    passes::IntMap map;
+    for (auto [key, value] : v.cast<py::dict>()) {
+      if (!py::isinstance<py::int_>(key) || py::isinstance<py::bool_>(key) ||
+          !py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value))
+        throw StatusError(ErrorStage::Option,
+                          absl::InvalidArgumentError(absl::StrCat(
+                              "pass option '", knob, "': a setting maps hash orders to counts, "
+                              "{int: int} (e.g. {0: 4, -1: 2}), got ",
+                              py::repr(v).cast<std::string>())));
+      map[key.cast<int64_t>()] = value.cast<int64_t>();
+    }
+    return map;
+  }
+  throw StatusError(ErrorStage::Option,
+                    absl::InvalidArgumentError(absl::StrCat(
+                        "pass option '", knob, "': expected a bool, int, float, str or "
+                        "{int: int} dict, got ", py::repr(v).cast<std::string>())));
+}
+
+py::object optionValueToPython(const passes::OptionValue &v) {
+  return std::visit(
+      [](const auto &x) -> py::object {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, passes::IntMap>) {
+          py::dict d;
+          for (auto [k, n] : x) d[py::int_(k)] = py::int_(n);
+          return d;
+        } else {
+          return py::cast(x);
+        }
+      },
+      v);
+}
+
+py::dict specToPython(const session::TensorSpec &spec) {
+  py::dict d;
+  d["name"] = spec.name;
+  d["shape"] = py::tuple(py::cast(spec.shape));
+  d["dtype"] = dtypeToName(spec.dtype);
+  return d;
+}
+
+py::array_t<uint16_t> floatToBF16(
+    py::array_t<float, py::array::c_style | py::array::forcecast> a) {
+  std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
+  py::array_t<uint16_t> out(std::vector<py::ssize_t>(shape.begin(), shape.end()));
+  const float *src = a.data();
+  uint16_t *dst = out.mutable_data();
+  for (py::ssize_t i = 0; i < a.size(); ++i) {
+    // Eigen rounds to nearest-even (NaN stays NaN), as the executor's copy_out does.
+    Eigen::bfloat16 h(src[i]);
+    std::memcpy(&dst[i], &h, sizeof h);
+  }
+  return out;
+}
+
+py::array_t<float> bf16ToFloat(py::array_t<uint16_t, py::array::c_style> a) {
+  py::array_t<float> out(std::vector<py::ssize_t>(a.shape(), a.shape() + a.ndim()));
+  const uint16_t *src = a.data();
+  float *dst = out.mutable_data();
+  for (py::ssize_t i = 0; i < a.size(); ++i) {
+    uint32_t bits = uint32_t(src[i]) << 16;
+    std::memcpy(&dst[i], &bits, sizeof bits);
+  }
+  return out;
+}
+
+} // namespace ptoc::python

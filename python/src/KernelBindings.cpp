@@ -1,0 +1,248 @@
+// Session / Kernel / RunReport bindings.
+#include "KernelBindings.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+
+#include "Builder.h"
+#include "Conversions.h"
+#include "Errors.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "ptoc/session/Session.h"
+
+namespace py = pybind11;
+
+namespace ptoc::python {
+namespace {
+
+using session::Kernel;
+using session::Session;
+
+/// A compiled kernel shared by the Python objects that refer to it.
+struct PyKernel {
+  std::shared_ptr<const Kernel> kernel;
+};
+
+/// The numpy dtype that holds `t`'s storage (bf16 as uint16 bit patterns).
+py::dtype storageDType(ir::DType t) {
+  switch (t) {
+  case ir::DType::F32: return py::dtype::of<float>();
+  case ir::DType::F16: return py::dtype("float16");
+  case ir::DType::BF16: return py::dtype::of<uint16_t>();
+  case ir::DType::I8: return py::dtype::of<int8_t>();
+  case ir::DType::I32: return py::dtype::of<int32_t>();
+  }
+  return py::dtype::of<float>();
+}
+
+/// Checks that `a` holds `spec` densely in its storage dtype; `what` names it.
+void checkArray(const py::array &a, const session::TensorSpec &spec, const std::string &what,
+                bool writable) {
+  auto fail = [&](const std::string &problem) {
+    throw StatusError(ErrorStage::Input, absl::InvalidArgumentError(absl::StrCat(what, " ('",
+                                                                                 spec.name, "'): ",
+                                                                                 problem)));
+  };
+  if (!a.dtype().is(storageDType(spec.dtype)))
+    fail(absl::StrCat("expected numpy dtype ", py::str(storageDType(spec.dtype)).cast<std::string>(),
+                      " for ", dtypeToName(spec.dtype), ", got ",
+                      py::str(a.dtype()).cast<std::string>()));
+  std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
+  if (shape != spec.shape)
+    fail(absl::StrCat("expected shape ", py::str(py::tuple(py::cast(spec.shape))).cast<std::string>(),
+                      ", got ", py::str(py::tuple(py::cast(shape))).cast<std::string>()));
+  if (!(a.flags() & py::array::c_style)) fail("the array is not C-contiguous");
+  if (writable && !a.writeable()) fail("the array is read-only");
+}
+
+py::dict statsToPython(const Kernel &k) {
+  const session::CompileStats &s = k.stats;
+  py::dict d;
+  py::dict subgraphs;
+  subgraphs["AIC"] = s.aicSubgraphs;
+  subgraphs["AIV"] = s.aivSubgraphs;
+  subgraphs["total"] = s.subgraphs;
+  d["subgraphs"] = subgraphs;
+  d["tile_ops"] = s.tileOps;
+  py::list groups;
+  for (const session::GroupStats &g : s.groups) {
+    py::dict gd;
+    gd["key"] = g.key;
+    gd["hash_order"] = g.hashOrder;
+    gd["core"] = g.core == target::CoreKind::AIC ? "AIC" : g.core == target::CoreKind::AIV ? "AIV" : "none";
+    gd["size"] = g.size;
+    gd["cycles"] = g.cycles;
+    gd["copy_in_bytes"] = g.copyInBytes;
+    groups.append(gd);
+  }
+  d["groups"] = groups;
+  py::dict passes, merges;
+  for (const passes::PassStatisticValue &v : s.passStatistics) {
+    if (!passes.contains(v.pass)) passes[py::str(v.pass)] = py::dict();
+    py::dict p = passes[py::str(v.pass)];
+    p[py::str(v.name)] = p.contains(v.name) ? p[py::str(v.name)].cast<uint64_t>() + v.value
+                                            : v.value;
+  }
+  // Merge decisions: merges done and refusals by reason, per merge pass.
+  for (const char *pass : {"partition", "nbuffer-merge", "cube-nbuffer-merge", "l1-reuse-merge"}) {
+    if (!passes.contains(pass)) continue;
+    py::dict p = passes[pass];
+    py::dict md, refused;
+    md["merged"] = p.contains("merged") ? p["merged"] : p.contains("merges") ? p["merges"] : py::int_(0);
+    for (auto [name, value] : p) {
+      std::string n = name.cast<std::string>();
+      if (n.rfind("refused-", 0) == 0) refused[py::str(n.substr(8))] = value;
+    }
+    md["refused"] = refused;
+    merges[pass] = md;
+  }
+  d["passes"] = passes;
+  d["merges"] = merges;
+  d["tasks"] = k.program.calls.size();
+  d["leaves"] = k.program.leaves.size();
+  return d;
+}
+
+py::dict reportUtilization(const session::RunReport &r) {
+  py::dict d;
+  d["AIC"] = r.aicUtilization;
+  d["AIV"] = r.aivUtilization;
+  return d;
+}
+
+} // namespace
+
+const target::DeviceSpec &deviceOf(const py::object &session) {
+  return session.cast<const Session &>().device();
+}
+
+void bindKernels(py::module_ &m) {
+  py::class_<Session>(m, "Session")
+      .def(py::init([](const std::string &device) {
+             return valueOrThrow(ErrorStage::Option, Session::create(device));
+           }),
+           py::arg("device") = "a2")
+      .def_property_readonly("device_name", [](const Session &s) { return s.device().name; })
+      .def_property_readonly("aic_cores", [](const Session &s) { return s.device().aicCores; })
+      .def_property_readonly("aiv_cores", [](const Session &s) { return s.device().aivCores; })
+      .def_property_readonly("device_json", [](const Session &s) { return s.device().toJson(); })
+      .def_property_readonly("device_hash",
+                             [](const Session &s) { return s.device().contentHash(); })
+      .def(
+          "compile",
+          [](const Session &s, Builder &builder, const py::dict &knobs, const std::string &stage,
+             bool doubleBuffer, const std::string &irDumpDir, bool verifyEach) {
+            session::CompileOptions opts;
+            for (auto [name, value] : knobs) {
+              std::string n = name.cast<std::string>();
+              throwIfError(ErrorStage::Option, opts.knobs.set(n, optionValueFromPython(n, value)));
+            }
+            opts.stopAt = valueOrThrow(ErrorStage::Option, session::parseStage(stage));
+            opts.codegen.doubleBuffer = doubleBuffer;
+            opts.irDumpDir = irDumpDir;
+            opts.verifyEach = verifyEach;
+            ir::Module &module = builder.takeModuleForCompile();
+            absl::StatusOr<Kernel> kernel;
+            {
+              py::gil_scoped_release release;
+              kernel = s.compile(module, opts);
+            }
+            return PyKernel{std::make_shared<const Kernel>(
+                valueOrThrow(ErrorStage::Compile, std::move(kernel)))};
+          },
+          py::arg("builder"), py::arg("knobs"), py::arg("stage") = "codegen",
+          py::arg("double_buffer") = true, py::arg("ir_dump_dir") = "",
+          py::arg("verify_each") = true)
+      .def(
+          "run",
+          [](const Session &s, const PyKernel &pk, const py::list &args, const py::list &results,
+             int schedMode, int debugMode, const std::string &outputDir, bool numerics,
+             unsigned hostThreads) {
+            const Kernel &k = *pk.kernel;
+            if (args.size() != k.args.size() || results.size() != k.results.size())
+              throw StatusError(ErrorStage::Input,
+                                absl::InvalidArgumentError(absl::StrCat(
+                                    "kernel '", k.funcName, "' takes ", k.args.size(),
+                                    " arguments and ", k.results.size(), " results, got ",
+                                    args.size(), " and ", results.size())));
+            std::vector<py::array> argArrays, resultArrays;
+            std::vector<runtime::ConstTensorRef> in;
+            std::vector<runtime::TensorRef> out;
+            for (size_t i = 0; i < args.size(); ++i) {
+              argArrays.push_back(args[i].cast<py::array>());
+              checkArray(argArrays.back(), k.args[i], absl::StrCat("argument ", i), false);
+              in.emplace_back(k.args[i].dtype, k.args[i].shape, argArrays.back().data());
+            }
+            for (size_t i = 0; i < results.size(); ++i) {
+              resultArrays.push_back(results[i].cast<py::array>());
+              checkArray(resultArrays.back(), k.results[i], absl::StrCat("result ", i), true);
+              out.emplace_back(k.results[i].dtype, k.results[i].shape,
+                               resultArrays.back().mutable_data());
+            }
+            session::RunOptions opts;
+            opts.schedMode = schedMode;
+            opts.debugMode = debugMode;
+            opts.outputDir = outputDir;
+            opts.numerics = numerics;
+            opts.hostThreads = hostThreads;
+            absl::StatusOr<session::RunReport> report;
+            {
+              py::gil_scoped_release release;
+              report = s.run(k, in, out, opts);
+            }
+            return valueOrThrow(ErrorStage::Run, std::move(report));
+          },
+          py::arg("kernel"), py::arg("args"), py::arg("results"), py::arg("sched_mode") = 0,
+          py::arg("debug_mode") = 0, py::arg("output_dir") = "", py::arg("numerics") = true,
+          py::arg("host_threads") = 0);
+
+  py::class_<PyKernel>(m, "Kernel")
+      .def_property_readonly("func_name", [](const PyKernel &k) { return k.kernel->funcName; })
+      .def_property_readonly("stage",
+                             [](const PyKernel &k) { return session::stageName(k.kernel->stage).str(); })
+      .def_property_readonly("pipeline", [](const PyKernel &k) { return k.kernel->pipeline; })
+      .def_property_readonly("compile_seconds",
+                             [](const PyKernel &k) { return k.kernel->compileSeconds; })
+      .def_property_readonly("args",
+                             [](const PyKernel &k) {
+                               py::list l;
+                               for (const auto &a : k.kernel->args) l.append(specToPython(a));
+                               return l;
+                             })
+      .def_property_readonly("results",
+                             [](const PyKernel &k) {
+                               py::list l;
+                               for (const auto &r : k.kernel->results) l.append(specToPython(r));
+                               return l;
+                             })
+      .def("ir",
+           [](const PyKernel &k, const std::string &stage) {
+             session::Stage s = valueOrThrow(ErrorStage::Option, session::parseStage(stage));
+             return valueOrThrow(ErrorStage::Option, k.kernel->irAt(s));
+           })
+      .def_property_readonly("stats", [](const PyKernel &k) { return statsToPython(*k.kernel); });
+
+  py::class_<session::RunReport>(m, "RunReport")
+      .def_readonly("simulated_us", &session::RunReport::simulatedUs)
+      .def_readonly("bound_us", &session::RunReport::boundUs)
+      .def_readonly("bound_ratio", &session::RunReport::boundRatio)
+      .def_readonly("summary", &session::RunReport::summary)
+      .def_readonly("output_folder", &session::RunReport::outputFolder)
+      .def_readonly("swimlane_path", &session::RunReport::swimlanePath)
+      .def_readonly("simulate_seconds", &session::RunReport::simulateSeconds)
+      .def_readonly("execute_seconds", &session::RunReport::executeSeconds)
+      .def_property_readonly("utilization", &reportUtilization)
+      .def_property_readonly("tasks",
+                             [](const session::RunReport &r) { return r.record.tasks.size(); })
+      .def("__repr__", [](const session::RunReport &r) {
+        return absl::StrFormat("<ptoc.RunReport simulated %.2f us, bound %.2f us (%.0f%%), "
+                               "AIC %.0f%%, AIV %.0f%%>",
+                               r.simulatedUs, r.boundUs, 100 * r.boundRatio,
+                               100 * r.aicUtilization, 100 * r.aivUtilization);
+      });
+}
+
+} // namespace ptoc::python

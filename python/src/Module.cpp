@@ -1,0 +1,87 @@
+// The `ptoc._ptoc` extension module: a thin face over the session (compile, run),
+// the builder the tracer drives, and conversions. The `ptoc` package wraps it.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "Builder.h"
+#include "Conversions.h"
+#include "Errors.h"
+#include "KernelBindings.h"
+#include "ptoc/profile/OutputDir.h"
+#include "ptoc/session/PassKnobs.h"
+#include "ptoc/session/Version.h"
+#include "ptoc/target/DeviceSpec.h"
+
+namespace py = pybind11;
+using namespace ptoc;
+using namespace ptoc::python;
+
+PYBIND11_MODULE(_ptoc, m) {
+  m.doc() = "ptoc's C++ core (use the `ptoc` package, not this module)";
+  registerErrorTranslator();
+  m.attr("__version__") = session::version().str();
+
+  py::class_<Builder>(m, "Builder")
+      .def(py::init([](const py::object &session, const std::string &name, const py::list &args) {
+             std::vector<Builder::Arg> specs;
+             for (py::handle a : args) {
+               auto t = a.cast<py::tuple>();
+               specs.push_back({t[0].cast<std::vector<int64_t>>(), t[1].cast<std::string>(),
+                                t[2].cast<std::string>()});
+             }
+             return std::make_unique<Builder>(deviceOf(session), name, specs);
+           }),
+           py::arg("session"), py::arg("name"), py::arg("args"))
+      .def("binary", &Builder::binary)
+      .def("unary", &Builder::unary)
+      .def("cast", &Builder::cast)
+      .def("reduce", &Builder::reduce)
+      .def("matmul", &Builder::matmul)
+      .def("reshape", &Builder::reshape)
+      .def("transpose", &Builder::transpose)
+      .def("view", &Builder::view)
+      .def("assemble", &Builder::assemble)
+      .def("concat", &Builder::concat)
+      .def("full", &Builder::full)
+      .def("shape", &Builder::shape)
+      .def("dtype", &Builder::dtype)
+      .def("set_location", &Builder::setLocation)
+      .def("set_vec_tile", &Builder::setVecTile)
+      .def("clear_vec_tile", &Builder::clearVecTile)
+      .def("set_cube_tile", &Builder::setCubeTile)
+      .def("clear_cube_tile", &Builder::clearCubeTile)
+      .def("set_scope", &Builder::setScope)
+      .def("finish", &Builder::finish)
+      .def("text", &Builder::text);
+
+  bindKernels(m);
+
+  m.def("pass_option_names", &session::PassKnobs::names,
+        "Every pass option name set_pass_options accepts.");
+  m.def(
+      "check_pass_option",
+      [](const std::string &name, const py::handle &value) {
+        session::PassKnobs knobs;
+        throwIfError(ErrorStage::Option, knobs.set(name, optionValueFromPython(name, value)));
+      },
+      "Raises if `name` is not a pass option or `value` is not valid for it.");
+  m.def(
+      "pass_option_default",
+      [](const std::string &name) -> py::object {
+        const passes::PassOptionDecl *d = session::PassKnobs::find(name);
+        if (!d) return py::none();
+        return optionValueToPython(d->defaultValue);
+      },
+      "The default of a pass option (None for an unknown name).");
+  m.def("device_presets", &target::DeviceSpec::presetNames);
+  m.def("float_to_bf16", &floatToBF16, "float32 array -> bf16 bit patterns (uint16), nearest-even");
+  m.def("bf16_to_float", &bf16ToFloat, "bf16 bit patterns (uint16) -> float32 array");
+  m.def(
+      "create_output_dir",
+      [](const std::string &option) {
+        return valueOrThrow(ErrorStage::Run,
+                            profile::createRunOutputDir(profile::outputBase(option)));
+      },
+      "Creates a new run folder under the output base (option, $PTOC_OUTPUT_DIR or ./output).");
+}
