@@ -461,7 +461,8 @@ void registerL1ReuseMergePass(PassRegistry &registry) {
          0, 2},
         {"cube-l1-reuse-setting", OptionKind::IntMap, IntMap{},
          "mode 2: {hash_order: members per anchor, -1: default}; groups without an entry "
-         "use the automatic count"},
+         "use the automatic count",
+         1},
         {"mg-copyin-upper-bound", OptionKind::Int, int64_t(1) << 20,
          "byte cap on the copy-in of a merged subgraph", 0},
         {"merge-fuel", OptionKind::Int, int64_t(-1),

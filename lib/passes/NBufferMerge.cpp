@@ -84,7 +84,8 @@ void registerNBufferMergePass(PassRegistry &registry) {
          "vec-nbuffer-setting",
          0, 2},
         {"vec-nbuffer-setting", OptionKind::IntMap, IntMap{},
-         "mode 2: {hash_order: N, -1: default}; groups without an entry use the automatic N"},
+         "mode 2: {hash_order: N, -1: default}; groups without an entry use the automatic N",
+         1},
         {"mg-vec-parallel-lb", OptionKind::Int, int64_t(-1),
          "automatic N keeps at least this many subgraphs per group; -1 = the device's AIV "
          "core count",

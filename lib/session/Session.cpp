@@ -17,6 +17,7 @@
 #include "ptoc/ir/Verifier.h"
 #include "ptoc/passes/PassManager.h"
 #include "ptoc/passes/Passes.h"
+#include "ptoc/passes/Subgraphs.h"
 #include "ptoc/profile/RunOutputs.h"
 #include "ptoc/profile/Summary.h"
 #include "ptoc/runtime/Executor.h"
@@ -158,7 +159,9 @@ absl::StatusOr<Kernel> Session::compile(ir::Module &module, const CompileOptions
   if (options.stopAt != Stage::Codegen) kernel.irByStage[options.stopAt] = kernel.ir;
 
   if (options.stopAt == Stage::Codegen) {
-    if (!hasSubgraphs(*func))
+    // A function with nothing to run (it returns its arguments or views of them) is
+    // fine: its program has no calls and its results are read from the arguments.
+    if (!hasSubgraphs(*func) && passes::funcLevel(*func) != passes::FuncLevel::Empty)
       return absl::InvalidArgumentError(absl::StrCat(
           "function '", kernel.funcName,
           "' is not partitioned after the pipeline '", pipeline,

@@ -52,7 +52,7 @@ class CompiledKernel:
     def __init__(self, kernel, plan, options):
         self._kernel = kernel
         self._plan = plan
-        self.options = options  # the OptionSet it was compiled and runs with
+        self.options = options  # the OptionSet it was compiled with (settings inside included)
 
     @property
     def stage(self):
@@ -106,6 +106,10 @@ class _Plan:
         self.num_returned = 0
         self.return_kind = None   # None, "one", "tuple"
         self.ir_dump_dir = ""
+        # Runtime and debug options set inside the traced function: they override the
+        # call's (ambient and jit) options on every run of this kernel.
+        self.runtime_options = {}
+        self.debug_options = {}
 
 
 class JitFunction:
@@ -262,13 +266,6 @@ class JitFunction:
         if not results:
             raise Error(f"{self.fn.__qualname__} produces nothing: write an output parameter "
                         "(y[:] = ...) or return a tensor")
-        # A result that is a parameter's unchanged value needs an op of its own.
-        for i, rid in enumerate(results):
-            if rid < len(plan.tensor_params):
-                builder.set_location(*_fn_location(self.fn))
-                results[i] = builder.reshape(rid, builder.shape(rid)) if False else \
-                    builder.binary("add", rid, builder.full([1] * len(builder.shape(rid)), 0.0,
-                                                            builder.dtype(rid)))
         builder.finish(results)
 
         final = OptionSet()
@@ -276,6 +273,8 @@ class JitFunction:
             merged = dict(getattr(options, kind))
             merged.update(getattr(trace, kind))
             setattr(final, kind, merged)
+        plan.runtime_options = dict(trace.runtime_options)
+        plan.debug_options = dict(trace.debug_options)
         host = dict(defaults("host_options"), **final.host_options)
         debug = dict(defaults("debug_options"), **final.debug_options)
         if debug["compile_debug_mode"]:
@@ -285,8 +284,8 @@ class JitFunction:
                                  host["double_buffer"], plan.ir_dump_dir, host["verify_each"])
         return CompiledKernel(kernel, plan, final)
 
-    def _lookup(self, arguments):
-        options = self._resolve_options()
+    def _lookup(self, arguments, options=None):
+        options = options or self._resolve_options()
         key = self._signature_key(arguments, options)
         with self._lock:
             compiled = self._cache.get(key)
@@ -306,12 +305,13 @@ class JitFunction:
 
     def __call__(self, *args, **kwargs):
         arguments = self._bind(args, kwargs)
-        compiled = self._lookup(arguments)
+        options = self._resolve_options()
+        compiled = self._lookup(arguments, options)
         if compiled.stage != "codegen":
             return compiled  # host_options compile_stage stopped before code
-        return self._run(compiled, arguments)
+        return self._run(compiled, arguments, options)
 
-    def _run(self, compiled, arguments):
+    def _run(self, compiled, arguments, options):
         plan = compiled._plan
         kernel = compiled._kernel
         session = session_for(self.device)
@@ -336,8 +336,11 @@ class JitFunction:
                     continue
                 copy_back.append((user, len(out_arrays)))
             out_arrays.append(np.empty(spec["shape"], dtype=storage))
-        run = dict(defaults("runtime_options"), **compiled.options.runtime_options)
-        debug = dict(defaults("debug_options"), **compiled.options.debug_options)
+        # Resolved per call: ambient and jit options, then the function's own settings.
+        run = dict(defaults("runtime_options"), **options.runtime_options)
+        run.update(plan.runtime_options)
+        debug = dict(defaults("debug_options"), **options.debug_options)
+        debug.update(plan.debug_options)
         report = session.run(kernel, in_arrays, out_arrays, run["device_sched_mode"],
                              debug["runtime_debug_mode"], debug["output_dir"],
                              run["run_numerics"], run["host_threads"])
@@ -356,11 +359,6 @@ class JitFunction:
         if plan.return_kind == "one":
             return returned[0]
         return tuple(returned)
-
-
-def _fn_location(fn):
-    code = fn.__code__
-    return (code.co_filename, code.co_firstlineno)
 
 
 def jit(fn=None, *, device="a2", pass_options=None, runtime_options=None, debug_options=None,

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -346,4 +347,98 @@ TEST_CASE("simulated time is never below the roofline bound, over random tilings
     }
   }
   CHECK(runs >= 40); // most random tilings compile
+}
+
+TEST_CASE("pass knobs configure the default pipeline; a pipeline and knobs conflict",
+          "[session]") {
+  Session s = makeSession("a2");
+  std::string softmax = exampleText("softmax");
+  Kernel automatic = compile(s, softmax);
+  CompileOptions off;
+  REQUIRE(off.knobs.set("vec_nbuffer_mode", int64_t(0)).ok());
+  Kernel unmerged = compile(s, softmax, off);
+  CHECK(automatic.stats.statistic("nbuffer-merge", "merged") > 0);
+  CHECK(unmerged.stats.statistic("nbuffer-merge", "merged") == 0);
+  CHECK(unmerged.stats.subgraphs > automatic.stats.subgraphs);
+  CHECK_THAT(unmerged.pipeline, Catch::Contains("vec-nbuffer-mode=0"));
+
+  CompileOptions both = off;
+  both.pipeline = "default";
+  absl::StatusOr<Kernel> k = s.compileText(softmax, "softmax.pto", both);
+  REQUIRE_FALSE(k.ok());
+  CHECK_THAT(std::string(k.status().message()), Catch::Contains("both a pass pipeline and pass knobs"));
+}
+
+TEST_CASE("a kernel keeps the text of every stage it reached and its statistics",
+          "[session]") {
+  Session s = makeSession("a2");
+  Kernel k = compile(s, exampleText("softmax"));
+  for (session::Stage stage : {session::Stage::Tensor, session::Stage::Tile,
+                               session::Stage::Partitioned, session::Stage::Codegen})
+    CHECK(k.irAt(stage).ok());
+  CHECK_THAT(*k.irAt(session::Stage::Tensor), Catch::Contains("amax %x"));
+  CHECK_THAT(*k.irAt(session::Stage::Tile), Catch::Contains("copy_in"));
+  CHECK_THAT(*k.irAt(session::Stage::Tile), !Catch::Contains("subgraph"));
+  CHECK_THAT(*k.irAt(session::Stage::Partitioned), Catch::Contains("subgraph"));
+  CHECK(*k.irAt(session::Stage::Partitioned) == k.ir);
+
+  // Groups add up to the subgraphs, which are the program's calls.
+  int64_t members = 0;
+  for (const session::GroupStats &g : k.stats.groups) {
+    members += g.size;
+    CHECK(g.core == target::CoreKind::AIV);
+    CHECK_THAT(g.key, Catch::StartsWith("func0_"));
+  }
+  CHECK(members == k.stats.subgraphs);
+  CHECK(k.stats.aivSubgraphs == k.stats.subgraphs);
+  CHECK(size_t(k.stats.subgraphs) == k.program.calls.size());
+  CHECK(k.stats.tileOps > 0);
+
+  CompileOptions tileOnly;
+  tileOnly.stopAt = session::Stage::Tile;
+  Kernel t = compile(s, exampleText("softmax"), tileOnly);
+  absl::StatusOr<std::string> missing = t.irAt(session::Stage::Partitioned);
+  REQUIRE_FALSE(missing.ok());
+  CHECK_THAT(std::string(missing.status().message()), Catch::Contains("compiled to the tile stage"));
+  CHECK(t.stats.subgraphs == 0);
+}
+
+TEST_CASE("a kernel runs on caller-owned buffers, also in place", "[session]") {
+  Session s = makeSession("tiny");
+  Kernel k = compile(s, kSoftmax);
+  std::vector<runtime::HostTensor> args = randomArgs(k), expected;
+  run(s, k, args, expected);
+
+  // Into a separate caller buffer.
+  std::vector<float> out(64 * 256, -1.0f);
+  std::vector<runtime::ConstTensorRef> in(args.begin(), args.end());
+  runtime::TensorRef result(ir::DType::F32, k.results[0].shape, out.data());
+  absl::StatusOr<RunReport> r = s.run(k, in, llvm::ArrayRef(result));
+  REQUIRE(r.ok());
+  CHECK(std::memcmp(out.data(), expected[0].data(), out.size() * 4) == 0);
+
+  // In place: the result buffer is the argument the kernel reads.
+  runtime::HostTensor inPlace = args[0];
+  runtime::ConstTensorRef inRef(inPlace);
+  runtime::TensorRef outRef(inPlace);
+  r = s.run(k, llvm::ArrayRef(inRef), llvm::ArrayRef(outRef));
+  REQUIRE(r.ok());
+  CHECK(std::memcmp(inPlace.data(), expected[0].data(), out.size() * 4) == 0);
+
+  // A wrong result buffer is named.
+  std::vector<int64_t> badShape = {64, 128};
+  runtime::TensorRef bad(ir::DType::F32, badShape, out.data());
+  r = s.run(k, in, llvm::ArrayRef(bad));
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(std::string(r.status().message()), Catch::Contains("result 0"));
+}
+
+TEST_CASE("a function that only returns its argument compiles and runs", "[session]") {
+  Session s = makeSession("tiny");
+  Kernel k = compile(s, "func @id(%x: tensor<16x32xf32>) -> tensor<16x32xf32> {\n  return %x\n}\n");
+  CHECK(k.program.calls.empty());
+  std::vector<runtime::HostTensor> args = randomArgs(k), results;
+  run(s, k, args, results);
+  REQUIRE(results.size() == 1);
+  CHECK(std::memcmp(results[0].data(), args[0].data(), args[0].sizeInBytes()) == 0);
 }

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""An MLP block, Y = gelu(X W1) W2, through @ptoc.jit.
+
+X [256, 512], W1 [512, 1024] and W2 [1024, 512] are fp16, as in examples/mlp.pto.
+The first matmul accumulates in fp32, the vector cores apply the exact gelu and
+cast the hidden activation back to fp16 (the cube cores take fp16 operands), and
+the second matmul accumulates in fp32 again. The two matmuls and the vector stage
+form one kernel: each hidden tile flows cube -> vector -> cube through GM (mostly
+L2). The example checks Y against numpy, prints the run summary and, with
+--debug-mode >= 1, the path of the swimlane trace.
+
+    PYTHONPATH=build/python /usr/bin/python3 examples/mlp.py [--debug-mode N] [--device NAME]
+"""
+
+import argparse
+import math
+import sys
+
+import numpy as np
+
+import ptoc
+
+TOKENS, MODEL, HIDDEN = 256, 512, 1024
+
+# a2: both matmuls in 128x128 output tiles (L0 128x64x128, K in 256-deep L1 steps:
+# 16 + 8 cube tasks; examples/mlp.pto's 128x256 tiles make only 8 + 4 and run
+# about 15% slower), 16x1024 vector tiles (64 KiB of f32) for gelu + cast.
+# "tiny": 64x64 output tiles and 2x512 vector tiles.
+TILES = {
+    "default": {"cube": ([128, 128], [64, 256], [128, 128]), "vec": (16, HIDDEN)},
+    "tiny": {"cube": ([64, 64], [32, 128], [64, 64]), "vec": (2, 512)},
+}
+
+
+def make_mlp(device, debug_mode):
+    tiles = TILES.get(device, TILES["default"])
+
+    @ptoc.jit(device=device, debug_options={"runtime_debug_mode": debug_mode})
+    def mlp(x: ptoc.Tensor([TOKENS, MODEL], ptoc.DT_FP16),
+            w1: ptoc.Tensor([MODEL, HIDDEN], ptoc.DT_FP16),
+            w2: ptoc.Tensor([HIDDEN, MODEL], ptoc.DT_FP16)):
+        ptoc.set_cube_tile_shapes(*tiles["cube"])
+        h = ptoc.matmul(x, w1, out_dtype=ptoc.DT_FP32)     # [TOKENS, HIDDEN] f32
+        ptoc.set_vec_tile_shapes(*tiles["vec"])
+        g = ptoc.cast(ptoc.gelu(h), ptoc.DT_FP16)           # fp16 operand for the cube
+        return ptoc.matmul(g, w2, out_dtype=ptoc.DT_FP32)   # [TOKENS, MODEL] f32
+
+    return mlp
+
+
+def reference(x, w1, w2):
+    """The same computation in numpy, rounding the hidden activation to fp16 where
+    the kernel does (so the comparison measures the kernel, not that rounding)."""
+    h = x.astype(np.float32) @ w1.astype(np.float32)
+    g = 0.5 * h * (1.0 + np.vectorize(math.erf)(h / math.sqrt(2.0)))
+    return g.astype(np.float16).astype(np.float64) @ w2.astype(np.float64)
+
+
+def check(name, got, want, rtol, atol):
+    """Prints the max abs/rel error; False when an element is off tolerance
+    (|got - want| > atol + rtol |want|, numpy.isclose's rule)."""
+    got, want = got.astype(np.float64), want.astype(np.float64)
+    err = np.abs(got - want)
+    rel = err / np.maximum(np.abs(want), atol)  # relative error, floored at atol
+    ok = bool(np.all(err <= atol + rtol * np.abs(want)))
+    print(f"{name}: max abs err {err.max():.3e}, max rel err {rel.max():.3e} "
+          f"(rtol {rtol:g}, atol {atol:g}): {'OK' if ok else 'MISMATCH'}")
+    return ok
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--debug-mode", type=int, default=1,
+                        help="runtime_debug_mode: 0 off, 1 swimlane + summary files, 2 pipe lanes")
+    parser.add_argument("--device", default="a2", help="device preset or JSON file (default a2)")
+    args = parser.parse_args()
+
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (TOKENS, MODEL)).astype(np.float16)
+    # Weights scaled like a trained layer's (unit-ish variance of x W1).
+    w1 = (rng.uniform(-1, 1, (MODEL, HIDDEN)) * math.sqrt(9.0 / MODEL)).astype(np.float16)
+    w2 = (rng.uniform(-1, 1, (HIDDEN, MODEL)) * math.sqrt(3.0 / HIDDEN)).astype(np.float16)
+
+    mlp = make_mlp(args.device, args.debug_mode)
+    y = mlp(x, w1, w2)
+
+    # The hidden activation is rounded to fp16 in both; a value near a rounding
+    # boundary may round the other way (one fp16 ulp of one of 1024 terms).
+    ok = check("mlp", y, reference(x, w1, w2), rtol=1e-3, atol=1e-3)
+    run = mlp.last_run
+    print(run.summary)
+    if args.debug_mode >= 1:
+        print(f"swimlane: {run.swimlane_path}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
