@@ -59,7 +59,7 @@ def check(name, got, want, rtol, atol):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--debug-mode", type=int, default=1,
+    parser.add_argument("--debug-mode", type=int, default=1, choices=(0, 1, 2),
                         help="runtime_debug_mode: 0 off, 1 swimlane + summary files, 2 pipe lanes")
     parser.add_argument("--device", default="a2", help="device preset or JSON file (default a2)")
     args = parser.parse_args()

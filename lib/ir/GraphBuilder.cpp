@@ -69,8 +69,6 @@ absl::StatusOr<Value *> GraphBuilder::create(OpCode code, llvm::ArrayRef<Value *
     return std::any_of(attrs.begin(), attrs.end(),
                        [&](const NamedAttr &a) { return a.name.str() == n; });
   };
-  if (def.tile == TileKind::Vec && vecTile_ && !has("vec_tile"))
-    all.push_back({ctx_.id("vec_tile"), ctx_.intArrayAttr(*vecTile_)});
   if (def.tile == TileKind::Cube && cubeTile_ && !has("cube_tile"))
     all.push_back({ctx_.id("cube_tile"), cubeTile_->toAttr(ctx_)});
   if (scope_ != -1 && !has("sg_scope"))
@@ -83,6 +81,17 @@ absl::StatusOr<Value *> GraphBuilder::create(OpCode code, llvm::ArrayRef<Value *
   std::string err;
   Type type = def.inferType(TypeRuleInput{ctx_, operandTypes, dict, resultType}, err);
   if (!err.empty()) return error(def.name, err);
+
+  if (def.tile == TileKind::Vec && vecTile_ && !has("vec_tile")) {
+    // Reshapes and views are GM aliases that need a tile only when returned; the
+    // scope's tile is skipped when its rank does not fit them (x[i] drops a dim).
+    bool alias = code == OpCode::Reshape || code == OpCode::View;
+    size_t rank = iterationShape(def, operandTypes, {type}).size();
+    if (!alias || vecTile_->size() == rank) {
+      all.push_back({ctx_.id("vec_tile"), ctx_.intArrayAttr(*vecTile_)});
+      dict = ctx_.dictAttr(all, /*sortByName=*/true);
+    }
+  }
 
   Operation *op = func_->createOp(def, operands, {type}, dict, loc_);
   DiagnosticCollector diags(ctx_.diag());

@@ -202,7 +202,7 @@ Type matmulRule(const TypeRuleInput &in, std::string &error) {
                     " but the right operand " + b.str() + " has K=" + std::to_string(kb) +
                     (tb ? " (its last dimension, transposed)"
                         : " (its second-to-last dimension)") +
-                    "; fix the shapes or set transpose_a/transpose_b");
+                    "; fix the shapes or set transpose_a/transpose_b (Python: a_trans/b_trans)");
     return {};
   }
   auto batch = broadcastShapes(a.shape().drop_back(2), b.shape().drop_back(2));

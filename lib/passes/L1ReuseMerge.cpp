@@ -259,7 +259,7 @@ private:
     std::vector<Operation *> together(anchor.ops);
     together.insert(together.end(), member.ops.begin(), member.ops.end());
     int64_t copyIn = dedupedCopyInBytes(together);
-    if (copyIn > options_.copyInUpperBound)
+    if (options_.copyInUpperBound >= 0 && copyIn > options_.copyInUpperBound)
       return refuse(MergeVerdict::RefusedCopyInCap,
                     std::to_string(copyIn) + " > " +
                         std::to_string(options_.copyInUpperBound) +
@@ -464,7 +464,7 @@ void registerL1ReuseMergePass(PassRegistry &registry) {
          "use the automatic count",
          1},
         {"mg-copyin-upper-bound", OptionKind::Int, int64_t(1) << 20,
-         "byte cap on the copy-in of a merged subgraph", 0},
+         "byte cap on the copy-in of a merged subgraph; -1 no cap", -1},
         {"merge-fuel", OptionKind::Int, int64_t(-1),
          "merges allowed before stopping (bisection); -1 unlimited", -1}},
        [](const PassOptionValues &v) {

@@ -84,7 +84,9 @@ absl::Status PassKnobs::set(llvm::StringRef name, const passes::OptionValue &val
                                   return underscored(d.name) == key;
                                 });
     if (!declares) continue;
-    if (absl::Status st = check.set(key, value); !st.ok()) return st;
+    if (absl::Status st = check.set(key, value); !st.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat("pass option '", key, "': ", std::string(st.message())));
   }
   values_[key] = value;
   return absl::OkStatus();

@@ -42,7 +42,7 @@ class InternalError(Error, RuntimeError):
 _TILE_WORDS = ("vec_tile", "cube_tile", "tile shape", "set_vec_tile_shapes",
                "set_cube_tile_shapes", "ub capacity", "capacity", " l1 ", "l0a", "l0b",
                "l0c")
-_DTYPE_WORDS = ("dtype", "element type")
+_DTYPE_WORDS = ("dtype", "element type", "floating-point", "integer operand")
 
 
 def _classify(message):

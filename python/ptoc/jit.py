@@ -153,6 +153,13 @@ class JitFunction:
         .swimlane_path .output_folder``."""
         return getattr(self._local, "last_run", None) or self._last_run
 
+    def _at_def(self, message):
+        """``file:line: error: message`` at the function's ``def``."""
+        code = getattr(inspect.unwrap(self.fn), "__code__", None)
+        if code is None:
+            return message
+        return f"{code.co_filename}:{code.co_firstlineno}: error: {message}"
+
     # --- calling ---
     def _bind(self, args, kwargs):
         try:
@@ -227,6 +234,12 @@ class JitFunction:
         builder = _ptoc.Builder(session, self.fn.__name__, specs)
         trace = Trace(builder, self.fn.__name__)
         trace.scope = -1
+        # sg_set_scope given as an option scopes the whole function (until changed).
+        options = options.merged_over(OptionSet())
+        scope = options.pass_options.pop("sg_set_scope", None)
+        if scope is not None:
+            trace.scope = scope
+            builder.set_scope(scope)
         call_args = dict(arguments)
         params = {}
         for i, name in enumerate(plan.tensor_params):
@@ -249,8 +262,8 @@ class JitFunction:
         elif isinstance(returned, (tuple, list)) and all(isinstance(r, Tensor) for r in returned):
             plan.return_kind = "tuple"
         else:
-            raise Error(f"{self.fn.__qualname__}: a @ptoc.jit function returns a ptoc.Tensor, a "
-                        f"tuple of them, or nothing; it returned {type(returned).__name__}")
+            raise Error(self._at_def(f"{self.fn.__qualname__}: a @ptoc.jit function returns a ptoc.Tensor, a "
+                        f"tuple of them, or nothing; it returned {type(returned).__name__}"))
         for r in returned or ():
             if r._trace is not trace:
                 raise Error(f"{self.fn.__qualname__}: it returned a tensor that does not belong "
@@ -260,12 +273,12 @@ class JitFunction:
         unused = [name for name in plan.tensor_params
                   if not params[name]._read and not params[name]._written]
         if unused:
-            raise Error(f"{self.fn.__qualname__}: parameter '{unused[0]}' is never read or "
-                        f"written; if it is an output, write it with {unused[0]}[:] = ..., "
-                        "otherwise remove it")
+            raise Error(self._at_def(
+                f"{self.fn.__qualname__}: parameter '{unused[0]}' is never read or written; if "
+                f"it is an output, write it with {unused[0]}[:] = ..., otherwise remove it"))
         if not results:
-            raise Error(f"{self.fn.__qualname__} produces nothing: write an output parameter "
-                        "(y[:] = ...) or return a tensor")
+            raise Error(self._at_def(f"{self.fn.__qualname__} produces nothing: write an output "
+                                     "parameter (y[:] = ...) or return a tensor"))
         builder.finish(results)
 
         final = OptionSet()

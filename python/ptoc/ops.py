@@ -48,6 +48,12 @@ def _const(trace, value, dtype, ndim):
     return _record(trace, lambda b: b.full([1] * builtins.max(ndim, 1), float(value), dtype.ir_name))
 
 
+def _scalar_dtype(value, tensor_dtype):
+    if not tensor_dtype.is_float and isinstance(value, (float, np.floating)):
+        return DT_FP32
+    return tensor_dtype
+
+
 def _operand(trace, x, what):
     if _is_tensor(x):
         return x
@@ -59,10 +65,12 @@ def _binary(op, what, a, b):
     if not _is_tensor(a) and not _is_tensor(b):
         raise DTypeError(located(f"ptoc.{what}: at least one operand must be a ptoc.Tensor, got "
                                  f"{type(a).__name__} and {type(b).__name__}"))
+    # A scalar takes the tensor's dtype, except a float scalar with an int tensor,
+    # which makes the arithmetic f32 (as numpy does).
     if _is_scalar(a):
-        a = _const(trace, a, b.dtype, b.ndim)
+        a = _const(trace, a, _scalar_dtype(a, b.dtype), b.ndim)
     if _is_scalar(b):
-        b = _const(trace, b, a.dtype, a.ndim)
+        b = _const(trace, b, _scalar_dtype(b, a.dtype), a.ndim)
     a = _operand(trace, a, f"ptoc.{what}")
     b = _operand(trace, b, f"ptoc.{what}")
     dtype = promote(a.dtype, b.dtype)
@@ -278,9 +286,15 @@ def write_slice(x, key, value):
     offsets, sizes, kept = _region(x, key, "write")
     visible = tuple(s for s, k in zip(sizes, kept) if k) or (1,)
     if _is_scalar(value):
-        v = full(list(visible), value, x.dtype)
+        v = full(list(sizes), value, x.dtype)  # the region's shape: no reshape needed
     else:
         v = _operand(trace, value, "write")
+        # numpy drops leading 1s of the value (y[3, :] = t with t of shape [1, 64]).
+        extra = 0
+        while len(v.shape) - extra > len(visible) and v.shape[extra] == 1:
+            extra += 1
+        if extra:
+            v = reshape(v, list(v.shape[extra:]))
         if v.shape != visible:
             try:
                 ok = np.broadcast_shapes(v.shape, visible) == visible

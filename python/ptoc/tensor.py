@@ -11,7 +11,7 @@ import numbers
 
 from . import ops
 from .dtypes import DT_FP32, as_dtype
-from .errors import Error, ShapeError
+from .errors import DTypeError, Error, ShapeError
 from .tracing import located
 
 
@@ -97,6 +97,12 @@ class Tensor:
                             "parameter) to get its values"))
 
     __hash__ = object.__hash__
+
+    def _no_compare(self, other):
+        raise DTypeError(located("comparisons of traced tensors are not ptoc ops; use "
+                                 "ptoc.maximum / ptoc.minimum / ptoc.relu instead of masks"))
+
+    __lt__ = __le__ = __gt__ = __ge__ = _no_compare
 
     # --- operators ---
     def __add__(self, o): return ops.add(self, o)

@@ -17,8 +17,8 @@ TINY = "tiny"
 A2 = "a2"
 
 # Vector tiles for "tiny" (UB 32 KiB): a step of a binary op holds three tiles, so a
-# tile stays at or under 8 KiB of f32. Every last dim is 256 bytes of f32 (a multiple
-# of the 32-byte block for every element size, int8 included).
+# tile stays at or under 8 KiB of f32. Every last dim is a multiple of 32 elements,
+# so it is 32-byte aligned for every element size, int8 included.
 TINY_VEC_TILES = {1: (1024,), 2: (32, 64), 3: (2, 16, 64), 4: (1, 2, 16, 64)}
 # Cube tiles for "tiny" (L0A/L0B 16 KiB, L0C 32 KiB, L1 64 KiB), all 16-aligned.
 TINY_CUBE = ([32, 32], [32, 32], [32, 32])

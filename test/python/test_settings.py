@@ -355,6 +355,10 @@ def test_mg_copyin_upper_bound_caps_merged_copy_in():
     assert refused(vec, "nbuffer-merge", "copy-in-cap") > 0
     assert subgraphs(vec) == SOFTMAX_ROWS // 2
     assert max(g["copy_in_bytes"] for g in vec.stats["groups"]) <= 3000
+    # -1 is "no cap" for every pass declaring the knob (l1-reuse-merge's default is 1 MiB).
+    uncapped = compile_with(small_tile_matmul, MATMUL_ARGS, mg_copyin_upper_bound=-1)
+    assert refused(uncapped, "l1-reuse-merge", "copy-in-cap") == 0
+    assert "l1-reuse-merge{cube-l1-reuse-mode=1 mg-copyin-upper-bound=-1}" in uncapped.pipeline
 
 
 @effect_of("merge_fuel")

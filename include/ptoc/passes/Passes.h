@@ -48,8 +48,9 @@ struct L1ReuseMergeOptions {
   /// cube_l1_reuse_setting: hash order -> members per anchor (-1 = default for
   /// groups without a key). Mode 2 only.
   IntMap setting;
-  /// mg_copyin_upper_bound: a merged subgraph may copy in at most this many bytes.
-  /// 1 MiB is PyPTO's early default; later PyPTO versions raised it to 100 MiB.
+  /// mg_copyin_upper_bound: a merged subgraph may copy in at most this many bytes
+  /// (-1: no cap). 1 MiB is PyPTO's early default; later PyPTO versions raised it to
+  /// 100 MiB.
   int64_t copyInUpperBound = int64_t(1) << 20;
   /// Merges allowed before the pass stops (bisection); -1 = unlimited.
   int64_t fuel = -1;
