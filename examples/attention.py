@@ -10,13 +10,13 @@ of the swimlane trace (open it in the Perfetto UI or chrome://tracing).
     PYTHONPATH=build/python /usr/bin/python3 examples/attention.py [--debug-mode N] [--device NAME]
 """
 
-import argparse
 import math
 import sys
 
 import numpy as np
 
 import ptoc
+from example_support import check, parse_args, report
 
 TOKENS, HEAD_DIM = 512, 128
 
@@ -63,24 +63,8 @@ def reference(q, k, v):
     return p.astype(np.float32) @ v32
 
 
-def check(name, got, want, rtol, atol):
-    """Prints the max abs/rel error; False when an element is off tolerance
-    (|got - want| > atol + rtol |want|, numpy.isclose's rule)."""
-    got, want = got.astype(np.float64), want.astype(np.float64)
-    err = np.abs(got - want)
-    rel = err / np.maximum(np.abs(want), atol)  # relative error, floored at atol
-    ok = bool(np.all(err <= atol + rtol * np.abs(want)))
-    print(f"{name}: max abs err {err.max():.3e}, max rel err {rel.max():.3e} "
-          f"(rtol {rtol:g}, atol {atol:g}): {'OK' if ok else 'MISMATCH'}")
-    return ok
-
-
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--debug-mode", type=int, default=1, choices=(0, 1, 2),
-                        help="runtime_debug_mode: 0 off, 1 swimlane + summary files, 2 pipe lanes")
-    parser.add_argument("--device", default="a2", help="device preset or JSON file (default a2)")
-    args = parser.parse_args()
+    args = parse_args(__doc__)
 
     rng = np.random.default_rng(0)
     q, k, v = (rng.uniform(-1, 1, (TOKENS, HEAD_DIM)).astype(np.float16) for _ in range(3))
@@ -90,11 +74,7 @@ def main():
 
     # P is rounded to fp16 (relative step 2^-11) before P V; everything else is fp32.
     ok = check("attention", o, reference(q, k, v), rtol=1e-2, atol=1e-4)
-    run = attention.last_run
-    print(run.summary)
-    if args.debug_mode >= 1:
-        print(f"swimlane: {run.swimlane_path}")
-    return 0 if ok else 1
+    return report(attention, ok, args.debug_mode)
 
 
 if __name__ == "__main__":

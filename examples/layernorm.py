@@ -12,12 +12,12 @@ summary and, with --debug-mode >= 1, the path of the swimlane trace.
     PYTHONPATH=build/python /usr/bin/python3 examples/layernorm.py [--debug-mode N] [--device NAME]
 """
 
-import argparse
 import sys
 
 import numpy as np
 
 import ptoc
+from example_support import check, parse_args, report
 
 ROWS, HIDDEN = 256, 1024
 EPS = 1e-5
@@ -46,24 +46,8 @@ def reference(x, weight, bias, eps):
     return centered / np.sqrt(var + eps) * weight + bias
 
 
-def check(name, got, want, rtol, atol):
-    """Prints the max abs/rel error; False when an element is off tolerance
-    (|got - want| > atol + rtol |want|, numpy.isclose's rule)."""
-    got, want = got.astype(np.float64), want.astype(np.float64)
-    err = np.abs(got - want)
-    rel = err / np.maximum(np.abs(want), atol)  # relative error, floored at atol
-    ok = bool(np.all(err <= atol + rtol * np.abs(want)))
-    print(f"{name}: max abs err {err.max():.3e}, max rel err {rel.max():.3e} "
-          f"(rtol {rtol:g}, atol {atol:g}): {'OK' if ok else 'MISMATCH'}")
-    return ok
-
-
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--debug-mode", type=int, default=1, choices=(0, 1, 2),
-                        help="runtime_debug_mode: 0 off, 1 swimlane + summary files, 2 pipe lanes")
-    parser.add_argument("--device", default="a2", help="device preset or JSON file (default a2)")
-    args = parser.parse_args()
+    args = parse_args(__doc__)
 
     rng = np.random.default_rng(0)
     x = rng.normal(0.5, 2.0, (ROWS, HIDDEN)).astype(np.float32)
@@ -76,11 +60,7 @@ def main():
     # fp32 throughout; the reference is float64, so the budget covers the f32 sums
     # over 1024 elements and rsqrt.
     ok = check("layernorm", y, reference(x, weight, bias, EPS), rtol=1e-4, atol=1e-5)
-    run = layernorm.last_run
-    print(run.summary)
-    if args.debug_mode >= 1:
-        print(f"swimlane: {run.swimlane_path}")
-    return 0 if ok else 1
+    return report(layernorm, ok, args.debug_mode)
 
 
 if __name__ == "__main__":

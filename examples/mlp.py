@@ -12,13 +12,13 @@ L2). The example checks Y against numpy, prints the run summary and, with
     PYTHONPATH=build/python /usr/bin/python3 examples/mlp.py [--debug-mode N] [--device NAME]
 """
 
-import argparse
 import math
 import sys
 
 import numpy as np
 
 import ptoc
+from example_support import check, parse_args, report
 
 TOKENS, MODEL, HIDDEN = 256, 512, 1024
 
@@ -56,24 +56,8 @@ def reference(x, w1, w2):
     return g.astype(np.float16).astype(np.float64) @ w2.astype(np.float64)
 
 
-def check(name, got, want, rtol, atol):
-    """Prints the max abs/rel error; False when an element is off tolerance
-    (|got - want| > atol + rtol |want|, numpy.isclose's rule)."""
-    got, want = got.astype(np.float64), want.astype(np.float64)
-    err = np.abs(got - want)
-    rel = err / np.maximum(np.abs(want), atol)  # relative error, floored at atol
-    ok = bool(np.all(err <= atol + rtol * np.abs(want)))
-    print(f"{name}: max abs err {err.max():.3e}, max rel err {rel.max():.3e} "
-          f"(rtol {rtol:g}, atol {atol:g}): {'OK' if ok else 'MISMATCH'}")
-    return ok
-
-
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--debug-mode", type=int, default=1, choices=(0, 1, 2),
-                        help="runtime_debug_mode: 0 off, 1 swimlane + summary files, 2 pipe lanes")
-    parser.add_argument("--device", default="a2", help="device preset or JSON file (default a2)")
-    args = parser.parse_args()
+    args = parse_args(__doc__)
 
     rng = np.random.default_rng(0)
     x = rng.uniform(-1, 1, (TOKENS, MODEL)).astype(np.float16)
@@ -87,11 +71,7 @@ def main():
     # The hidden activation is rounded to fp16 in both; a value near a rounding
     # boundary may round the other way (one fp16 ulp of one of 1024 terms).
     ok = check("mlp", y, reference(x, w1, w2), rtol=1e-3, atol=1e-3)
-    run = mlp.last_run
-    print(run.summary)
-    if args.debug_mode >= 1:
-        print(f"swimlane: {run.swimlane_path}")
-    return 0 if ok else 1
+    return report(mlp, ok, args.debug_mode)
 
 
 if __name__ == "__main__":

@@ -62,6 +62,32 @@ std::string describe(const TensorSpec &s) {
                       std::string(ir::dtypeName(s.dtype)), ">");
 }
 
+/// The buffers a run was given match the kernel's `specs` in count, dtype and
+/// shape; `what` names them in errors ("argument", "result").
+template <typename Ref>
+absl::Status checkBuffers(const Kernel &kernel, llvm::ArrayRef<TensorSpec> specs,
+                          llvm::ArrayRef<Ref> given, llvm::StringRef what) {
+  if (given.size() != specs.size())
+    return absl::InvalidArgumentError(absl::StrCat("kernel '", kernel.funcName, "' has ",
+                                                   specs.size(), " ", what.str(), "s, got ",
+                                                   given.size(), " ", what.str(), " buffers"));
+  for (size_t i = 0; i < given.size(); ++i) {
+    const TensorSpec &want = specs[i];
+    if (given[i].dtype == want.dtype &&
+        std::equal(given[i].shape.begin(), given[i].shape.end(), want.shape.begin(),
+                   want.shape.end()))
+      continue;
+    TensorSpec got;
+    got.dtype = given[i].dtype;
+    got.shape.assign(given[i].shape.begin(), given[i].shape.end());
+    return absl::InvalidArgumentError(absl::StrCat(what.str(), " ", i, " ('", want.name,
+                                                   "') of kernel '", kernel.funcName,
+                                                   "' must be ", describe(want), ", got ",
+                                                   describe(got)));
+  }
+  return absl::OkStatus();
+}
+
 } // namespace
 
 llvm::StringRef stageName(Stage s) {
@@ -194,7 +220,7 @@ absl::StatusOr<RunReport> Session::run(const Kernel &kernel,
                                        std::vector<runtime::HostTensor> &results,
                                        const RunOptions &options) const {
   std::vector<runtime::ConstTensorRef> refs(args.begin(), args.end());
-  return runWith(kernel, refs, options,
+  return runWith(kernel, refs, nullptr, options,
                  [&](llvm::ArrayRef<runtime::ConstTensorRef>, llvm::ArrayRef<int> order,
                      const runtime::ExecOptions &exec) {
                    return runtime::execute(kernel.program, args, results, order, exec);
@@ -205,24 +231,7 @@ absl::StatusOr<RunReport> Session::run(const Kernel &kernel,
                                        llvm::ArrayRef<runtime::ConstTensorRef> args,
                                        llvm::ArrayRef<runtime::TensorRef> results,
                                        const RunOptions &options) const {
-  if (results.size() != kernel.results.size())
-    return absl::InvalidArgumentError(absl::StrCat("kernel '", kernel.funcName, "' returns ",
-                                                   kernel.results.size(), " tensors, got ",
-                                                   results.size(), " result buffers"));
-  for (size_t i = 0; i < results.size(); ++i) {
-    const TensorSpec &want = kernel.results[i];
-    if (results[i].dtype != want.dtype ||
-        !std::equal(results[i].shape.begin(), results[i].shape.end(), want.shape.begin(),
-                    want.shape.end())) {
-      TensorSpec got;
-      got.dtype = results[i].dtype;
-      got.shape.assign(results[i].shape.begin(), results[i].shape.end());
-      return absl::InvalidArgumentError(absl::StrCat("result ", i, " of kernel '", kernel.funcName,
-                                                     "' needs a buffer of ", describe(want),
-                                                     ", got ", describe(got)));
-    }
-  }
-  return runWith(kernel, args, options,
+  return runWith(kernel, args, &results, options,
                  [&](llvm::ArrayRef<runtime::ConstTensorRef> in, llvm::ArrayRef<int> order,
                      const runtime::ExecOptions &exec) {
                    return runtime::executeInto(kernel.program, in, results, order, exec);
@@ -232,6 +241,7 @@ absl::StatusOr<RunReport> Session::run(const Kernel &kernel,
 template <typename Execute>
 absl::StatusOr<RunReport> Session::runWith(const Kernel &kernel,
                                            llvm::ArrayRef<runtime::ConstTensorRef> args,
+                                           const llvm::ArrayRef<runtime::TensorRef> *results,
                                            const RunOptions &options, Execute execute) const {
   if (kernel.stage != Stage::Codegen)
     return absl::InvalidArgumentError(absl::StrCat(
@@ -241,23 +251,12 @@ absl::StatusOr<RunReport> Session::runWith(const Kernel &kernel,
     return absl::InvalidArgumentError(absl::StrCat(
         "runtime_debug_mode must be 0 (off), 1 (swimlane) or 2 (swimlane with pipe lanes), got ",
         options.debugMode));
-  if (args.size() != kernel.args.size())
-    return absl::InvalidArgumentError(absl::StrCat("kernel '", kernel.funcName, "' takes ",
-                                                   kernel.args.size(), " arguments, got ",
-                                                   args.size()));
-  for (size_t i = 0; i < args.size(); ++i) {
-    const TensorSpec &want = kernel.args[i];
-    if (args[i].dtype != want.dtype ||
-        !std::equal(args[i].shape.begin(), args[i].shape.end(), want.shape.begin(),
-                    want.shape.end())) {
-      TensorSpec got;
-      got.dtype = args[i].dtype;
-      got.shape.assign(args[i].shape.begin(), args[i].shape.end());
-      return absl::InvalidArgumentError(absl::StrCat(
-          "argument ", i, " ('", want.name, "') of kernel '", kernel.funcName, "' must be ",
-          describe(want), ", got ", describe(got)));
-    }
-  }
+  if (absl::Status st = checkBuffers(kernel, kernel.args, args, "argument"); !st.ok())
+    return st;
+  if (results)
+    if (absl::Status st = checkBuffers(kernel, kernel.results, *results, "result"); !st.ok())
+      return st;
+
   RunReport report;
   runtime::SimOptions sim;
   sim.schedMode = options.schedMode;

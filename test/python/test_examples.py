@@ -18,7 +18,8 @@ import ptoc
 SOURCE_DIR = pathlib.Path(os.environ.get("PTOC_SOURCE_DIR") or
                           pathlib.Path(__file__).resolve().parents[2])
 EXAMPLES_DIR = SOURCE_DIR / "examples"
-EXAMPLES = sorted(EXAMPLES_DIR.glob("*.py"))
+# Every script is an example except the support module they share.
+EXAMPLES = sorted(p for p in EXAMPLES_DIR.glob("*.py") if p.name != "example_support.py")
 
 # The list of examples; each must exist (a missing one is a failure, not a
 # test that silently does not run).

@@ -279,7 +279,7 @@ TEST_CASE("run errors name what is wrong", "[session]") {
     REQUIRE_FALSE(r.ok());
     return std::string(r.status().message());
   };
-  CHECK_THAT(message({}), Catch::Contains("takes 1 arguments, got 0"));
+  CHECK_THAT(message({}), Catch::Contains("has 1 arguments, got 0 argument buffers"));
   CHECK_THAT(message({runtime::HostTensor(ir::DType::F16, {64, 256})}),
              Catch::Contains("argument 0 ('x')") &&
                  Catch::Contains("must be tensor<64x256xf32>, got tensor<64x256xf16>"));

@@ -145,11 +145,13 @@ public:
                                 const RunOptions &options = {}) const;
 
 private:
-  /// Checks, simulates and (with `execute`) runs the numerics; then the report and
-  /// outputs.
+  /// Checks the kernel and buffers (`results`: the caller's, or null when results
+  /// are returned as HostTensors), simulates and (with `execute`) runs the numerics;
+  /// then the report and outputs.
   template <typename Execute>
   absl::StatusOr<RunReport> runWith(const Kernel &kernel,
                                     llvm::ArrayRef<runtime::ConstTensorRef> args,
+                                    const llvm::ArrayRef<runtime::TensorRef> *results,
                                     const RunOptions &options, Execute execute) const;
 
   target::DeviceSpec device_;
