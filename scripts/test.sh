@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's second command: install, build, and run every test through ctest
-# (Catch2 unit tests, lit pass tests, pytest once the Python package exists).
+# (Catch2 unit tests, lit pass tests, pytest, the embedding test).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/build.sh"
