@@ -98,7 +98,9 @@ absl::Status PassKnobs::setText(llvm::StringRef name, llvm::StringRef text) {
   const passes::PassOptionDecl *decl = find(key);
   if (!decl) return unknownKnob(name);
   absl::StatusOr<passes::OptionValue> value = passes::parseOptionValue(*decl, text);
-  if (!value.ok()) return value.status();
+  if (!value.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat("pass option '", key, "': ", std::string(value.status().message())));
   return set(key, *value);
 }
 

@@ -46,6 +46,8 @@ options of 'run':
   --outputs DIR             where result<i>.npy go (default: the run folder)
   --func NAME               the function to run (when the file has several)
   --pipeline TEXT           pass pipeline (default: the default pipeline)
+  --pass-option NAME=VALUE  a pass option of the default pipeline, by its Python name
+                            (pg_lower_bound=1024, vec_nbuffer_setting={0:4}); repeatable
   --no-double-buffer        codegen without ping-pong buffers
   --threads N               host threads for numerics (0 = all cores)        [0]
   --check                   compare the outputs with a whole-tensor reference
@@ -64,6 +66,8 @@ struct RunArgs {
   std::string outputs;
   std::string func;
   std::string pipeline;
+  /// --pass-option NAME=VALUE, in order.
+  std::vector<std::pair<std::string, std::string>> passOptions;
   bool doubleBuffer = true;
   unsigned threads = 0;
   bool check = false;
@@ -96,7 +100,8 @@ std::string parseRunArgs(const std::vector<std::string> &argv, RunArgs &out) {
     if (name == "no-numerics") { if (auto e = flag(out.numerics, false); !e.empty()) return e; continue; }
     if (name == "no-double-buffer") { if (auto e = flag(out.doubleBuffer, false); !e.empty()) return e; continue; }
     static const char *kValued[] = {"device", "sched-mode", "inputs", "seed", "debug-mode",
-                                    "output-dir", "outputs", "func", "pipeline", "threads"};
+                                    "output-dir", "outputs", "func", "pipeline", "threads",
+                                    "pass-option"};
     bool known = false;
     for (const char *k : kValued) known |= name == k;
     if (!known) return absl::StrCat("unknown option '--", name, "' (see 'ptoc --help')");
@@ -123,6 +128,13 @@ std::string parseRunArgs(const std::vector<std::string> &argv, RunArgs &out) {
     else if (name == "func") out.func = value;
     else if (name == "pipeline") out.pipeline = value;
     else if (name == "threads") err = number(out.threads, 0, 4096);
+    else if (name == "pass-option") {
+      size_t eq = value.find('=');
+      if (eq == std::string::npos || eq == 0)
+        return absl::StrCat("--pass-option takes NAME=VALUE (e.g. pg_lower_bound=1024), got '",
+                            value, "'");
+      out.passOptions.emplace_back(value.substr(0, eq), value.substr(eq + 1));
+    }
     if (!err.empty()) return err;
   }
   if (out.file.empty()) return "no input file (usage: ptoc run FILE.pto [options])";
@@ -180,6 +192,10 @@ int runCommand(const std::vector<std::string> &argv) {
   CompileOptions copts;
   copts.funcName = args.func;
   copts.pipeline = args.pipeline;
+  for (const auto &[name, value] : args.passOptions)
+    if (absl::Status st = copts.knobs.setText(name, value); !st.ok())
+      return fail(absl::StrCat("--pass-option ", name, "=", value, ": ",
+                               std::string(st.message())));
   copts.codegen.doubleBuffer = args.doubleBuffer;
   absl::StatusOr<Kernel> kernel = session->compileText(text, args.file, copts);
   if (!kernel.ok()) return fail(ir::messageOf(kernel.status()));
