@@ -8,6 +8,7 @@ PACKAGES=(
   llvm-14-dev llvm-14-tools
   libabsl-dev libeigen3-dev catch2
   pybind11-dev python3-dev python3-numpy python3-pytest
+  chromium  # headless test of swimlane.html (test/html)
   zlib1g-dev libzstd-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev
 )
 

@@ -1,5 +1,5 @@
 // Writing one run's output folder: swimlane (streamed to a temporary file, then
-// renamed) and the two summaries.
+// renamed), the two summaries and swimlane.html.
 #include "ptoc/profile/RunOutputs.h"
 
 
@@ -8,6 +8,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "ptoc/profile/OutputDir.h"
+#include "ptoc/profile/SwimlaneHtml.h"
 
 namespace ptoc::profile {
 
@@ -50,6 +51,8 @@ absl::StatusOr<std::string> writeRunOutputs(const codegen::Program &program,
   if (absl::Status s = writeFileAtomically(join(*folder, kSummaryJsonFile), summaryJson(summary));
       !s.ok())
     return s;
+  // The page reads the files just written, so it shows exactly what they say.
+  if (absl::Status s = writeSwimlaneHtmlFile(*folder); !s.ok()) return s;
   return *folder;
 }
 

@@ -22,6 +22,7 @@
 #include "ptoc/profile/OutputDir.h"
 #include "ptoc/runtime/Npy.h"
 #include "ptoc/runtime/Reference.h"
+#include "ptoc/session/ProfMain.h"
 #include "ptoc/session/Session.h"
 
 namespace ptoc::session {
@@ -33,6 +34,9 @@ commands:
   run FILE.pto   compile a tensor-level function, simulate it on the device model,
                  execute it for real on the host, write its outputs as .npy and print
                  the run report
+  prof PATH      analyse a run (its folder or merged_swimlane.json): print the analysis
+                 and write analysis.json; `ptoc prof report` / `ptoc prof compare` write
+                 and compare performance reports (see 'ptoc prof --help')
 
 options of 'run':
   --device NAME|FILE.json   device preset (a2, a3, b3, tiny) or device file   [a2]
@@ -279,13 +283,16 @@ int ptocMain(int argc, char **argv) {
   }
   std::string command = args[0];
   args.erase(args.begin());
+  // `ptoc prof` has its own subcommands and help.
+  if (command == "prof") return profMain(args);
   for (const std::string &a : args)
     if (a == "--help" || a == "-h") {
       llvm::outs() << kUsage;
       return 0;
     }
   if (command == "run") return runCommand(args);
-  llvm::errs() << "ptoc: unknown command '" << command << "' (commands: run; see 'ptoc --help')\n";
+  llvm::errs() << "ptoc: unknown command '" << command
+               << "' (commands: run, prof; see 'ptoc --help')\n";
   return 2;
 }
 

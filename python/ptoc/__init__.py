@@ -7,6 +7,7 @@ summary, swimlane). See docs/python.md.
 """
 
 from . import _ptoc
+from . import profile
 from .dtypes import DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT32, DType
 from .errors import (CompileError, DTypeError, Error, InternalError, OptionError, RunError,
                      ShapeError, TileShapeError)

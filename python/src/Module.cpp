@@ -8,6 +8,7 @@
 #include "Conversions.h"
 #include "Errors.h"
 #include "KernelBindings.h"
+#include "ProfileBindings.h"
 #include "ptoc/profile/OutputDir.h"
 #include "ptoc/session/PassKnobs.h"
 #include "ptoc/session/Version.h"
@@ -56,6 +57,7 @@ PYBIND11_MODULE(_ptoc, m) {
       .def("text", &Builder::text);
 
   bindKernels(m);
+  bindProfile(m);
 
   m.def("pass_option_names", &session::PassKnobs::names,
         "Every pass option name set_pass_options accepts.");

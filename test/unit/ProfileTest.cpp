@@ -864,7 +864,7 @@ TEST_CASE("writeRunOutputs writes the run folder", "[profile]") {
   std::regex pattern("output_[0-9]{8}_[0-9]{6}_[0-9]{6}_" + std::to_string(getpid()));
   CHECK(std::regex_match(name, pattern));
   CHECK(listDir(*folder) ==
-        std::vector<std::string>{"merged_swimlane.json", "summary.json", "summary.txt"});
+        std::vector<std::string>{"merged_swimlane.json", "summary.json", "summary.txt", "swimlane.html"});
   CHECK(profile::checkTraceMatches(readFile(*folder + "/merged_swimlane.json"), run.program).ok());
   CHECK(readFile(*folder + "/summary.txt").rfind("simulated 5.000 us", 0) == 0);
   llvm::json::Value summary = parse(readFile(*folder + "/summary.json"));
@@ -897,7 +897,7 @@ TEST_CASE("writeRunOutputs uses PTOC_OUTPUT_DIR when no base folder is given", "
     unsetenv("PTOC_OUTPUT_DIR");
   REQUIRE(folder.ok());
   CHECK(llvm::sys::path::parent_path(*folder) == envBase);
-  CHECK(listDir(*folder).size() == 3);
+  CHECK(listDir(*folder).size() == 4);
   // An explicit base wins over the environment.
   setenv("PTOC_OUTPUT_DIR", envBase.c_str(), 1);
   absl::StatusOr<std::string> explicitFolder =

@@ -1,5 +1,5 @@
 // The files one profiled run leaves behind: a fresh output_<stamp> folder holding
-// merged_swimlane.json, summary.txt and summary.json (docs/outputs.md).
+// merged_swimlane.json, summary.txt, summary.json and swimlane.html (docs/outputs.md).
 #pragma once
 
 #include <string>

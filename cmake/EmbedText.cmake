@@ -1,0 +1,16 @@
+# Writes OUT: a C++ fragment with one {file name, text} entry per file in DIR (the
+# swimlane page's script and style, lib/profile/html/*), as raw string literals.
+file(GLOB FILES ${DIR}/*)
+list(SORT FILES)
+set(content "// Generated from ${DIR} by cmake/EmbedText.cmake.\n")
+foreach(f ${FILES})
+  get_filename_component(name ${f} NAME)
+  file(READ ${f} text)
+  string(FIND "${text}" ")ptoctext\"" clash)
+  if(NOT clash EQUAL -1)
+    message(FATAL_ERROR "${f} contains the raw-string delimiter )ptoctext\"; rename it")
+  endif()
+  string(APPEND content "{\"${name}\", R\"ptoctext(${text})ptoctext\"},\n")
+endforeach()
+file(WRITE ${OUT}.tmp "${content}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)

@@ -1,0 +1,129 @@
+// The swimlane page writer: the HTML shell around the embedded script and style
+// (lib/profile/html, embedded at build time) and the run's JSON inputs.
+#include "ptoc/profile/SwimlaneHtml.h"
+
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "ptoc/profile/OutputDir.h"
+#include "ptoc/profile/RunOutputs.h"
+#include "ptoc/profile/TraceAnalysis.h"
+
+namespace ptoc::profile {
+
+namespace {
+
+struct Asset {
+  const char *name;
+  const char *text;
+};
+
+/// lib/profile/html/* as {file name, text}.
+constexpr Asset kAssets[] = {
+#include "ptoc/profile/SwimlaneAssets.inc"
+};
+
+llvm::StringRef asset(llvm::StringRef name) {
+  for (const Asset &a : kAssets)
+    if (name == a.name) return a.text;
+  return {};
+}
+
+/// Writes JSON text so that no byte sequence can end or confuse the enclosing
+/// <script> element: every '<' becomes \u003c. In JSON a '<' can only occur inside
+/// a string, where \u003c means the same character, so the parsed value is unchanged.
+/// Streams in chunks between the '<'s, so a large trace is not copied.
+void writeScriptSafeJson(llvm::raw_ostream &os, llvm::StringRef json) {
+  while (!json.empty()) {
+    size_t lt = json.find('<');
+    os << json.substr(0, lt);
+    if (lt == llvm::StringRef::npos) return;
+    os << "\\u003c";
+    json = json.drop_front(lt + 1);
+  }
+}
+
+void writeDataScript(llvm::raw_ostream &os, llvm::StringRef id, llvm::StringRef json) {
+  os << "<script type=\"application/json\" id=\"" << id << "\">";
+  writeScriptSafeJson(os, json);
+  os << "</script>\n";
+}
+
+absl::Status checkJson(llvm::StringRef what, llvm::StringRef text) {
+  llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
+  if (value) return absl::OkStatus();
+  std::string why = llvm::toString(value.takeError());
+  return absl::InvalidArgumentError(absl::StrCat(
+      "swimlane.html: the ", what.str(), " is not valid JSON (", why,
+      "); regenerate it with the ptoc run or `ptoc prof` that writes it"));
+}
+
+std::string join(llvm::StringRef folder, llvm::StringRef file) {
+  llvm::SmallString<256> path(folder);
+  llvm::sys::path::append(path, file);
+  return std::string(path);
+}
+
+absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> readFile(const std::string &path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return absl::NotFoundError(absl::StrCat("swimlane.html: cannot read '", path,
+                                            "': ", buffer.getError().message()));
+  return std::move(*buffer);
+}
+
+} // namespace
+
+absl::Status writeSwimlaneHtml(llvm::raw_ostream &os, const SwimlaneHtmlInputs &inputs) {
+  llvm::StringRef trace = inputs.traceJson.ltrim();
+  if (trace.empty() || trace.front() != '{')
+    return absl::InvalidArgumentError(
+        "swimlane.html: the trace is empty or not a JSON object (expected the text of "
+        "merged_swimlane.json, which starts with '{')");
+  if (absl::Status s = checkJson("summary", inputs.summaryJson.empty() ? "{}" : inputs.summaryJson);
+      !s.ok())
+    return s;
+  if (!inputs.analysisJson.empty())
+    if (absl::Status s = checkJson("analysis", inputs.analysisJson); !s.ok()) return s;
+
+  os << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<title>ptoc swimlane</title>\n<style>\n"
+     << asset("swimlane.css") << "</style>\n</head>\n<body>\n"
+     << asset("swimlane.body.html");
+  writeDataScript(os, "ptoc-trace", trace);
+  writeDataScript(os, "ptoc-summary", inputs.summaryJson.empty() ? "{}" : inputs.summaryJson);
+  writeDataScript(os, "ptoc-analysis", inputs.analysisJson.empty() ? "null" : inputs.analysisJson);
+  os << "<script>\n" << asset("swimlane.js") << "</script>\n</body>\n</html>\n";
+  return absl::OkStatus();
+}
+
+absl::Status writeSwimlaneHtmlFile(llvm::StringRef folder) {
+  absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> trace = readFile(join(folder, kSwimlaneFile));
+  if (!trace.ok()) return trace.status();
+  absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> summary =
+      readFile(join(folder, kSummaryJsonFile));
+  if (!summary.ok()) return summary.status();
+  std::unique_ptr<llvm::MemoryBuffer> analysis;
+  std::string analysisPath = join(folder, kAnalysisFile);
+  if (llvm::sys::fs::exists(analysisPath)) {
+    absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> read = readFile(analysisPath);
+    if (!read.ok()) return read.status();
+    analysis = std::move(*read);
+  }
+  SwimlaneHtmlInputs inputs;
+  inputs.traceJson = (*trace)->getBuffer();
+  inputs.summaryJson = (*summary)->getBuffer();
+  if (analysis) inputs.analysisJson = analysis->getBuffer();
+  return writeFileAtomically(join(folder, kSwimlaneHtmlFile), [&](llvm::raw_ostream &os) {
+    return writeSwimlaneHtml(os, inputs);
+  });
+}
+
+} // namespace ptoc::profile

@@ -1,0 +1,240 @@
+// Performance reports: statistics, JSON round trip, reading a run summary, and the
+// comparison's verdicts and errors that `ptoc prof compare` turns into exit codes.
+#include <catch2/catch.hpp>
+
+#include "ptoc/profile/PerfReport.h"
+#include "ptoc/session/Session.h"
+
+using namespace ptoc;
+using namespace ptoc::profile;
+
+namespace {
+
+PerfReport sampleReport() {
+  PerfReport r;
+  r.ptocVersion = "0.1.0";
+  r.commit = "abc";
+  r.label = "unit";
+  r.func = "softmax";
+  r.file = "softmax.pto";
+  r.args = {{"x", "f32", {64, 256}}};
+  r.results = {{"", "f32", {64, 256}}};
+  r.device = "tiny";
+  r.deviceHash = "0123456789abcdef";
+  r.pipeline = "expand-tiles,partition";
+  r.schedMode = 1;
+  r.passOptions = {{"vec_nbuffer_mode", "0"}};
+  r.metrics = {{"simulated_us", 100.0}, {"bound_us", 50.0}, {"ratio", 0.5},
+               {"aiv_utilisation", 0.75}, {"tasks", 8}, {"hbm_bytes", 131072}};
+  r.limiter = "hbm";
+  r.runs = 3;
+  r.simulatedStats = computeStats({100, 100, 100});
+  r.hasHostTimes = true;
+  r.compileSeconds = computeStats({0.01, 0.02, 0.03});
+  r.simulateSeconds = computeStats({0.001, 0.001, 0.004});
+  return r;
+}
+
+const MetricDiff &row(const Comparison &c, const std::string &metric) {
+  for (const MetricDiff &d : c.rows)
+    if (d.metric == metric) return d;
+  FAIL("no row for " << metric);
+  return c.rows.front();
+}
+
+} // namespace
+
+TEST_CASE("computeStats: nearest-rank percentiles and CV", "[perfreport]") {
+  SampleStats s = computeStats({5, 1, 4, 2, 3});
+  CHECK(s.count == 5);
+  CHECK(s.min == 1);
+  CHECK(s.max == 5);
+  CHECK(s.mean == Approx(3));
+  CHECK(s.p50 == 3);
+  CHECK(s.p95 == 5);
+  CHECK(s.cv == Approx(std::sqrt(2.0) / 3));
+  SampleStats constant = computeStats({7, 7, 7});
+  CHECK(constant.p50 == 7);
+  CHECK(constant.p95 == 7);
+  CHECK(constant.cv == 0);
+  CHECK(computeStats({}).count == 0);
+  // Twenty samples: p95 is the 19th smallest.
+  std::vector<double> twenty;
+  for (int i = 1; i <= 20; ++i) twenty.push_back(i);
+  CHECK(computeStats(twenty).p95 == 19);
+  CHECK(computeStats(twenty).p50 == 10);
+}
+
+TEST_CASE("perf report JSON round-trips", "[perfreport]") {
+  PerfReport r = sampleReport();
+  std::string json = perfReportJson(r);
+  CHECK(json.find("\"schema\": \"ptoc-perf-report\"") != std::string::npos);
+  absl::StatusOr<PerfReport> back = parsePerfReport(json, "r.json");
+  REQUIRE(back.ok());
+  CHECK(back->func == "softmax");
+  CHECK(back->args == r.args);
+  CHECK(back->results == r.results);
+  CHECK(back->deviceHash == r.deviceHash);
+  CHECK(back->schedMode == 1);
+  CHECK(back->passOptions == r.passOptions);
+  CHECK(back->metrics == r.metrics);
+  CHECK(back->runs == 3);
+  CHECK(back->hasHostTimes);
+  CHECK(back->compileSeconds.p95 == Approx(0.03));
+  CHECK(back->simulateSeconds.cv == Approx(r.simulateSeconds.cv).margin(1e-4));
+  // Writing what was read gives the same text.
+  CHECK(perfReportJson(*back) == json);
+}
+
+TEST_CASE("perf report parse errors name the file and key", "[perfreport]") {
+  absl::StatusOr<PerfReport> notJson = parsePerfReport("{", "a.json");
+  REQUIRE_FALSE(notJson.ok());
+  CHECK(std::string(notJson.status().message()).find("a.json: not valid JSON") == 0);
+  absl::StatusOr<PerfReport> other = parsePerfReport("{\"func\": \"f\"}", "s.json");
+  REQUIRE_FALSE(other.ok());
+  CHECK(std::string(other.status().message()).find("not a ptoc performance report") !=
+        std::string::npos);
+  std::string json = perfReportJson(sampleReport());
+  std::string noMetrics = json;
+  noMetrics.replace(noMetrics.find("\"metrics\""), 9, "\"metricz\"");
+  absl::StatusOr<PerfReport> missing = parsePerfReport(noMetrics, "m.json");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(std::string(missing.status().message()) == "m.json: metrics: missing or not an object");
+  std::string future = json;
+  future.replace(future.find("\"schema_version\": 1"), 19, "\"schema_version\": 99");
+  REQUIRE_FALSE(parsePerfReport(future, "f.json").ok());
+}
+
+TEST_CASE("compare: verdicts by direction and threshold", "[perfreport]") {
+  PerfReport base = sampleReport(), cur = sampleReport();
+  SECTION("identical reports pass") {
+    absl::StatusOr<Comparison> c = compareReports(base, cur);
+    REQUIRE(c.ok());
+    CHECK_FALSE(c->regressed);
+    CHECK(row(*c, "simulated_us").verdict == "same");
+    CHECK(row(*c, "simulated_us").gated);
+    CHECK_FALSE(row(*c, "ratio").gated);
+  }
+  SECTION("slower beyond the threshold regresses") {
+    cur.metrics["simulated_us"] = 106;
+    absl::StatusOr<Comparison> c = compareReports(base, cur, {5.0, {}, false});
+    REQUIRE(c.ok());
+    CHECK(c->regressed);
+    CHECK(row(*c, "simulated_us").verdict == "REGRESSION");
+    CHECK(*row(*c, "simulated_us").deltaPercent == Approx(6));
+    std::string text = comparisonText(*c, base, cur, {5.0, {}, false});
+    CHECK(text.find("FAIL: regression beyond 5%: simulated_us +6.00%") != std::string::npos);
+    // A looser threshold lets it through, as "worse".
+    absl::StatusOr<Comparison> loose = compareReports(base, cur, {10.0, {}, false});
+    REQUIRE(loose.ok());
+    CHECK_FALSE(loose->regressed);
+    CHECK(row(*loose, "simulated_us").verdict == "worse");
+  }
+  SECTION("faster is better, never a regression") {
+    cur.metrics["simulated_us"] = 50;
+    absl::StatusOr<Comparison> c = compareReports(base, cur);
+    REQUIRE(c.ok());
+    CHECK_FALSE(c->regressed);
+    CHECK(row(*c, "simulated_us").verdict == "better");
+  }
+  SECTION("higher-is-better metrics gate the other way") {
+    cur.metrics["aiv_utilisation"] = 0.5;
+    absl::StatusOr<Comparison> ungated = compareReports(base, cur);
+    REQUIRE(ungated.ok());
+    CHECK_FALSE(ungated->regressed);
+    CHECK(row(*ungated, "aiv_utilisation").verdict == "worse");
+    absl::StatusOr<Comparison> gated = compareReports(base, cur, {5.0, {"aiv_utilisation"}});
+    REQUIRE(gated.ok());
+    CHECK(gated->regressed);
+    CHECK_FALSE(row(*gated, "simulated_us").gated);
+  }
+  SECTION("neutral metrics only change") {
+    cur.metrics["tasks"] = 16;
+    absl::StatusOr<Comparison> c = compareReports(base, cur);
+    REQUIRE(c.ok());
+    CHECK(row(*c, "tasks").verdict == "changed");
+    CHECK_FALSE(c->regressed);
+  }
+  SECTION("differing options warn") {
+    cur.schedMode = 3;
+    absl::StatusOr<Comparison> c = compareReports(base, cur);
+    REQUIRE(c.ok());
+    REQUIRE(c->warnings.size() == 1);
+    CHECK(c->warnings[0] == "sched mode differs: 1 vs 3");
+  }
+}
+
+TEST_CASE("compare: mismatched runs and bad gates are errors", "[perfreport]") {
+  PerfReport base = sampleReport(), cur = sampleReport();
+  SECTION("another operator") {
+    cur.func = "layernorm";
+    absl::StatusOr<Comparison> c = compareReports(base, cur);
+    REQUIRE_FALSE(c.ok());
+    CHECK(std::string(c.status().message()).find("operator 'softmax' vs 'layernorm'") !=
+          std::string::npos);
+    CHECK(std::string(c.status().message()).find("--force") != std::string::npos);
+    absl::StatusOr<Comparison> forced = compareReports(base, cur, {5.0, {}, true});
+    REQUIRE(forced.ok());
+    CHECK(forced->warnings.front().find("forced: operator") == 0);
+  }
+  SECTION("other shapes") {
+    cur.args[0].shape = {128, 256};
+    REQUIRE_FALSE(compareReports(base, cur).ok());
+  }
+  SECTION("a changed device description") {
+    cur.deviceHash = "fedcba9876543210";
+    absl::StatusOr<Comparison> c = compareReports(base, cur);
+    REQUIRE_FALSE(c.ok());
+    CHECK(std::string(c.status().message()).find("content hash") != std::string::npos);
+  }
+  SECTION("an unknown, neutral or missing gated metric") {
+    CHECK_FALSE(compareReports(base, cur, {5.0, {"speed"}}).ok());
+    CHECK_FALSE(compareReports(base, cur, {5.0, {"tasks"}}).ok());
+    CHECK_FALSE(compareReports(base, cur, {5.0, {"l2_hit_rate"}}).ok());
+    CHECK_FALSE(compareReports(base, cur, {-1.0, {}}).ok());
+  }
+}
+
+TEST_CASE("parseThresholdPercent", "[perfreport]") {
+  CHECK(*parseThresholdPercent("5%") == 5);
+  CHECK(*parseThresholdPercent("0.5") == 0.5);
+  CHECK(*parseThresholdPercent("0%") == 0);
+  CHECK_FALSE(parseThresholdPercent("-1%").ok());
+  CHECK_FALSE(parseThresholdPercent("%").ok());
+  CHECK_FALSE(parseThresholdPercent("five").ok());
+}
+
+TEST_CASE("report metrics from a run summary match the summary", "[perfreport]") {
+  absl::StatusOr<session::Session> s = session::Session::create("tiny");
+  REQUIRE(s.ok());
+  const char *text = R"(func @f(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %y = exp %x {vec_tile = [8, 256]} : tensor<64x256xf32>
+  return %y
+})";
+  absl::StatusOr<session::Kernel> k = s->compileText(text, "f.pto");
+  REQUIRE(k.ok());
+  std::vector<runtime::HostTensor> in = {runtime::HostTensor(ir::DType::F32, {64, 256})}, out;
+  session::RunOptions opts;
+  opts.numerics = false;
+  absl::StatusOr<session::RunReport> run = s->run(*k, in, out, opts);
+  REQUIRE(run.ok());
+  absl::StatusOr<Summary> summary = summarize(k->program, run->record);
+  REQUIRE(summary.ok());
+  PerfReport r;
+  fillMetrics(r, *summary);
+  CHECK(r.func == "f");
+  CHECK(r.device == "tiny");
+  CHECK(r.metrics.at("simulated_us") == Approx(run->simulatedUs));
+  CHECK(r.metrics.at("aiv_utilisation") == Approx(run->aivUtilization));
+  CHECK(r.metrics.at("tasks") == summary->tasks);
+  CHECK(r.metrics.at("hbm_bytes") == summary->hbmReadBytes + summary->hbmWriteBytes);
+  // The same numbers come back from summary.json (the run-folder path).
+  absl::StatusOr<PerfReport> fromJson = reportFromSummaryJson(summaryJson(*summary), "s.json");
+  REQUIRE(fromJson.ok());
+  CHECK(fromJson->source == "run_folder");
+  for (const auto &[key, value] : r.metrics) {
+    INFO(key);
+    CHECK(fromJson->metrics.at(key) == Approx(value).epsilon(1e-3));
+  }
+  REQUIRE_FALSE(reportFromSummaryJson("{\"func\": \"f\"}", "s.json").ok());
+}
