@@ -1,5 +1,6 @@
-// The swimlane validator: parses a trace once into lanes of slices and flow ends, then
-// checks lanes, flows and names; checkTraceMatches adds the Program's edges.
+// The swimlane validator: reads a trace once, event by event (TraceScanner.h), into
+// lanes of slices and flow ends, then checks lanes, flows and names;
+// checkTraceMatches adds the Program's edges.
 #include "ptoc/profile/TraceCheck.h"
 
 #include <algorithm>
@@ -11,15 +12,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "TraceScanner.h"
 #include "absl/strings/str_format.h"
-#include "llvm/Support/JSON.h"
 
 namespace ptoc::profile {
 
 namespace {
-
-/// Deeper nesting than any trace needs; bounds the recursive JSON parser's stack.
-constexpr int kMaxJsonDepth = 64;
 
 using LaneKey = std::pair<int64_t, int64_t>; // (pid, tid)
 
@@ -71,109 +69,12 @@ absl::Status invalid(const std::string &message) {
   return absl::InvalidArgumentError(absl::StrCat("invalid swimlane trace: ", message));
 }
 
-/// Walks the top level of a JSON text without building it: skips whitespace, reads
-/// punctuation and object keys, and finds where each value ends (checking nesting
-/// depth), so each value can be handed to llvm::json::parse on its own.
-class Scanner {
-public:
-  explicit Scanner(llvm::StringRef text) : text_(text) {}
-
-  size_t pos() const { return pos_; }
-  bool atEnd() { return skipSpace(), pos_ >= text_.size(); }
-  /// Consumes `ch` (after whitespace) if it is next.
-  bool consume(char ch) {
-    skipSpace();
-    if (pos_ < text_.size() && text_[pos_] == ch) {
-      ++pos_;
-      return true;
-    }
-    return false;
-  }
-  bool peek(char ch) { return skipSpace(), pos_ < text_.size() && text_[pos_] == ch; }
-
-  /// Reads a string (after whitespace) and returns its raw contents.
-  absl::Status string(llvm::StringRef &out) {
-    skipSpace();
-    if (pos_ >= text_.size() || text_[pos_] != '"') return expected("a string");
-    size_t begin = pos_;
-    if (absl::Status s = skipString(); !s.ok()) return s;
-    out = text_.slice(begin + 1, pos_ - 1);
-    return absl::OkStatus();
-  }
-
-  /// Skips one value (after whitespace) and returns its text.
-  absl::Status value(llvm::StringRef &out) {
-    skipSpace();
-    size_t begin = pos_;
-    if (pos_ >= text_.size()) return expected("a value");
-    char ch = text_[pos_];
-    if (ch == '"') {
-      if (absl::Status s = skipString(); !s.ok()) return s;
-    } else if (ch == '[' || ch == '{') {
-      int depth = 0;
-      while (true) {
-        if (pos_ >= text_.size()) return truncated();
-        char c = text_[pos_];
-        if (c == '"') {
-          if (absl::Status s = skipString(); !s.ok()) return s;
-          continue;
-        }
-        ++pos_;
-        if (c == '[' || c == '{') {
-          if (++depth > kMaxJsonDepth)
-            return invalid(absl::StrCat("JSON nested deeper than ", kMaxJsonDepth,
-                                        " levels at byte ", pos_ - 1));
-        } else if ((c == ']' || c == '}') && --depth == 0) {
-          break;
-        }
-      }
-    } else {
-      while (pos_ < text_.size() && !llvm::StringRef(",]} \t\r\n").contains(text_[pos_])) ++pos_;
-      if (pos_ == begin) return expected("a value");
-    }
-    out = text_.slice(begin, pos_);
-    return absl::OkStatus();
-  }
-
-  absl::Status expected(llvm::StringRef what) {
-    if (pos_ >= text_.size()) return truncated();
-    return invalid(absl::StrCat("expected ", what.str(), " at byte ", pos_, ", found '",
-                                std::string(1, text_[pos_]), "'"));
-  }
-
-private:
-  void skipSpace() {
-    while (pos_ < text_.size() && llvm::StringRef(" \t\r\n").contains(text_[pos_])) ++pos_;
-  }
-  absl::Status skipString() {
-    for (++pos_; pos_ < text_.size(); ++pos_) {
-      if (text_[pos_] == '\\') ++pos_;
-      else if (text_[pos_] == '"') {
-        ++pos_;
-        return absl::OkStatus();
-      }
-    }
-    return truncated();
-  }
-  absl::Status truncated() const {
-    return invalid(absl::StrCat("the JSON ends early (truncated?) after ", text_.size(), " bytes"));
-  }
-
-  llvm::StringRef text_;
-  size_t pos_ = 0;
-};
-
-/// The "name" of the event whose text is `slice`'s.
+/// The "name" of the event whose text is `slice`'s (re-read: only messages need it).
 std::string eventName(const ParsedTrace &trace, const Slice &slice) {
-  llvm::Expected<llvm::json::Value> event =
-      llvm::json::parse(trace.text.substr(slice.offset, slice.length));
-  if (!event) {
-    llvm::consumeError(event.takeError());
-    return "";
-  }
-  if (const llvm::json::Object *object = event->getAsObject())
-    if (llvm::Optional<llvm::StringRef> name = object->getString("name")) return name->str();
-  return "";
+  JsonReader reader(trace.text.substr(slice.offset, slice.length));
+  JsonDoc event;
+  if (!reader.parse(event)) return "";
+  return event.root().getString("name").value_or("").str();
 }
 
 std::string laneText(const ParsedTrace &trace, LaneKey lane) {
@@ -188,10 +89,10 @@ std::string laneText(const ParsedTrace &trace, LaneKey lane) {
 std::string us(double value) { return absl::StrFormat("%.3f", value); }
 
 /// The lane of an event: integer pid and tid.
-absl::Status laneOf(const llvm::json::Object &event, size_t index, llvm::StringRef phase,
+absl::Status laneOf(JsonRef event, size_t index, llvm::StringRef phase,
                     LaneKey &lane) {
-  llvm::Optional<int64_t> pid = event.getInteger("pid");
-  llvm::Optional<int64_t> tid = event.getInteger("tid");
+  std::optional<int64_t> pid = event.getInteger("pid");
+  std::optional<int64_t> tid = event.getInteger("tid");
   if (!pid || !tid)
     return invalid(absl::StrCat("event ", index, " ('", phase.str(),
                                 "') needs integer \"pid\" and \"tid\""));
@@ -200,13 +101,13 @@ absl::Status laneOf(const llvm::json::Object &event, size_t index, llvm::StringR
 }
 
 /// Reads one metadata event: process and thread names.
-absl::Status readMetadata(const llvm::json::Object &event, size_t index, ParsedTrace &trace) {
-  llvm::Optional<llvm::StringRef> name = event.getString("name");
+absl::Status readMetadata(JsonRef event, size_t index, ParsedTrace &trace) {
+  std::optional<llvm::StringRef> name = event.getString("name");
   if (!name) return invalid(absl::StrCat("metadata event ", index, " has no \"name\""));
   if (*name != "process_name" && *name != "thread_name") return absl::OkStatus();
-  const llvm::json::Object *args = event.getObject("args");
-  llvm::Optional<llvm::StringRef> value = args ? args->getString("name") : llvm::Optional<llvm::StringRef>();
-  llvm::Optional<int64_t> pid = event.getInteger("pid");
+  std::optional<JsonRef> args = event.getObject("args");
+  std::optional<llvm::StringRef> value = args ? args->getString("name") : std::nullopt;
+  std::optional<int64_t> pid = event.getInteger("pid");
   if (!value || !pid)
     return invalid(absl::StrCat("metadata event ", index, " (", name->str(),
                                 ") needs an integer \"pid\" and a string args.name"));
@@ -214,7 +115,7 @@ absl::Status readMetadata(const llvm::json::Object &event, size_t index, ParsedT
     trace.processNames[*pid] = value->str();
     return absl::OkStatus();
   }
-  llvm::Optional<int64_t> tid = event.getInteger("tid");
+  std::optional<int64_t> tid = event.getInteger("tid");
   if (!tid)
     return invalid(absl::StrCat("metadata event ", index, " (thread_name) needs an integer \"tid\""));
   trace.threadNames[{*pid, *tid}] = value->str();
@@ -226,19 +127,20 @@ void noteUse(ParsedTrace &trace, LaneKey lane, size_t index, bool withThread) {
   if (withThread) trace.laneFirstUse.emplace(lane, index);
 }
 
-absl::Status readEvent(const llvm::json::Value &value, size_t index, llvm::StringRef text,
+absl::Status readEvent(JsonRef value, size_t index, llvm::StringRef text,
                        ParsedTrace &trace) {
-  const llvm::json::Object *event = value.getAsObject();
+  std::optional<JsonRef> event;
+  if (value.isObject()) event = value;
   if (!event) return invalid(absl::StrCat("event ", index, " is not a JSON object"));
-  llvm::Optional<llvm::StringRef> ph = event->getString("ph");
+  std::optional<llvm::StringRef> ph = event->getString("ph");
   if (!ph || ph->empty())
     return invalid(absl::StrCat("event ", index, " has no string \"ph\" (phase)"));
   char phase = ph->front();
   auto needTime = [&](llvm::StringRef key, double &out) -> absl::Status {
-    llvm::Optional<double> v = event->getNumber(key);
+    std::optional<double> v = event->getNumber(key);
     if (!v || !std::isfinite(*v))
       return invalid(absl::StrCat("event ", index, " ('", ph->str(), "' '",
-                                  event->getString("name").getValueOr("").str(),
+                                  event->getString("name").value_or("").str(),
                                   "') needs a finite numeric \"", key.str(), "\""));
     out = *v;
     return absl::OkStatus();
@@ -255,15 +157,15 @@ absl::Status readEvent(const llvm::json::Value &value, size_t index, llvm::Strin
     if (absl::Status s = needTime("dur", dur); !s.ok()) return s;
     if (dur < 0)
       return invalid(absl::StrCat("event ", index, " ('",
-                                  event->getString("name").getValueOr("").str(),
+                                  event->getString("name").value_or("").str(),
                                   "') has negative duration ", dur, " us"));
     slice.end = slice.start + dur;
     slice.event = index;
     slice.offset = static_cast<size_t>(text.data() - trace.text.data());
     slice.length = text.size();
-    if (event->getString("cat").getValueOr("") == "task")
-      if (const llvm::json::Object *args = event->getObject("args"))
-        slice.call = args->getInteger("call").getValueOr(-1);
+    if (event->getString("cat").value_or("") == "task")
+      if (std::optional<JsonRef> args = event->getObject("args"))
+        slice.call = args->getInteger("call").value_or(-1);
     trace.lanes[lane].push_back(slice);
     noteUse(trace, lane, index, true);
     return absl::OkStatus();
@@ -274,12 +176,12 @@ absl::Status readEvent(const llvm::json::Value &value, size_t index, llvm::Strin
     end.event = index;
     if (absl::Status s = laneOf(*event, index, *ph, end.lane); !s.ok()) return s;
     if (absl::Status s = needTime("ts", end.ts); !s.ok()) return s;
-    end.cat = trace.intern(event->getString("cat").getValueOr(""));
-    end.name = trace.intern(event->getString("name").getValueOr(""));
-    const llvm::json::Value *id = event->get("id");
+    end.cat = trace.intern(event->getString("cat").value_or(""));
+    end.name = trace.intern(event->getString("name").value_or(""));
+    std::optional<JsonRef> id = event->get("id");
     std::string key;
-    if (id && id->getAsInteger()) key = absl::StrCat("#", *id->getAsInteger());
-    else if (id && id->getAsString()) key = absl::StrCat("\"", id->getAsString()->str(), "\"");
+    if (id && id->asInteger()) key = absl::StrCat("#", *id->asInteger());
+    else if (id && id->asString()) key = absl::StrCat("\"", id->asString()->str(), "\"");
     else
       return invalid(absl::StrCat("flow event ", index, " ('", ph->str(),
                                   "') needs an integer or string \"id\""));
@@ -295,7 +197,7 @@ absl::Status readEvent(const llvm::json::Value &value, size_t index, llvm::Strin
     return absl::OkStatus();
   }
   case 'C': {
-    llvm::Optional<int64_t> pid = event->getInteger("pid");
+    std::optional<int64_t> pid = event->getInteger("pid");
     double ts = 0;
     if (!pid) return invalid(absl::StrCat("counter event ", index, " needs an integer \"pid\""));
     if (absl::Status s = needTime("ts", ts); !s.ok()) return s;
@@ -308,9 +210,9 @@ absl::Status readEvent(const llvm::json::Value &value, size_t index, llvm::Strin
   case 'I': {
     double ts = 0;
     if (absl::Status s = needTime("ts", ts); !s.ok()) return s;
-    llvm::StringRef scope = event->getString("s").getValueOr("t");
+    llvm::StringRef scope = event->getString("s").value_or("t");
     if (scope == "g") return absl::OkStatus();
-    llvm::Optional<int64_t> pid = event->getInteger("pid");
+    std::optional<int64_t> pid = event->getInteger("pid");
     if (!pid) return invalid(absl::StrCat("instant event ", index, " needs an integer \"pid\""));
     if (scope == "p") {
       noteUse(trace, {*pid, 0}, index, false);
@@ -326,51 +228,41 @@ absl::Status readEvent(const llvm::json::Value &value, size_t index, llvm::Strin
   }
 }
 
-absl::Status readEvents(Scanner &scan, ParsedTrace &trace) {
-  if (!scan.consume('['))
-    return invalid("no \"traceEvents\" array at the top level (\"traceEvents\" is not an array)");
-  if (scan.consume(']')) return absl::OkStatus();
-  for (size_t index = 0;; ++index) {
-    llvm::StringRef text;
-    if (absl::Status s = scan.value(text); !s.ok()) return s;
-    llvm::Expected<llvm::json::Value> event = llvm::json::parse(text);
-    if (!event)
-      return invalid(absl::StrCat("event ", index, " (at byte ",
-                                  static_cast<size_t>(text.data() - trace.text.data()),
-                                  ") is not valid JSON: ", llvm::toString(event.takeError())));
-    if (absl::Status s = readEvent(*event, index, text, trace); !s.ok()) return s;
-    if (scan.consume(']')) return absl::OkStatus();
-    if (!scan.consume(',')) return scan.expected("',' or ']' after a trace event");
-  }
-}
-
 absl::Status parseTrace(llvm::StringRef text, ParsedTrace &trace) {
   trace.text = text;
-  Scanner scan(text);
-  if (!scan.consume('{')) return invalid("the top level is not a JSON object");
-  bool sawEvents = false;
-  if (!scan.consume('}')) {
-    while (true) {
-      llvm::StringRef key;
-      if (absl::Status s = scan.string(key); !s.ok()) return s;
-      if (!scan.consume(':')) return scan.expected("':' after an object key");
-      if (key == "traceEvents") {
-        if (absl::Status s = readEvents(scan, trace); !s.ok()) return s;
-        sawEvents = true;
-      } else {
-        llvm::StringRef value;
-        if (absl::Status s = scan.value(value); !s.ok()) return s;
-        if (llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(value); !parsed)
-          return invalid(absl::StrCat("the value of \"", key.str(), "\" is not valid JSON: ",
-                                      llvm::toString(parsed.takeError())));
-      }
-      if (scan.consume('}')) break;
-      if (!scan.consume(',')) return scan.expected("',' or '}' in the top-level object");
+  TraceVisitor visitor;
+  visitor.event = [&](size_t index, JsonRef event, llvm::StringRef eventText) {
+    return readEvent(event, index, eventText, trace);
+  };
+  std::optional<TraceWalkError> problem;
+  if (absl::Status s = walkTrace(text, visitor, problem); !s.ok()) return s;
+  if (problem) {
+    using Kind = TraceWalkError::Kind;
+    const JsonSyntaxError &syntax = problem->syntax;
+    switch (problem->kind) {
+    case Kind::NotObject:
+      return invalid("the top level is not a JSON object");
+    case Kind::EventsNotArray:
+      return invalid("no \"traceEvents\" array at the top level (\"traceEvents\" is not an array)");
+    case Kind::NoEvents:
+      return invalid("no \"traceEvents\" array at the top level");
+    case Kind::Syntax:
+      if (syntax.truncated)
+        return invalid(absl::StrCat("the JSON ends early (truncated?) after ", text.size(),
+                                    " bytes"));
+      if (syntax.tooDeep) return invalid(syntax.message);
+      if (problem->event)
+        return invalid(absl::StrCat("event ", *problem->event, " (at byte ", problem->eventOffset,
+                                    ") is not valid JSON: ", syntax.message, " at byte ",
+                                    syntax.offset));
+      if (!problem->member.empty())
+        return invalid(absl::StrCat("the value of \"", problem->member,
+                                    "\" is not valid JSON: ", syntax.message, " at byte ",
+                                    syntax.offset));
+      return invalid(absl::StrCat(syntax.message, " at byte ", syntax.offset, ", found '",
+                                  std::string(1, text[syntax.offset]), "'"));
     }
   }
-  if (!scan.atEnd())
-    return invalid(absl::StrCat("unexpected text after the top-level object at byte ", scan.pos()));
-  if (!sawEvents) return invalid("no \"traceEvents\" array at the top level");
   for (auto &[lane, slices] : trace.lanes)
     std::sort(slices.begin(), slices.end(), [](const Slice &a, const Slice &b) {
       if (a.start != b.start) return a.start < b.start;

@@ -1,18 +1,20 @@
-// Loading a swimlane trace for the analysis: parse the JSON, check the structure ptoc
-// writes (otherData, named lanes, task and pipe events, paired flows) and collect it
-// into TraceData. Every problem is an error naming the file, the event and the key.
+// Loading a swimlane trace for the analysis: read it event by event (TraceScanner.h),
+// check the structure ptoc writes (otherData, named lanes, task and pipe events, paired
+// flows) and keep only what TraceData holds. Every problem is an error naming the file,
+// the event and the key; when a trace has several, the one reported is the first in
+// file order, as if the checks ran over a fully parsed document.
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <unordered_map>
 
+#include "TraceScanner.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/numbers.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Regex.h"
 #include "ptoc/profile/RunOutputs.h"
 #include "ptoc/profile/TraceAnalysis.h"
 #include "ptoc/profile/TraceCheck.h"
@@ -21,9 +23,7 @@ namespace ptoc::profile {
 
 namespace {
 
-/// Deeper nesting than any ptoc trace has; checked before parsing so a hostile file
-/// cannot exhaust the recursive parser's stack.
-constexpr int kMaxDepth = 64;
+constexpr int kMaxDepth = kMaxTraceJsonDepth;
 constexpr const char *kRerunHint =
     "(a truncated trace? re-run with runtime_debug_mode=1 and let the run finish)";
 
@@ -36,119 +36,6 @@ struct Lane {
   std::string pipe; ///< empty for the task lane
 };
 
-class Loader {
-public:
-  Loader(llvm::StringRef name) : name_(name.str()) {}
-
-  absl::StatusOr<TraceData> load(llvm::StringRef text);
-
-private:
-  absl::Status error(const std::string &message) const {
-    return absl::InvalidArgumentError(absl::StrCat(name_, ": ", message));
-  }
-  absl::Status eventError(size_t index, const llvm::json::Object &event,
-                          const std::string &message) const {
-    std::string label;
-    if (llvm::Optional<llvm::StringRef> n = event.getString("name"))
-      label = absl::StrCat(" ('", n->str(), "')");
-    return error(absl::StrCat("event ", index, label, ": ", message));
-  }
-  absl::Status checkDepth(llvm::StringRef text) const;
-  absl::Status readOtherData(const llvm::json::Object &root, TraceData &out) const;
-  absl::Status readMetadata(const llvm::json::Array &events);
-  absl::Status readEvents(const llvm::json::Array &events, TraceData &out);
-  absl::Status resolveFlows(TraceData &out);
-  /// The lane of an event, from its pid/tid and the thread_name metadata.
-  absl::StatusOr<Lane> laneOf(size_t index, const llvm::json::Object &event, LaneKey &key) const;
-
-  std::string name_;
-  std::map<int64_t, std::string> processNames_;
-  std::map<LaneKey, std::string> threadNames_;
-  /// Per task lane, the calls on it sorted by start (to bind flow ends to slices).
-  std::map<LaneKey, std::vector<int64_t>> laneTasks_;
-  struct FlowEnd {
-    size_t event = 0;
-    LaneKey lane;
-    double ts = 0;
-  };
-  struct Flow {
-    std::optional<FlowEnd> start, finish;
-  };
-  std::map<std::string, Flow> flows_;
-  std::vector<std::string> flowOrder_;
-};
-
-absl::Status Loader::checkDepth(llvm::StringRef text) const {
-  int depth = 0;
-  bool inString = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (inString) {
-      if (c == '\\') ++i;
-      else if (c == '"') inString = false;
-      continue;
-    }
-    if (c == '"') inString = true;
-    else if (c == '[' || c == '{') {
-      if (++depth > kMaxDepth)
-        return error(absl::StrCat("JSON nested deeper than ", kMaxDepth, " levels at byte ", i,
-                                  ": not a ptoc trace"));
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return absl::OkStatus();
-}
-
-/// A required number of otherData.
-absl::Status need(const llvm::json::Object &other, llvm::StringRef key, double &out,
-                  const std::function<absl::Status(const std::string &)> &fail) {
-  llvm::Optional<double> v = other.getNumber(key);
-  if (!v || !std::isfinite(*v))
-    return fail(absl::StrCat("otherData.", key.str(), " is missing or not a number"));
-  out = *v;
-  return absl::OkStatus();
-}
-
-absl::Status Loader::readOtherData(const llvm::json::Object &root, TraceData &out) const {
-  const llvm::json::Object *other = root.getObject("otherData");
-  if (!other)
-    return error("no \"otherData\" object: ptoc prof reads traces written by ptoc (a run "
-                 "with runtime_debug_mode=1 or 2), which record the run's function, device "
-                 "and times there " +
-                 std::string(kRerunHint));
-  auto fail = [&](const std::string &message) {
-    return error(absl::StrCat(message, " (is this a trace written by ptoc?)"));
-  };
-  llvm::Optional<llvm::StringRef> func = other->getString("func");
-  llvm::Optional<llvm::StringRef> device = other->getString("device");
-  if (!func || !device) return fail("otherData.func or otherData.device is missing");
-  out.func = func->str();
-  out.device = device->str();
-  if (llvm::Optional<llvm::StringRef> limiter = other->getString("limiter"))
-    out.limiter = limiter->str();
-  double schedMode = 0, aic = 0, aiv = 0, threads = 0;
-  for (auto [key, slot] : {std::pair<llvm::StringRef, double *>{"simulated_us", &out.simulatedUs},
-                           {"bound_us", &out.boundUs},
-                           {"head_us", &out.headUs},
-                           {"clock_mhz", &out.clockMHz},
-                           {"sched_mode", &schedMode},
-                           {"aic_cores", &aic},
-                           {"aiv_cores", &aiv}})
-    if (absl::Status s = need(*other, key, *slot, fail); !s.ok()) return s;
-  if (llvm::Optional<double> t = other->getNumber("scheduler_threads")) threads = *t;
-  constexpr double kMaxCores = 1 << 20;
-  if (aic < 0 || aiv < 0 || aic > kMaxCores || aiv > kMaxCores)
-    return fail("otherData.aic_cores / aiv_cores out of range");
-  out.schedMode = static_cast<int>(schedMode);
-  out.aicCores = static_cast<int>(aic);
-  out.aivCores = static_cast<int>(aiv);
-  out.schedulerThreads = static_cast<int>(threads);
-  out.ratio = other->getNumber("ratio").getValueOr(
-      out.simulatedUs > 0 ? out.boundUs / out.simulatedUs : 0.0);
-  return absl::OkStatus();
-}
-
 /// Parses "AIV_17" / "AIV_17 MTE2".
 std::optional<Lane> parseLaneName(llvm::StringRef name) {
   auto [coreName, pipe] = name.split(' ');
@@ -160,168 +47,429 @@ std::optional<Lane> parseLaneName(llvm::StringRef name) {
   return Lane{kind.str(), core, pipe.trim().str()};
 }
 
-absl::Status Loader::readMetadata(const llvm::json::Array &events) {
-  for (size_t i = 0; i < events.size(); ++i) {
-    const llvm::json::Object *event = events[i].getAsObject();
-    if (!event) return error(absl::StrCat("event ", i, " is not a JSON object"));
-    llvm::Optional<llvm::StringRef> ph = event->getString("ph");
-    if (!ph) return eventError(i, *event, "no string \"ph\" (event phase)");
-    if (*ph != "M") continue;
-    llvm::Optional<llvm::StringRef> kind = event->getString("name");
-    if (!kind || (*kind != "process_name" && *kind != "thread_name")) continue;
-    llvm::Optional<int64_t> pid = event->getInteger("pid");
-    const llvm::json::Object *args = event->getObject("args");
-    llvm::Optional<llvm::StringRef> label = args ? args->getString("name") : llvm::None;
-    if (!pid || !label)
-      return eventError(i, *event, "metadata without an integer \"pid\" or a string args.name");
-    if (*kind == "process_name") {
-      processNames_[*pid] = label->str();
-      continue;
-    }
-    llvm::Optional<int64_t> tid = event->getInteger("tid");
-    if (!tid) return eventError(i, *event, "thread_name without an integer \"tid\"");
-    threadNames_[{*pid, *tid}] = label->str();
+/// The checks of one task or pipe event, in the order they run on it; an error's
+/// place in the file is (event, check), so checks that must wait for the end of the
+/// file (lane names, otherData, the event count) still report the first problem.
+enum Check {
+  kLanePidTid,
+  kLaneName,
+  kTimes,
+  kArgs,
+  kLaneIsPipe,
+  kPipeBytes,
+  kCall = kPipeBytes,
+  kHashOrder,
+  kDuplicateCall,
+  kReadyTimes,
+  kCoreCount,
+  kCallRange,
+};
+
+/// otherData as read (checked once the whole file is read).
+struct OtherData {
+  bool present = false, isObject = false;
+  std::optional<std::string> func, device, limiter;
+  std::map<std::string, std::optional<double>> numbers;
+  std::optional<double> threads, ratio;
+  std::optional<int64_t> tasks, edges;
+};
+
+class Loader {
+public:
+  Loader(llvm::StringRef name) : name_(name.str()) {}
+
+  absl::StatusOr<TraceData> load(llvm::StringRef text);
+
+private:
+  absl::Status error(const std::string &message) const {
+    return absl::InvalidArgumentError(absl::StrCat(name_, ": ", message));
   }
+  absl::Status eventError(size_t index, JsonRef event, const std::string &message) const {
+    std::string label;
+    if (std::optional<llvm::StringRef> n = event.getString("name"))
+      label = absl::StrCat(" ('", n->str(), "')");
+    return error(absl::StrCat("event ", index, label, ": ", message));
+  }
+  /// eventError for an event read earlier, re-read from its offset (error paths only).
+  absl::Status eventErrorAt(size_t index, size_t offset, const std::string &message) const {
+    JsonReader reader(text_.drop_front(offset));
+    JsonDoc doc;
+    if (reader.parse(doc)) return eventError(index, doc.root(), message);
+    return error(absl::StrCat("event ", index, ": ", message));
+  }
+  /// Keeps the first error in file order: (phase, event, check).
+  void propose(int phase, size_t event, int check, absl::Status status) {
+    auto key = std::make_tuple(phase, event, check);
+    if (!first_ || key < first_->first) first_ = {key, std::move(status)};
+  }
+  /// Whether events from `index` on can still change the reported error.
+  bool eventsMatter(size_t index) const {
+    return !first_ || std::make_tuple(1, index, 0) < first_->first;
+  }
+
+  absl::Status onEvent(size_t index, JsonRef event, llvm::StringRef eventText);
+  void readMetadata(size_t index, JsonRef event);
+  void readEvent(size_t index, JsonRef event, size_t offset);
+  void readOtherData(JsonRef other);
+  absl::Status checkOtherData(TraceData &out) const;
+  /// The lane of an event: its checks from kLaneName on (up to `before`), with the
+  /// error proposed; nullopt when there is one.
+  std::optional<Lane> laneOf(size_t index, size_t offset, LaneKey key, bool pipe, int before);
+  void checkDeferred(TraceData &out, size_t events);
+  absl::Status resolveFlows(TraceData &out);
+
+  std::string name_;
+  llvm::StringRef text_;
+  std::optional<std::pair<std::tuple<int, size_t, int>, absl::Status>> first_;
+  OtherData other_;
+  std::map<int64_t, std::string> processNames_;
+  std::map<LaneKey, std::string> threadNames_;
+
+  /// What was read of each task (indexed by call, as TraceData::tasks) and pipe
+  /// event, to finish once the lane names and otherData are known.
+  struct Source {
+    size_t event = 0, offset = 0;
+    LaneKey lane;
+  };
+  std::vector<Source> taskSource_, pipeSource_;
+  /// The event whose own checks failed: its lane is still checked (an earlier check).
+  struct Failed {
+    size_t event = 0, offset = 0;
+    LaneKey lane;
+    bool pipe = false;
+    int check = 0;
+  };
+  std::optional<Failed> failed_;
+
+  struct FlowEnd {
+    size_t event = 0;
+    LaneKey lane;
+    double ts = 0;
+  };
+  struct Flow {
+    std::optional<FlowEnd> start, finish;
+    int64_t id = 0;
+    int stringId = -1; ///< index into flowStrings_, or -1 for an integer id
+  };
+  std::string flowKey(const Flow &flow) const {
+    return flow.stringId < 0 ? absl::StrCat("#", flow.id)
+                             : absl::StrCat("\"", flowStrings_[flow.stringId], "\"");
+  }
+  std::vector<Flow> flows_; ///< in order of first sight
+  std::unordered_map<int64_t, size_t> intFlows_;
+  std::unordered_map<std::string, size_t> stringFlows_;
+  std::vector<std::string> flowStrings_;
+  std::vector<TraceTask> tasks_;
+  std::vector<TracePipe> pipes_;
+};
+
+void Loader::readOtherData(JsonRef other) {
+  other_.present = true;
+  if (!other.isObject()) return;
+  other_.isObject = true;
+  auto str = [&](llvm::StringRef key) -> std::optional<std::string> {
+    if (std::optional<llvm::StringRef> v = other.getString(key)) return v->str();
+    return std::nullopt;
+  };
+  other_.func = str("func");
+  other_.device = str("device");
+  other_.limiter = str("limiter");
+  for (const char *key : {"simulated_us", "bound_us", "head_us", "clock_mhz", "sched_mode",
+                          "aic_cores", "aiv_cores"})
+    other_.numbers[key] = other.getNumber(key);
+  other_.threads = other.getNumber("scheduler_threads");
+  other_.ratio = other.getNumber("ratio");
+  other_.tasks = other.getInteger("tasks");
+  other_.edges = other.getInteger("edges");
+}
+
+absl::Status Loader::checkOtherData(TraceData &out) const {
+  if (!other_.isObject)
+    return error("no \"otherData\" object: ptoc prof reads traces written by ptoc (a run "
+                 "with runtime_debug_mode=1 or 2), which record the run's function, device "
+                 "and times there " +
+                 std::string(kRerunHint));
+  auto fail = [&](const std::string &message) {
+    return error(absl::StrCat(message, " (is this a trace written by ptoc?)"));
+  };
+  if (!other_.func || !other_.device) return fail("otherData.func or otherData.device is missing");
+  out.func = *other_.func;
+  out.device = *other_.device;
+  if (other_.limiter) out.limiter = *other_.limiter;
+  double schedMode = 0, aic = 0, aiv = 0;
+  for (auto [key, slot] : {std::pair<const char *, double *>{"simulated_us", &out.simulatedUs},
+                           {"bound_us", &out.boundUs},
+                           {"head_us", &out.headUs},
+                           {"clock_mhz", &out.clockMHz},
+                           {"sched_mode", &schedMode},
+                           {"aic_cores", &aic},
+                           {"aiv_cores", &aiv}}) {
+    const std::optional<double> &v = other_.numbers.at(key);
+    if (!v || !std::isfinite(*v))
+      return fail(absl::StrCat("otherData.", key, " is missing or not a number"));
+    *slot = *v;
+  }
+  constexpr double kMaxCores = 1 << 20;
+  if (aic < 0 || aiv < 0 || aic > kMaxCores || aiv > kMaxCores)
+    return fail("otherData.aic_cores / aiv_cores out of range");
+  out.schedMode = static_cast<int>(schedMode);
+  out.aicCores = static_cast<int>(aic);
+  out.aivCores = static_cast<int>(aiv);
+  out.schedulerThreads = static_cast<int>(other_.threads.value_or(0));
+  out.ratio = other_.ratio.value_or(out.simulatedUs > 0 ? out.boundUs / out.simulatedUs : 0.0);
+  if (other_.tasks && *other_.tasks < 0) return error("otherData.tasks is negative");
   return absl::OkStatus();
 }
 
-absl::StatusOr<Lane> Loader::laneOf(size_t index, const llvm::json::Object &event,
-                                    LaneKey &key) const {
-  llvm::Optional<int64_t> pid = event.getInteger("pid"), tid = event.getInteger("tid");
-  if (!pid || !tid) return eventError(index, event, "no integer \"pid\" and \"tid\"");
-  key = {*pid, *tid};
-  auto name = threadNames_.find(key);
-  if (name == threadNames_.end())
-    return eventError(index, event,
-                      absl::StrCat("lane pid ", *pid, " tid ", *tid,
-                                   " has no thread_name metadata (cannot tell its core)"));
-  std::optional<Lane> lane = parseLaneName(name->second);
-  if (!lane)
-    return eventError(index, event,
-                      absl::StrCat("lane pid ", *pid, " tid ", *tid, " is named '", name->second,
-                                   "', not a core lane like 'AIV_3' or 'AIV_3 MTE2'"));
-  auto process = processNames_.find(*pid);
-  if (process != processNames_.end() && process->second != lane->kind)
-    return eventError(index, event,
-                      absl::StrCat("lane '", name->second, "' is in process '", process->second,
-                                   "', expected '", lane->kind, "'"));
-  return *lane;
+void Loader::readMetadata(size_t index, JsonRef event) {
+  std::optional<llvm::StringRef> kind = event.getString("name");
+  if (!kind || (*kind != "process_name" && *kind != "thread_name")) return;
+  std::optional<int64_t> pid = event.getInteger("pid");
+  std::optional<JsonRef> args = event.getObject("args");
+  std::optional<llvm::StringRef> label = args ? args->getString("name") : std::nullopt;
+  if (!pid || !label)
+    return propose(0, index, 0,
+                   eventError(index, event,
+                              "metadata without an integer \"pid\" or a string args.name"));
+  if (*kind == "process_name") {
+    processNames_[*pid] = label->str();
+    return;
+  }
+  std::optional<int64_t> tid = event.getInteger("tid");
+  if (!tid)
+    return propose(0, index, 0, eventError(index, event, "thread_name without an integer \"tid\""));
+  threadNames_[{*pid, *tid}] = label->str();
+}
+
+absl::Status Loader::onEvent(size_t index, JsonRef event, llvm::StringRef eventText) {
+  // Metadata problems come first (the names are needed to read every other event).
+  if (first_ && std::get<0>(first_->first) == 0) return absl::OkStatus();
+  if (!event.isObject()) {
+    propose(0, index, 0, error(absl::StrCat("event ", index, " is not a JSON object")));
+    return absl::OkStatus();
+  }
+  std::optional<llvm::StringRef> ph = event.getString("ph");
+  if (!ph) {
+    propose(0, index, 0, eventError(index, event, "no string \"ph\" (event phase)"));
+    return absl::OkStatus();
+  }
+  if (*ph == "M") {
+    readMetadata(index, event);
+    return absl::OkStatus();
+  }
+  if (eventsMatter(index))
+    readEvent(index, event, static_cast<size_t>(eventText.data() - text_.data()));
+  return absl::OkStatus();
 }
 
 /// A required non-negative finite time of an event.
-bool readTime(const llvm::json::Object &object, llvm::StringRef key, double &out) {
-  llvm::Optional<double> v = object.getNumber(key);
+bool readTime(JsonRef object, llvm::StringRef key, double &out) {
+  std::optional<double> v = object.getNumber(key);
   if (!v || !std::isfinite(*v) || *v < 0) return false;
   out = *v;
   return true;
 }
 
-absl::Status Loader::readEvents(const llvm::json::Array &events, TraceData &out) {
-  std::unordered_map<int64_t, size_t> callEvent;
-  for (size_t i = 0; i < events.size(); ++i) {
-    const llvm::json::Object &event = *events[i].getAsObject(); // checked by readMetadata
-    llvm::StringRef ph = *event.getString("ph");
-    llvm::StringRef cat = event.getString("cat").getValueOr("");
-    if (ph == "X" && (cat == "task" || cat == "pipe")) {
-      LaneKey key;
-      absl::StatusOr<Lane> lane = laneOf(i, event, key);
-      if (!lane.ok()) return lane.status();
-      double ts = 0, dur = 0;
-      if (!readTime(event, "ts", ts) || !readTime(event, "dur", dur))
-        return eventError(i, event, "\"ts\" and \"dur\" must be finite numbers >= 0");
-      const llvm::json::Object *args = event.getObject("args");
-      if (!args) return eventError(i, event, "no \"args\" object");
-      if (cat == "pipe") {
-        if (lane->pipe.empty())
-          return eventError(i, event, "a pipe event on a core's task lane (expected a lane "
-                                      "named like 'AIV_3 MTE2')");
-        TracePipe pipe{lane->kind, lane->core, lane->pipe, args->getInteger("task").getValueOr(-1),
-                       ts, dur, args->getInteger("bytes").getValueOr(0)};
-        if (pipe.bytes < 0) return eventError(i, event, "args.bytes is negative");
-        out.pipes.push_back(std::move(pipe));
-        continue;
+void Loader::readEvent(size_t i, JsonRef event, size_t offset) {
+  llvm::StringRef ph = *event.getString("ph");
+  llvm::StringRef cat = event.getString("cat").value_or("");
+  if (ph == "X" && (cat == "task" || cat == "pipe")) {
+    bool isPipe = cat == "pipe";
+    std::optional<int64_t> pid = event.getInteger("pid"), tid = event.getInteger("tid");
+    if (!pid || !tid)
+      return propose(1, i, kLanePidTid, eventError(i, event, "no integer \"pid\" and \"tid\""));
+    LaneKey key{*pid, *tid};
+    // A failing check of this event; its lane checks (earlier ones) run at the end.
+    auto fail = [&](int check, const std::string &message) {
+      propose(1, i, check, eventError(i, event, message));
+      failed_ = Failed{i, offset, key, isPipe, check};
+    };
+    double ts = 0, dur = 0;
+    if (!readTime(event, "ts", ts) || !readTime(event, "dur", dur))
+      return fail(kTimes, "\"ts\" and \"dur\" must be finite numbers >= 0");
+    std::optional<JsonRef> args = event.getObject("args");
+    if (!args) return fail(kArgs, "no \"args\" object");
+    if (isPipe) {
+      TracePipe pipe{"", -1, "", args->getInteger("task").value_or(-1), ts, dur,
+                     args->getInteger("bytes").value_or(0)};
+      if (pipe.bytes < 0) return fail(kPipeBytes, "args.bytes is negative");
+      pipes_.push_back(std::move(pipe));
+      pipeSource_.push_back(Source{i, offset, key});
+      return;
+    }
+    std::optional<int64_t> call = args->getInteger("call");
+    std::optional<int64_t> order = args->getInteger("hash_order");
+    if (!call || *call < 0) return fail(kCall, "args.call is missing or not an integer >= 0");
+    if (!order) return fail(kHashOrder, "args.hash_order is missing or not an integer");
+    if (static_cast<size_t>(*call) < tasks_.size() && tasks_[*call].call >= 0)
+      return fail(kDuplicateCall, absl::StrCat("call ", *call, " already has task event ",
+                                               taskSource_[*call].event));
+    TraceTask task;
+    task.call = *call;
+    task.hashOrder = static_cast<int>(*order);
+    task.subgraph = static_cast<int>(args->getInteger("subgraph").value_or(-1));
+    task.leaf = static_cast<int>(args->getInteger("leaf").value_or(-1));
+    task.groupSize = static_cast<int>(args->getInteger("group_size").value_or(0));
+    task.leafHash = args->getString("leaf_hash").value_or("").str();
+    task.startUs = ts;
+    task.durUs = dur;
+    // A trace without ready times reads as "ready when started" (no scheduling wait).
+    task.readyUs = args->getNumber("ready_us").value_or(ts);
+    task.dispatchUs = args->getNumber("dispatch_us").value_or(ts);
+    if (!std::isfinite(task.readyUs) || !std::isfinite(task.dispatchUs))
+      return fail(kReadyTimes, "args.ready_us / dispatch_us are not finite");
+    task.thread = static_cast<int>(args->getInteger("thread").value_or(-1));
+    task.bytesIn = args->getInteger("bytes_in").value_or(0);
+    task.bytesOut = args->getInteger("bytes_out").value_or(0);
+    task.l2HitBytes = args->getInteger("l2_hit_bytes").value_or(0);
+    // Every event takes at least two bytes, so a call beyond the text's size is beyond
+    // the number of events (checked exactly at the end); this bounds the resize. The
+    // core count check, before it, runs at the end (see checkDeferred).
+    if (static_cast<uint64_t>(task.call) > text_.size())
+      return fail(kCallRange,
+                  absl::StrCat("args.call ", task.call, " is beyond the number of events"));
+    if (static_cast<size_t>(task.call) >= tasks_.size()) {
+      tasks_.resize(task.call + 1);
+      taskSource_.resize(task.call + 1);
+    }
+    taskSource_[task.call] = Source{i, offset, key};
+    tasks_[task.call] = std::move(task);
+    return;
+  }
+  if ((ph == "s" || ph == "f") && cat == "dep") {
+    std::optional<JsonRef> id = event.get("id");
+    if (!id || (!id->asInteger() && !id->asString()))
+      return propose(1, i, 0,
+                     eventError(i, event, "flow event without an integer or string \"id\""));
+    std::optional<int64_t> pid = event.getInteger("pid"), tid = event.getInteger("tid");
+    double ts = 0;
+    if (!pid || !tid || !readTime(event, "ts", ts))
+      return propose(1, i, 0, eventError(i, event,
+                                         "flow event without integer pid/tid and a time \"ts\""));
+    size_t index = flows_.size();
+    bool inserted = false;
+    if (std::optional<int64_t> n = id->asInteger()) {
+      auto it = intFlows_.try_emplace(*n, index);
+      inserted = it.second;
+      index = it.first->second;
+      if (inserted) flows_.push_back(Flow{std::nullopt, std::nullopt, *n, -1});
+    } else {
+      auto it = stringFlows_.try_emplace(id->asString()->str(), index);
+      inserted = it.second;
+      index = it.first->second;
+      if (inserted) {
+        flows_.push_back(Flow{std::nullopt, std::nullopt, 0, static_cast<int>(flowStrings_.size())});
+        flowStrings_.push_back(id->asString()->str());
       }
-      if (!lane->pipe.empty())
-        return eventError(i, event, "a task event on a pipe lane");
-      TraceTask task;
-      llvm::Optional<int64_t> call = args->getInteger("call");
-      llvm::Optional<int64_t> order = args->getInteger("hash_order");
-      if (!call || *call < 0)
-        return eventError(i, event, "args.call is missing or not an integer >= 0");
-      if (!order) return eventError(i, event, "args.hash_order is missing or not an integer");
-      if (auto [it, inserted] = callEvent.try_emplace(*call, i); !inserted)
-        return eventError(i, event,
-                          absl::StrCat("call ", *call, " already has task event ", it->second));
-      task.call = *call;
-      task.hashOrder = static_cast<int>(*order);
-      task.subgraph = static_cast<int>(args->getInteger("subgraph").getValueOr(-1));
-      task.leaf = static_cast<int>(args->getInteger("leaf").getValueOr(-1));
-      task.groupSize = static_cast<int>(args->getInteger("group_size").getValueOr(0));
-      task.leafHash = args->getString("leaf_hash").getValueOr("").str();
-      task.kind = lane->kind;
-      task.coreIndex = lane->core;
-      task.startUs = ts;
-      task.durUs = dur;
-      // A trace without ready times reads as "ready when started" (no scheduling wait).
-      task.readyUs = args->getNumber("ready_us").getValueOr(ts);
-      task.dispatchUs = args->getNumber("dispatch_us").getValueOr(ts);
-      if (!std::isfinite(task.readyUs) || !std::isfinite(task.dispatchUs))
-        return eventError(i, event, "args.ready_us / dispatch_us are not finite");
-      task.thread = static_cast<int>(args->getInteger("thread").getValueOr(-1));
-      task.bytesIn = args->getInteger("bytes_in").getValueOr(0);
-      task.bytesOut = args->getInteger("bytes_out").getValueOr(0);
-      task.l2HitBytes = args->getInteger("l2_hit_bytes").getValueOr(0);
-      int cores = task.kind == "AIC" ? out.aicCores : out.aivCores;
-      if (task.coreIndex >= cores)
-        return eventError(i, event,
-                          absl::StrCat("runs on ", task.core(), " but otherData says the device "
-                                       "has ", cores, " ", task.kind, " cores"));
-      laneTasks_[key].push_back(task.call);
-      if (static_cast<size_t>(task.call) >= out.tasks.size()) {
-        // Calls count from 0; a call far beyond the task count is caught below.
-        if (task.call > static_cast<int64_t>(events.size()))
-          return eventError(i, event, absl::StrCat("args.call ", task.call,
-                                                   " is beyond the number of events"));
-        out.tasks.resize(task.call + 1);
-      }
-      out.tasks[task.call] = std::move(task);
+    }
+    Flow &flow = flows_[index];
+    std::optional<FlowEnd> &end = ph == "s" ? flow.start : flow.finish;
+    if (end)
+      return propose(1, i, 0,
+                     eventError(i, event, absl::StrCat("flow id ", flowKey(flow), " has a second '",
+                                                       ph.str(), "' (first at event ", end->event,
+                                                       ")")));
+    end = FlowEnd{i, {*pid, *tid}, ts};
+  }
+}
+
+std::optional<Lane> Loader::laneOf(size_t index, size_t offset, LaneKey key, bool pipe,
+                                   int before) {
+  auto [pid, tid] = key;
+  auto name = threadNames_.find(key);
+  if (name == threadNames_.end()) {
+    propose(1, index, kLaneName,
+            eventErrorAt(index, offset,
+                         absl::StrCat("lane pid ", pid, " tid ", tid,
+                                      " has no thread_name metadata (cannot tell its core)")));
+    return std::nullopt;
+  }
+  std::optional<Lane> lane = parseLaneName(name->second);
+  if (!lane) {
+    propose(1, index, kLaneName,
+            eventErrorAt(index, offset,
+                         absl::StrCat("lane pid ", pid, " tid ", tid, " is named '", name->second,
+                                      "', not a core lane like 'AIV_3' or 'AIV_3 MTE2'")));
+    return std::nullopt;
+  }
+  auto process = processNames_.find(pid);
+  if (process != processNames_.end() && process->second != lane->kind) {
+    propose(1, index, kLaneName,
+            eventErrorAt(index, offset,
+                         absl::StrCat("lane '", name->second, "' is in process '",
+                                      process->second, "', expected '", lane->kind, "'")));
+    return std::nullopt;
+  }
+  if (before > kLaneIsPipe && pipe && lane->pipe.empty()) {
+    propose(1, index, kLaneIsPipe,
+            eventErrorAt(index, offset, "a pipe event on a core's task lane (expected a lane "
+                                        "named like 'AIV_3 MTE2')"));
+    return std::nullopt;
+  }
+  if (before > kLaneIsPipe && !pipe && !lane->pipe.empty()) {
+    propose(1, index, kLaneIsPipe, eventErrorAt(index, offset, "a task event on a pipe lane"));
+    return std::nullopt;
+  }
+  return lane;
+}
+
+void Loader::checkDeferred(TraceData &out, size_t events) {
+  if (failed_) {
+    std::optional<Lane> lane =
+        laneOf(failed_->event, failed_->offset, failed_->lane, failed_->pipe, failed_->check);
+    int cores = lane && lane->kind == "AIC" ? out.aicCores : out.aivCores;
+    if (lane && failed_->check == kCallRange && lane->core >= cores)
+      propose(1, failed_->event, kCoreCount,
+              eventErrorAt(failed_->event, failed_->offset,
+                           absl::StrCat("runs on ", lane->kind, "_", lane->core,
+                                        " but otherData says the device has ", cores, " ",
+                                        lane->kind, " cores")));
+  }
+  for (size_t p = 0; p < pipes_.size(); ++p) {
+    const Source &source = pipeSource_[p];
+    std::optional<Lane> lane = laneOf(source.event, source.offset, source.lane, true, kCallRange + 1);
+    if (!lane) continue;
+    pipes_[p].kind = lane->kind;
+    pipes_[p].coreIndex = lane->core;
+    pipes_[p].pipe = lane->pipe;
+  }
+  for (size_t c = 0; c < tasks_.size(); ++c) {
+    TraceTask &task = tasks_[c];
+    if (task.call < 0) continue;
+    const Source &source = taskSource_[c];
+    std::optional<Lane> lane = laneOf(source.event, source.offset, source.lane, false,
+                                      kCallRange + 1);
+    if (!lane) continue;
+    task.kind = lane->kind;
+    task.coreIndex = lane->core;
+    int cores = task.kind == "AIC" ? out.aicCores : out.aivCores;
+    if (task.coreIndex >= cores) {
+      propose(1, source.event, kCoreCount,
+              eventErrorAt(source.event, source.offset,
+                           absl::StrCat("runs on ", task.core(), " but otherData says the device "
+                                        "has ", cores, " ", task.kind, " cores")));
       continue;
     }
-    if ((ph == "s" || ph == "f") && cat == "dep") {
-      const llvm::json::Value *id = event.get("id");
-      if (!id || (!id->getAsInteger() && !id->getAsString()))
-        return eventError(i, event, "flow event without an integer or string \"id\"");
-      std::string key = id->getAsInteger() ? absl::StrCat("#", *id->getAsInteger())
-                                            : absl::StrCat("\"", id->getAsString()->str(), "\"");
-      llvm::Optional<int64_t> pid = event.getInteger("pid"), tid = event.getInteger("tid");
-      double ts = 0;
-      if (!pid || !tid || !readTime(event, "ts", ts))
-        return eventError(i, event, "flow event without integer pid/tid and a time \"ts\"");
-      auto [it, inserted] = flows_.try_emplace(key);
-      if (inserted) flowOrder_.push_back(key);
-      std::optional<FlowEnd> &end = ph == "s" ? it->second.start : it->second.finish;
-      if (end)
-        return eventError(i, event, absl::StrCat("flow id ", key, " has a second '", ph.str(),
-                                                 "' (first at event ", end->event, ")"));
-      end = FlowEnd{i, {*pid, *tid}, ts};
-    }
+    if (task.call > static_cast<int64_t>(events))
+      propose(1, source.event, kCallRange,
+              eventErrorAt(source.event, source.offset,
+                           absl::StrCat("args.call ", task.call, " is beyond the number of events")));
   }
-  for (size_t c = 0; c < out.tasks.size(); ++c)
-    if (out.tasks[c].call < 0)
-      return error(absl::StrCat("no task event for call ", c, " (calls ", 0, "..",
-                                out.tasks.size() - 1, " have gaps) ", kRerunHint));
-  return absl::OkStatus();
 }
 
 absl::Status Loader::resolveFlows(TraceData &out) {
-  for (auto &[key, calls] : laneTasks_)
+  // Per task lane, the calls on it sorted by start (to bind flow ends to slices).
+  std::map<LaneKey, std::vector<int64_t>> laneTasks;
+  for (size_t c = 0; c < out.tasks.size(); ++c) laneTasks[taskSource_[c].lane].push_back(c);
+  std::vector<Source>().swap(taskSource_);
+  for (auto &[key, calls] : laneTasks)
     std::sort(calls.begin(), calls.end(), [&](int64_t a, int64_t b) {
       return out.tasks[a].startUs < out.tasks[b].startUs;
     });
   // The task on `lane` whose slice holds `ts` (flow ends sit just inside their slice).
   auto taskAt = [&](const FlowEnd &end) -> int64_t {
-    auto lane = laneTasks_.find(end.lane);
-    if (lane == laneTasks_.end()) return -1;
+    auto lane = laneTasks.find(end.lane);
+    if (lane == laneTasks.end()) return -1;
     const std::vector<int64_t> &calls = lane->second;
     auto it = std::upper_bound(calls.begin(), calls.end(), end.ts + kTraceTimeSlackUs,
                                [&](double t, int64_t c) { return t < out.tasks[c].startUs; });
@@ -329,15 +477,14 @@ absl::Status Loader::resolveFlows(TraceData &out) {
     const TraceTask &task = out.tasks[*(it - 1)];
     return end.ts <= task.endUs() + kTraceTimeSlackUs ? task.call : -1;
   };
-  for (const std::string &key : flowOrder_) {
-    const Flow &flow = flows_[key];
+  for (const Flow &flow : flows_) {
     if (!flow.start || !flow.finish)
-      return error(absl::StrCat("flow id ", key, " has a '", flow.start ? "s" : "f",
+      return error(absl::StrCat("flow id ", flowKey(flow), " has a '", flow.start ? "s" : "f",
                                 "' event (event ", (flow.start ? flow.start : flow.finish)->event,
                                 ") but no '", flow.start ? "f" : "s", "' ", kRerunHint));
     int64_t producer = taskAt(*flow.start), consumer = taskAt(*flow.finish);
     if (producer < 0 || consumer < 0)
-      return error(absl::StrCat("flow id ", key, ": its '", producer < 0 ? "s" : "f",
+      return error(absl::StrCat("flow id ", flowKey(flow), ": its '", producer < 0 ? "s" : "f",
                                 "' event (event ",
                                 (producer < 0 ? flow.start : flow.finish)->event,
                                 ") does not lie on a task slice"));
@@ -348,37 +495,56 @@ absl::Status Loader::resolveFlows(TraceData &out) {
 }
 
 absl::StatusOr<TraceData> Loader::load(llvm::StringRef text) {
-  if (absl::Status s = checkDepth(text); !s.ok()) return s;
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
-  if (!parsed) {
-    std::string message = llvm::toString(parsed.takeError());
-    // llvm::json reports "[line:col, byte=N]: message".
-    llvm::SmallVector<llvm::StringRef, 4> m;
-    if (llvm::Regex("^\\[([0-9]+):([0-9]+), byte=[0-9]+\\]: (.*)$").match(message, &m))
-      message = absl::StrCat("line ", m[1].str(), " col ", m[2].str(), ": ", m[3].str());
-    return error(absl::StrCat("not valid JSON at ", message, " ", kRerunHint));
+  text_ = text;
+  size_t events = 0;
+  TraceVisitor visitor;
+  visitor.event = [&](size_t index, JsonRef event, llvm::StringRef eventText) {
+    events = index + 1;
+    return onEvent(index, event, eventText);
+  };
+  visitor.wants = [&](llvm::StringRef key) { return key == "otherData" && !other_.present; };
+  visitor.member = [&](llvm::StringRef, JsonRef value) {
+    readOtherData(value);
+    return absl::OkStatus();
+  };
+  std::optional<TraceWalkError> problem;
+  if (absl::Status s = walkTrace(text, visitor, problem); !s.ok()) return s;
+  if (problem) {
+    using Kind = TraceWalkError::Kind;
+    switch (problem->kind) {
+    case Kind::NotObject:
+      return error("the trace is not a JSON object (expected {\"traceEvents\": [...]})");
+    case Kind::EventsNotArray:
+    case Kind::NoEvents:
+      return error("no \"traceEvents\" array: not a Chrome trace-event file");
+    case Kind::Syntax:
+      if (problem->syntax.tooDeep)
+        return error(absl::StrCat(problem->syntax.message, ": not a ptoc trace"));
+      auto [line, column] = lineAndColumn(text, problem->syntax.offset);
+      return error(absl::StrCat("not valid JSON at line ", line, " col ", column, ": ",
+                                problem->syntax.message, " ", kRerunHint));
+    }
   }
-  const llvm::json::Object *root = parsed->getAsObject();
-  if (!root) return error("the trace is not a JSON object (expected {\"traceEvents\": [...]})");
-  const llvm::json::Array *events = root->getArray("traceEvents");
-  if (!events) return error("no \"traceEvents\" array: not a Chrome trace-event file");
   TraceData out;
   out.path = name_;
-  if (absl::Status s = readOtherData(*root, out); !s.ok()) return s;
-  if (llvm::Optional<int64_t> tasks = root->getObject("otherData")->getInteger("tasks");
-      tasks && *tasks < 0)
-    return error("otherData.tasks is negative");
-  if (absl::Status s = readMetadata(*events); !s.ok()) return s;
-  if (absl::Status s = readEvents(*events, out); !s.ok()) return s;
-  const llvm::json::Object &other = *root->getObject("otherData");
-  if (llvm::Optional<int64_t> tasks = other.getInteger("tasks");
-      tasks && *tasks != static_cast<int64_t>(out.tasks.size()))
+  if (absl::Status s = checkOtherData(out); !s.ok()) return s;
+  checkDeferred(out, events);
+  if (first_) return first_->second;
+  out.tasks = std::move(tasks_);
+  out.pipes = std::move(pipes_);
+  std::vector<Source>().swap(pipeSource_);
+  for (size_t c = 0; c < out.tasks.size(); ++c)
+    if (out.tasks[c].call < 0)
+      return error(absl::StrCat("no task event for call ", c, " (calls ", 0, "..",
+                                out.tasks.size() - 1, " have gaps) ", kRerunHint));
+  if (other_.tasks && *other_.tasks != static_cast<int64_t>(out.tasks.size()))
     return error(absl::StrCat("the trace holds ", out.tasks.size(),
-                              " task events but otherData.tasks is ", *tasks, " ", kRerunHint));
+                              " task events but otherData.tasks is ", *other_.tasks, " ",
+                              kRerunHint));
   if (absl::Status s = resolveFlows(out); !s.ok()) return s;
-  if (llvm::Optional<int64_t> edges = other.getInteger("edges"); edges && *edges != out.edges)
+  if (other_.edges && *other_.edges != out.edges)
     return error(absl::StrCat("the trace holds ", out.edges,
-                              " dependency flow pairs but otherData.edges is ", *edges,
+                              " dependency flow pairs but otherData.edges is ", *other_.edges,
                               " (a trace written without flows cannot give a critical path) ",
                               kRerunHint));
   for (const TracePipe &pipe : out.pipes)

@@ -27,9 +27,6 @@ def analyze(path, top=10, write=False):
     """
     if not isinstance(top, int) or isinstance(top, bool) or top < 0:
         raise TypeError(f"analyze(): top must be an int >= 0, got {top!r}")
-    if not hasattr(_ptoc, "analyze_trace"):
-        raise RuntimeError("this build of ptoc._ptoc has no analyze_trace binding "
-                           "(python/src/Module.cpp must call bindProfile)")
     try:
         text = _ptoc.analyze_trace(str(path), top, bool(write))
     except ValueError as e:

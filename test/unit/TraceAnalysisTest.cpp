@@ -459,3 +459,83 @@ TEST_CASE("trace analysis: loadTrace reads a file or a run folder", "[trace-anal
   CHECK(emptyFolder.status().message().find("no merged_swimlane.json in folder") !=
         std::string::npos);
 }
+
+// The trace is read event by event by a strict JSON reader of its own (not
+// llvm::json): these pin what it accepts and rejects.
+TEST_CASE("trace analysis: the event reader on tricky JSON", "[trace-analysis]") {
+  std::string good = traceOf(bubbleRun());
+  absl::StatusOr<TraceData> base = parseTrace(good, "t.json");
+  REQUIRE(base.ok());
+  llvm::json::Value root = *llvm::json::parse(good);
+  auto sameTasks = [&](const TraceData &t) {
+    REQUIRE(t.tasks.size() == base->tasks.size());
+    for (size_t c = 0; c < t.tasks.size(); ++c) {
+      CHECK(t.tasks[c].startUs == base->tasks[c].startUs);
+      CHECK(t.tasks[c].durUs == base->tasks[c].durUs);
+      CHECK(t.tasks[c].core() == base->tasks[c].core());
+      CHECK(t.tasks[c].preds == base->tasks[c].preds);
+    }
+    CHECK(t.edges == base->edges);
+  };
+  SECTION("pretty-printed whitespace reads the same") {
+    absl::StatusOr<TraceData> pretty = parseTrace(llvm::formatv("{0:4}", root).str(), "t.json");
+    REQUIRE(pretty.ok());
+    sameTasks(*pretty);
+  }
+  SECTION("escapes, unicode, exponents and nested args") {
+    llvm::json::Value copy = root;
+    for (llvm::json::Value &e : *copy.getAsObject()->getArray("traceEvents")) {
+      llvm::json::Object &event = *e.getAsObject();
+      if (event.getString("cat") != llvm::Optional<llvm::StringRef>("task")) continue;
+      llvm::json::Object &args = *event.getObject("args");
+      args["nested"] = llvm::json::Array{llvm::json::Object{{"deep", llvm::json::Array{1, "x"}}},
+                                         nullptr, true, false, -0.5};
+    }
+    std::string text = llvm::formatv("{0}", copy).str();
+    // Write one leaf hash with escapes (llvm::json prints them raw) and one time with an
+    // exponent: "ts":10 -> "ts":1.0e1 keeps the value.
+    size_t hash = text.find("\"leaf_hash\":\"");
+    REQUIRE(hash != std::string::npos);
+    text.insert(hash + 13, "\\u00e9\\ud83d\\ude00\\\"\\\\\\/\\n");
+    size_t ts = text.find("\"ts\":10,");
+    if (ts != std::string::npos) text.replace(ts, 8, "\"ts\":1.0E+1,");
+    absl::StatusOr<TraceData> tricky = parseTrace(text, "t.json");
+    REQUIRE(tricky.ok());
+    sameTasks(*tricky);
+    bool decoded = false;
+    for (const TraceTask &t : tricky->tasks)
+      decoded |= llvm::StringRef(t.leafHash).startswith("\xc3\xa9\xf0\x9f\x98\x80\"\\/\n");
+    CHECK(decoded);
+  }
+  SECTION("not JSON: the reader is strict") {
+    auto errorOf = [](const std::string &json) {
+      absl::StatusOr<TraceData> trace = parseTrace(json, "t.json");
+      REQUIRE_FALSE(trace.ok());
+      return std::string(trace.status().message());
+    };
+    for (const char *bad : {"{\"traceEvents\":[{\"ph\":\"M\",\"x\":01}]}",
+                            "{\"traceEvents\":[{\"ph\":\"M\",\"x\":1.}]}",
+                            "{\"traceEvents\":[{\"ph\":\"M\",\"x\":-}]}",
+                            "{\"traceEvents\":[{\"ph\":\"M\",\"x\":\"\\q\"}]}",
+                            "{\"traceEvents\":[{\"ph\":\"M\",\"x\":\"\\u12g4\"}]}",
+                            "{\"traceEvents\":[{\"ph\":\"M\",\"x\":\"a\tb\"}]}",
+                            "{\"traceEvents\":[{\"ph\":\"M\",\"x\":\"\xff\"}]}",
+                            "{\"traceEvents\":[{\"ph\":\"M\",\"x\":tru}]}",
+                            "{\"traceEvents\":[{\"ph\":\"M\",}]}",
+                            "{\"traceEvents\":[] \"otherData\":{}}",
+                            "{\"traceEvents\":[]} x"})
+      CHECK_THAT(errorOf(bad), Catch::Contains("not valid JSON at line 1 col"));
+    CHECK_THAT(errorOf("{\"traceEvents\":[\n{\"ph\":\"M\",\n\"x\":01}]}"),
+               Catch::Contains("not valid JSON at line 3 col 6"));
+    CHECK_THAT(errorOf("{\"traceEvents\":[{\"ph\":\"M\",\"x\":01}], \"otherData\": 3}"),
+               Catch::Contains("not valid JSON"));
+  }
+  SECTION("cut at every byte: an error naming where, never a crash") {
+    for (size_t cut = 0; cut + 1 < good.size(); ++cut) {
+      absl::StatusOr<TraceData> trace = parseTrace(good.substr(0, cut), "t.json");
+      REQUIRE_FALSE(trace.ok());
+      CHECK_THAT(std::string(trace.status().message()),
+                 Catch::Contains("not valid JSON at line") || Catch::Contains("not a JSON object"));
+    }
+  }
+}
