@@ -115,10 +115,13 @@ class _Plan:
 class JitFunction:
     """A ``@ptoc.jit`` function. Call it with numpy arrays."""
 
-    def __init__(self, fn, device, options):
+    def __init__(self, fn, device, options, tile_overrides=None):
         self.fn = fn
         self.device = device
         self.options = options
+        # {"vec_tile": ..., "cube_tile": ...}: replaces the shapes the function's
+        # set_*_tile_shapes calls give (used by @ptoc.autotune configs).
+        self.tile_overrides = dict(tile_overrides or {})
         self.signature = inspect.signature(fn)
         self._annotations = {}
         for name, p in self.signature.parameters.items():
@@ -152,6 +155,20 @@ class JitFunction:
         thread): ``.simulated_us .bound_us .bound_ratio .utilization .summary
         .swimlane_path .output_folder``."""
         return getattr(self._local, "last_run", None) or self._last_run
+
+    def with_config(self, pass_options=None, runtime_options=None, debug_options=None,
+                    host_options=None, vec_tile=None, cube_tile=None):
+        """A new jit function of the same Python function with these options on top of
+        this one's, and the tile shapes of its set_*_tile_shapes calls replaced:
+        ``vec_tile`` / ``cube_tile`` is one shape for every call, or a dict keyed by the
+        call's position (0, 1, ...) or its ``label=``. Has its own compile cache."""
+        overrides = dict(self.tile_overrides)
+        if vec_tile is not None:
+            overrides["vec_tile"] = vec_tile
+        if cube_tile is not None:
+            overrides["cube_tile"] = cube_tile
+        extra = OptionSet(pass_options, runtime_options, debug_options, host_options)
+        return JitFunction(self.fn, self.device, extra.merged_over(self.options), overrides)
 
     def _at_def(self, message):
         """``file:line: error: message`` at the function's ``def``."""
@@ -234,6 +251,7 @@ class JitFunction:
         builder = _ptoc.Builder(session, self.fn.__name__, specs)
         trace = Trace(builder, self.fn.__name__)
         trace.scope = -1
+        trace.tile_overrides = self.tile_overrides
         # sg_set_scope given as an option scopes the whole function (until changed).
         options = options.merged_over(OptionSet())
         scope = options.pass_options.pop("sg_set_scope", None)

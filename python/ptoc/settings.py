@@ -20,22 +20,31 @@ def _positive_ints(values, what):
     return out
 
 
-def set_vec_tile_shapes(*dims):
+def set_vec_tile_shapes(*dims, label=None):
     """The tile shape of the vector ops created after this call: one size per
     dimension of the op (the last dim times the element size a multiple of 32 bytes;
-    16-64 KB tiles work best; keep reduced axes whole)."""
+    16-64 KB tiles work best; keep reduced axes whole). ``label`` names the call for
+    ``@ptoc.autotune`` configs (``{"vec_tile": {label: shape}}``)."""
     trace = current_trace("ptoc.set_vec_tile_shapes")
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = tuple(dims[0])
+    dims = trace.tile_shape("vec_tile", label, dims)
     if not dims:
         raise TileShapeError(located("ptoc.set_vec_tile_shapes: give one size per dimension"))
     trace.builder.set_vec_tile(_positive_ints(dims, "ptoc.set_vec_tile_shapes"))
 
 
-def set_cube_tile_shapes(m, k, n):
+def set_cube_tile_shapes(m, k, n, label=None):
     """The tile shape of the matmuls created after this call: ``[L0, L1]`` sizes
-    for each of m, k, n (an int means the same size for both levels)."""
+    for each of m, k, n (an int means the same size for both levels). ``label`` names
+    the call for ``@ptoc.autotune`` configs (``{"cube_tile": {label: (m, k, n)}}``)."""
     trace = current_trace("ptoc.set_cube_tile_shapes")
+    override = trace.tile_shape("cube_tile", label, None)
+    if override is not None:
+        if not isinstance(override, (list, tuple)) or len(override) != 3:
+            raise TileShapeError(located(f"a cube_tile config must be (m, k, n) with "
+                                         f"[L0, L1] each, got {override!r}"))
+        m, k, n = override
 
     def pair(v, name):
         v = [v, v] if isinstance(v, numbers.Integral) else list(v)

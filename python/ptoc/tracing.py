@@ -42,6 +42,23 @@ class Trace:
         self.runtime_options = {}  # set_runtime_options inside the function
         self.debug_options = {}
         self.host_options = {}
+        self.tile_overrides = {}   # JitFunction.with_config: shapes replacing set_* calls
+        self.tile_calls = {"vec_tile": 0, "cube_tile": 0}
+
+    def tile_shape(self, kind, label, given):
+        """The shape the ``kind`` ("vec_tile" / "cube_tile") setting call gives: the
+        override for this call (by label, then position, then for all calls) or
+        ``given``."""
+        index = self.tile_calls[kind]
+        self.tile_calls[kind] += 1
+        spec = self.tile_overrides.get(kind)
+        if spec is None:
+            return given
+        if isinstance(spec, dict):
+            if label is not None and label in spec:
+                return spec[label]
+            return spec.get(index, given)
+        return spec
 
     def at_user_code(self):
         """Points the builder at the user's current line (ops created next get it)."""
