@@ -24,6 +24,7 @@
 #include "ptoc/runtime/Reference.h"
 #include "ptoc/session/ProfMain.h"
 #include "ptoc/session/Session.h"
+#include "ptoc/session/TuneMain.h"
 
 namespace ptoc::session {
 namespace {
@@ -37,6 +38,8 @@ commands:
   prof PATH      analyse a run (its folder or merged_swimlane.json): print the analysis
                  and write analysis.json; `ptoc prof report` / `ptoc prof compare` write
                  and compare performance reports (see 'ptoc prof --help')
+  tune SUBCOMMAND  the tuning knowledge bank: show, merge, add, lookup
+                 (see 'ptoc tune --help')
 
 options of 'run':
   --device NAME|FILE.json   device preset (a2, a3, b3, tiny) or device file   [a2]
@@ -285,6 +288,7 @@ int ptocMain(int argc, char **argv) {
   args.erase(args.begin());
   // `ptoc prof` has its own subcommands and help.
   if (command == "prof") return profMain(args);
+  if (command == "tune") return tuneMain(args);
   for (const std::string &a : args)
     if (a == "--help" || a == "-h") {
       llvm::outs() << kUsage;
@@ -292,7 +296,7 @@ int ptocMain(int argc, char **argv) {
     }
   if (command == "run") return runCommand(args);
   llvm::errs() << "ptoc: unknown command '" << command
-               << "' (commands: run, prof; see 'ptoc --help')\n";
+               << "' (commands: run, prof, tune; see 'ptoc --help')\n";
   return 2;
 }
 

@@ -1,0 +1,50 @@
+// The record of one tuning run: tune_result_<YYYYmmdd_HHMMSS>_pid<n>.json.
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/JSON.h"
+#include "ptoc/tune/Search.h"
+#include "ptoc/tune/SearchSpace.h"
+
+namespace ptoc::tune {
+
+/// The `format` field of a tune result file, and its version.
+inline constexpr llvm::StringLiteral kTuneResultFormat = "ptoc-tune-result";
+inline constexpr int64_t kTuneResultVersion = 1;
+
+/// The JSON of a run:
+/// ```
+/// {"format": "ptoc-tune-result", "version": 1,
+///  "strategy": "ga", "seed": 0, "budget": 64,
+///  "evaluations_used": 40, "pruned": 3, "space_exhausted": false,
+///  "space": [{"name": "vec_tile[0]", "kind": "vector", "values": [[1,4096], ...]}, ...],
+///  "evaluations": [{"index": 0, "config": {...}, "valid": true, "time_us": 12.5}, ...],
+///  "pruned_configs": [{...}, ...],
+///  "best": {"index": 7, "config": {...}, "time_us": 9.75} | null}
+/// ```
+/// An invalid config has "valid": false and "time_us": null.
+llvm::json::Value tuneResultToJson(const SearchSpace &space, const SearchResult &result);
+
+/// A parsed tune result file: the space it searched and what the search did.
+struct TuneResultFile {
+  SearchSpace space;
+  SearchResult result;
+};
+/// Parses the JSON text of a tune result file. Errors name the field that is wrong.
+absl::StatusOr<TuneResultFile> parseTuneResult(llvm::StringRef text);
+
+/// The file name for a run now in this process: `tune_result_<YYYYmmdd_HHMMSS>_pid<n>.json`
+/// (local time).
+std::string tuneResultFileName();
+
+/// Writes the run's JSON into `folder` (created if needed) atomically and returns the
+/// file's path. If a file of that name exists already (two runs in one second), a
+/// suffix `_<k>` goes before ".json" so no result is overwritten.
+absl::StatusOr<std::string> writeTuneResult(const SearchSpace &space,
+                                            const SearchResult &result,
+                                            llvm::StringRef folder);
+
+} // namespace ptoc::tune
