@@ -38,7 +38,8 @@ commands:
   prof PATH      analyse a run (its folder or merged_swimlane.json): print the analysis
                  and write analysis.json; `ptoc prof report` / `ptoc prof compare` write
                  and compare performance reports (see 'ptoc prof --help')
-  tune SUBCOMMAND  the tuning knowledge bank: show, merge, add, lookup
+  tune FILE.pto  search the knobs of a function on the simulator (strategies, budget,
+                 knowledge bank); `ptoc tune show|merge|add|lookup` manage the bank
                  (see 'ptoc tune --help')
 
 options of 'run':

@@ -1,5 +1,6 @@
-// `ptoc tune show|merge|add|lookup`: the tuning knowledge bank (lib/tune/Bank.cpp) from
-// the command line. Arguments are parsed by hand (no process-wide option registry).
+// `ptoc tune FILE.pto` (a search, lib/session/Tuner.cpp) and `ptoc tune
+// show|merge|add|lookup` (the knowledge bank, lib/tune/Bank.cpp) from the command line.
+// Arguments are parsed by hand (no process-wide option registry).
 #include "ptoc/session/TuneMain.h"
 
 #include <charconv>
@@ -10,7 +11,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
+#include "ptoc/session/Session.h"
+#include "ptoc/session/Tuner.h"
 #include "ptoc/session/Version.h"
 #include "ptoc/target/DeviceSpec.h"
 #include "ptoc/tune/Bank.h"
@@ -23,14 +28,27 @@ constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
 
 constexpr const char *kTuneUsage = R"(usage: ptoc tune show [--bank DIR] [--device NAME|FILE.json]
+       ptoc tune FILE.pto [--device D] [--strategy auto|grid|random|ga|rl]
+                     [--budget N] [--seed S] [--threads N] [--bank DIR | --no-bank]
+                     [--result-dir DIR] [--pass-option NAME=VALUE ...]
        ptoc tune merge A B -o C
        ptoc tune add [--bank DIR] --device NAME|FILE.json --graph-hash HEX
                      --signature SIG --config JSON --time US [--strategy NAME]
        ptoc tune lookup [--bank DIR] --device NAME|FILE.json --graph-hash HEX
                      --signature SIG
 
-The tuning knowledge bank (docs/tuning.md): measured configs per device, operator
-structure and shapes. DIR defaults to $PTOC_TUNE_BANK_PATH, else ~/.cache/ptoc/bank.
+Tuning on the simulator and the knowledge bank (docs/tuning.md): measured configs per
+device, operator structure and shapes. DIR defaults to $PTOC_TUNE_BANK_PATH, else
+~/.cache/ptoc/bank.
+
+  FILE.pto searches the tile shapes (each distinct vec_tile / cube_tile), the merge
+           count of the AIV groups and the scheduler mode of the file's function on
+           --device [a2]: a bank hit applies the best known config without searching;
+           else --strategy [auto] evaluates up to --budget [64] configs on --threads
+           [all cores] host threads, writes tune_result_<time>_pid<n>.json into
+           --result-dir [$PTOC_OUTPUT_DIR, else ./output] and records every valid
+           config in the bank (--no-bank: neither read nor written). --seed [0] seeds
+           the search; --pass-option sets a knob every candidate starts from.
 
   show     print the bank's records as a table (the best of each key marked *);
            --device keeps one device's records
@@ -234,6 +252,159 @@ int lookupCommand(const std::vector<std::string> &args) {
   return kExitOk;
 }
 
+
+/// Parsed `ptoc tune FILE.pto` arguments.
+struct SearchArgs {
+  std::string file;
+  std::string device = "a2";
+  std::string strategy = "auto";
+  uint64_t budget = 64;
+  uint64_t seed = 0;
+  unsigned threads = 0;
+  std::string bank;
+  bool useBank = true;
+  std::string resultDir;
+  std::vector<std::pair<std::string, std::string>> passOptions;
+};
+
+/// Parses the search command's arguments; prints a usage error and returns nullopt
+/// on a bad one.
+std::optional<SearchArgs> parseSearchArgs(const std::vector<std::string> &args) {
+  SearchArgs out;
+  const std::set<std::string> valueOptions = {"--device", "--strategy",   "--budget",
+                                              "--seed",   "--threads",    "--bank",
+                                              "--result-dir", "--pass-option"};
+  auto usage = [](const std::string &msg) {
+    llvm::errs() << "ptoc tune: " << msg << "; see 'ptoc tune --help'\n";
+    return std::nullopt;
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i];
+    if (arg.size() < 2 || arg[0] != '-') {
+      if (!out.file.empty()) return usage("one file to tune at a time, got '" + arg + "' too");
+      out.file = arg;
+      continue;
+    }
+    if (arg == "--no-bank") {
+      out.useBank = false;
+      continue;
+    }
+    std::string name = arg, value;
+    bool hasValue = false;
+    if (size_t eq = arg.find('='); eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      hasValue = true;
+    }
+    if (!valueOptions.count(name)) return usage("unknown option '" + name + "'");
+    if (!hasValue) {
+      if (i + 1 >= args.size()) return usage(name + " needs a value");
+      value = args[++i];
+    }
+    auto number = [&](uint64_t &into) {
+      if (absl::SimpleAtoi(value, &into)) return true;
+      llvm::errs() << "ptoc tune: " << name << " '" << value
+                   << "' is not a non-negative integer\n";
+      return false;
+    };
+    uint64_t n = 0;
+    if (name == "--device") out.device = value;
+    else if (name == "--strategy") out.strategy = value;
+    else if (name == "--budget") {
+      if (!number(out.budget)) return std::nullopt;
+    } else if (name == "--seed") {
+      if (!number(out.seed)) return std::nullopt;
+    } else if (name == "--threads") {
+      if (!number(n)) return std::nullopt;
+      out.threads = static_cast<unsigned>(n);
+    } else if (name == "--bank") out.bank = value;
+    else if (name == "--result-dir") out.resultDir = value;
+    else if (name == "--pass-option") {
+      size_t eq = value.find('=');
+      if (eq == std::string::npos || eq == 0)
+        return usage("--pass-option takes NAME=VALUE (e.g. vec_nbuffer_mode=1), got '" + value +
+                     "'");
+      out.passOptions.emplace_back(value.substr(0, eq), value.substr(eq + 1));
+    }
+  }
+  if (out.file.empty()) return usage("no file to tune");
+  if (out.useBank == false && !out.bank.empty())
+    return usage("--bank and --no-bank contradict each other; give one");
+  return out;
+}
+
+int searchCommand(const std::vector<std::string> &args) {
+  std::optional<SearchArgs> a = parseSearchArgs(args);
+  if (!a) return kExitUsage;
+  absl::StatusOr<tune::Strategy> strategy = tune::parseStrategy(a->strategy);
+  if (!strategy.ok()) {
+    llvm::errs() << "ptoc tune: --strategy: " << std::string(strategy.status().message()) << "\n";
+    return kExitUsage;
+  }
+  if (a->budget == 0) {
+    llvm::errs() << "ptoc tune: --budget must be at least 1\n";
+    return kExitUsage;
+  }
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer = llvm::MemoryBuffer::getFile(a->file);
+  if (!buffer) {
+    llvm::errs() << "ptoc tune: cannot read '" << a->file << "': " << buffer.getError().message()
+                 << " (give a .pto file to tune, or a subcommand: show, merge, add, lookup)\n";
+    return kExitError;
+  }
+  absl::StatusOr<Session> session = Session::create(a->device);
+  if (!session.ok()) {
+    llvm::errs() << "ptoc tune: --device: " << std::string(session.status().message()) << "\n";
+    return kExitError;
+  }
+
+  TuneOptions options;
+  options.search.strategy = *strategy;
+  options.search.budget = a->budget;
+  options.search.seed = a->seed;
+  options.threads = a->threads;
+  options.bankPath = a->bank;
+  options.useBank = a->useBank;
+  options.resultDir = a->resultDir;
+  for (const auto &[name, value] : a->passOptions)
+    if (absl::Status s = options.baseKnobs.setText(name, value); !s.ok()) {
+      llvm::errs() << "ptoc tune: --pass-option " << name << "=" << value << ": "
+                   << std::string(s.message()) << "\n";
+      return kExitUsage;
+    }
+  options.progress = [](const tune::SearchProgress &p) {
+    llvm::errs() << "tune: " << p.evaluationsUsed << "/" << p.evaluationsPlanned << " evaluated";
+    if (p.pruned) llvm::errs() << ", " << p.pruned << " pruned";
+    if (p.bestMicros) llvm::errs() << absl::StrFormat(", best %.3f us", *p.bestMicros);
+    llvm::errs() << "\n";
+  };
+
+  absl::StatusOr<TuneReport> report = tuneModule(*session, (*buffer)->getBuffer(), options);
+  if (!report.ok()) {
+    llvm::errs() << a->file << ": " << std::string(report.status().message()) << "\n";
+    return kExitError;
+  }
+  llvm::raw_ostream &os = llvm::outs();
+  os << "tuned " << a->file << " on " << session->device().name << "\n";
+  os << "space: " << report->space.size() << " configs ("
+     << report->space.numDimensions() << " knobs)\n";
+  os << absl::StrFormat("baseline: %.3f us (as written)\n", report->baselineUs);
+  if (!report->best) {
+    os << "no valid config found (" << report->result.evaluationsUsed() << " evaluated)\n";
+    return kExitError;
+  }
+  os << absl::StrFormat("best: %.3f us (speed-up %.3fx)\n", report->bestUs,
+                        report->bestUs > 0 ? report->baselineUs / report->bestUs : 0.0);
+  os << "evaluations: " << report->result.evaluationsUsed() << " (strategy "
+     << report->result.strategy << ")\n";
+  os << "best config: " << report->best->configJson << "\n";
+  if (!a->useBank)
+    os << "bank: not used\n";
+  else
+    os << "bank: " << (report->bankHit ? "hit" : "miss") << "\n";
+  if (!report->resultPath.empty()) os << "tune result: " << report->resultPath << "\n";
+  return kExitOk;
+}
+
 } // namespace
 
 int tuneMain(const std::vector<std::string> &args) {
@@ -256,9 +427,15 @@ int tuneMain(const std::vector<std::string> &args) {
   if (command == "merge") return mergeCommand(rest);
   if (command == "add") return addCommand(rest);
   if (command == "lookup") return lookupCommand(rest);
-  llvm::errs() << "ptoc tune: unknown subcommand '" << command
-               << "' (subcommands: show, merge, add, lookup; see 'ptoc tune --help')\n";
-  return kExitUsage;
+  // Anything else is the file to tune (with its options); a word that is neither a
+  // file nor a .pto path is a mistyped subcommand.
+  if (!llvm::StringRef(command).endswith(".pto") && !llvm::sys::fs::exists(command)) {
+    llvm::errs() << "ptoc tune: unknown subcommand '" << command
+                 << "' (subcommands: show, merge, add, lookup; or a FILE.pto to tune; see "
+                    "'ptoc tune --help')\n";
+    return kExitUsage;
+  }
+  return searchCommand(args);
 }
 
 } // namespace ptoc::session

@@ -20,6 +20,7 @@ from .options import options
 from .settings import (pass_option_names, set_cube_tile_shapes, set_debug_options,
                        set_pass_options, set_runtime_options, set_vec_tile_shapes)
 from .tensor import Tensor
+from .tune import TuneResult, tune
 
 __version__ = _ptoc.__version__
 RunReport = _ptoc.RunReport

@@ -131,6 +131,9 @@ class JitFunction:
                 raise Error(f"@ptoc.jit function {fn.__qualname__}: *args / **kwargs parameters "
                             "are not supported; name every tensor parameter")
         self._cache = {}
+        # Signature key -> (tensor-level text, pass options, sched mode) found by
+        # ptoc.tune: compiled instead of the trace's own module for that signature.
+        self._tuned = {}
         self._lock = threading.Lock()
         self._hits = 0
         self._misses = 0
@@ -239,7 +242,7 @@ class JitFunction:
                            options.debug_options.get("compile_debug_mode", 0) else "")
         return (tuple(parts), compile_options, self.device)
 
-    def _trace_and_compile(self, arguments, options):
+    def _trace_and_compile(self, arguments, options, key=None):
         session = session_for(self.device)
         plan = _Plan()
         specs = []
@@ -311,8 +314,18 @@ class JitFunction:
         if debug["compile_debug_mode"]:
             folder = _ptoc.create_output_dir(debug["output_dir"])
             plan.ir_dump_dir = folder + "/ir"
-        kernel = session.compile(builder, final.pass_options, host["compile_stage"],
-                                 host["double_buffer"], plan.ir_dump_dir, host["verify_each"])
+        tuned = self._tuned.get(key) if key is not None else None
+        if tuned is not None and host["compile_stage"] == "codegen":
+            # The module ptoc.tune chose (same signature, its tile shapes and knobs).
+            text, knobs, sched_mode = tuned
+            final.pass_options.update(knobs)
+            plan.runtime_options.setdefault("device_sched_mode", sched_mode)
+            kernel = session.compile_text(text, final.pass_options, host["compile_stage"],
+                                          host["double_buffer"], plan.ir_dump_dir,
+                                          host["verify_each"])
+        else:
+            kernel = session.compile(builder, final.pass_options, host["compile_stage"],
+                                     host["double_buffer"], plan.ir_dump_dir, host["verify_each"])
         return CompiledKernel(kernel, plan, final)
 
     def _lookup(self, arguments, options=None):
@@ -323,11 +336,18 @@ class JitFunction:
             if compiled is not None:
                 self._hits += 1
                 return compiled
-        compiled = self._trace_and_compile(arguments, options)
+        compiled = self._trace_and_compile(arguments, options, key)
         with self._lock:
             self._misses += 1
             self._cache.setdefault(key, compiled)
         return compiled
+
+    def _use_tuned(self, arguments, text, knobs, sched_mode):
+        """Makes later calls with this signature compile `text` (ptoc.tune's choice)."""
+        key = self._signature_key(arguments, self._resolve_options())
+        with self._lock:
+            self._tuned[key] = (text, dict(knobs), sched_mode)
+            self._cache.pop(key, None)
 
     def compile(self, *args, **kwargs):
         """Traces and compiles (or finds in the cache) the kernel for these arguments,

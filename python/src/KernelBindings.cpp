@@ -157,6 +157,32 @@ void bindKernels(py::module_ &m) {
           py::arg("double_buffer") = true, py::arg("ir_dump_dir") = "",
           py::arg("verify_each") = true)
       .def(
+          "compile_text",
+          [](const Session &s, const std::string &text, const py::dict &knobs,
+             const std::string &stage, bool doubleBuffer, const std::string &irDumpDir,
+             bool verifyEach) {
+            session::CompileOptions opts;
+            for (auto [name, value] : knobs) {
+              std::string n = name.cast<std::string>();
+              throwIfError(ErrorStage::Option, opts.knobs.set(n, optionValueFromPython(n, value)));
+            }
+            opts.stopAt = valueOrThrow(ErrorStage::Option, session::parseStage(stage));
+            opts.codegen.doubleBuffer = doubleBuffer;
+            opts.irDumpDir = irDumpDir;
+            opts.verifyEach = verifyEach;
+            absl::StatusOr<Kernel> kernel;
+            {
+              py::gil_scoped_release release;
+              kernel = s.compileText(text, "<tuned>", opts);
+            }
+            return PyKernel{std::make_shared<const Kernel>(
+                valueOrThrow(ErrorStage::Compile, std::move(kernel)))};
+          },
+          py::arg("text"), py::arg("knobs"), py::arg("stage") = "codegen",
+          py::arg("double_buffer") = true, py::arg("ir_dump_dir") = "",
+          py::arg("verify_each") = true,
+          "Compiles tensor-level text (a tuned module) like compile() does a builder.")
+      .def(
           "run",
           [](const Session &s, const PyKernel &pk, const py::list &args, const py::list &results,
              int schedMode, int debugMode, const std::string &outputDir, bool numerics,

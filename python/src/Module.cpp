@@ -9,6 +9,7 @@
 #include "Errors.h"
 #include "KernelBindings.h"
 #include "ProfileBindings.h"
+#include "TuneBindings.h"
 #include "ptoc/profile/OutputDir.h"
 #include "ptoc/session/PassKnobs.h"
 #include "ptoc/session/Version.h"
@@ -58,6 +59,7 @@ PYBIND11_MODULE(_ptoc, m) {
 
   bindKernels(m);
   bindProfile(m);
+  bindTune(m);
 
   m.def("pass_option_names", &session::PassKnobs::names,
         "Every pass option name set_pass_options accepts.");

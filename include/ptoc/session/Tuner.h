@@ -1,0 +1,80 @@
+// Tuner: searches the knobs of one tensor-level function on the simulator — tile
+// shapes (each distinct vec_tile / cube_tile of its ops), merge counts per
+// hash-order group, scheduler modes — with a lib/tune strategy, evaluating
+// candidates (compile + simulate, no numerics) in parallel on host threads, and
+// records the results in the knowledge bank. `ptoc tune FILE.pto` and Python's
+// `ptoc.tune` are faces over it.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "llvm/ADT/StringRef.h"
+#include "ptoc/session/Session.h"
+#include "ptoc/tune/Search.h"
+#include "ptoc/tune/SearchSpace.h"
+
+namespace ptoc::session {
+
+/// Tuner options (one struct, defaults here).
+struct TuneOptions {
+  /// Strategy, budget, seed, parallelism (batch size = host threads by default).
+  tune::SearchOptions search;
+  /// Host threads evaluating candidates; 0 = hardware concurrency.
+  unsigned threads = 0;
+  /// The knowledge bank folder; "" = the default (PTOC_TUNE_BANK_PATH or
+  /// ~/.cache/ptoc/bank). `useBank = false`: neither read nor written.
+  std::string bankPath;
+  bool useBank = true;
+  /// Where tune_result_<ts>_pid<n>.json goes; "" = the output base folder
+  /// (PTOC_OUTPUT_DIR or ./output).
+  std::string resultDir;
+  /// Pass knobs every candidate starts from (a candidate's own knobs win).
+  PassKnobs baseKnobs;
+  /// Called after each batch (evaluations used, best so far), e.g. a progress bar.
+  tune::Progress progress;
+};
+
+/// One candidate applied: the tensor-level text with its tile shapes, the pass knobs
+/// and the scheduler mode.
+struct TunedConfig {
+  std::string configJson;   ///< `{"dim": value, ...}` (tune::SearchSpace::configToJson)
+  std::string moduleText;   ///< the function with the config's tile shapes
+  PassKnobs knobs;
+  int schedMode = 0;
+};
+
+/// What a tuning run found.
+struct TuneReport {
+  tune::SearchSpace space;
+  tune::SearchResult result;
+  /// The best config (when any was valid), ready to compile and run.
+  std::optional<TunedConfig> best;
+  double bestUs = 0;
+  /// The simulated time of the function as written (no config), for comparison.
+  double baselineUs = 0;
+  /// A bank record answered without searching (0 evaluations).
+  bool bankHit = false;
+  std::string resultPath;   ///< the tune_result file ("" on a bank hit)
+};
+
+/// Derives the search space of the (only or `funcName`) function of `moduleText`
+/// (tensor level, as ptoc-opt prints it) on `session`'s device.
+absl::StatusOr<tune::SearchSpace> deriveSearchSpace(const Session &session,
+                                                    llvm::StringRef moduleText,
+                                                    llvm::StringRef funcName = "");
+
+/// Applies config `config` of `space` to `moduleText`.
+absl::StatusOr<TunedConfig> applyConfig(const tune::SearchSpace &space, const tune::Config &config,
+                                        llvm::StringRef moduleText, const PassKnobs &baseKnobs);
+
+/// Tunes the function of `moduleText`: consults the bank first (a hit costs no
+/// evaluation), else searches `space` (derived when null) and records the results.
+absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef moduleText,
+                                      const TuneOptions &options,
+                                      const tune::SearchSpace *space = nullptr);
+
+} // namespace ptoc::session

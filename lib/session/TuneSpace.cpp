@@ -1,0 +1,375 @@
+// The tuner's search space and how a config of it is applied: tile-shape candidates
+// per distinct vec_tile / cube_tile of a tensor-level function, merge counts and
+// scheduler modes (deriveSearchSpace), and the rewrite of the function's tile
+// attributes and pass knobs for one config (applyConfig).
+#include "TuneSpace.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "ptoc/ir/Context.h"
+#include "ptoc/ir/OpDef.h"
+#include "ptoc/ir/Parser.h"
+#include "ptoc/ir/Printer.h"
+#include "ptoc/ir/TileShape.h"
+#include "ptoc/session/Tuner.h"
+
+namespace ptoc::session {
+namespace {
+
+/// Scale factors (numerator, denominator) tried on the non-last dims of a vec_tile.
+constexpr std::pair<int64_t, int64_t> kVecOuterScales[] = {{1, 1}, {1, 8}, {1, 4}, {1, 2},
+                                                           {2, 1}, {4, 1}, {8, 1}};
+/// ... and on its last dim (which must stay block-aligned, so a smaller range).
+constexpr std::pair<int64_t, int64_t> kVecLastScales[] = {{1, 1}, {1, 2}, {2, 1}};
+/// Scale factors tried on cube m, n (L0 and L1 together) and k L1.
+constexpr std::pair<int64_t, int64_t> kCubeScales[] = {{1, 1}, {1, 2}, {2, 1}};
+/// Merge counts tried for the AIV groups (vec_nbuffer_mode 2, setting {-1: N}).
+constexpr int64_t kNBufferCounts[] = {1, 2, 4, 8, 16};
+/// The number of scheduler modes (device_sched_mode 0..3).
+constexpr int64_t kSchedModes = 4;
+/// Cube sizes are multiples of this many elements (checkCubeTile's alignment).
+constexpr int64_t kCubeRound = 16;
+
+/// Scales `v` by num/den; nullopt when the result is not a positive integer.
+std::optional<int64_t> scaled(int64_t v, std::pair<int64_t, int64_t> s) {
+  if ((v * s.first) % s.second != 0) return std::nullopt;
+  int64_t r = v * s.first / s.second;
+  if (r < 1) return std::nullopt;
+  return r;
+}
+
+int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+/// The iteration shape, element size range and buffer count of a vec_tile op, as the
+/// verifier computes them.
+struct VecOpInfo {
+  std::vector<int64_t> iter;
+  unsigned minElem = 8, maxElem = 0, buffers = 1;
+};
+
+VecOpInfo vecOpInfo(const ir::Operation &op) {
+  llvm::SmallVector<ir::Type, 4> operands, results;
+  for (unsigned i = 0; i < op.numOperands(); ++i) operands.push_back(op.operandType(i));
+  for (const ir::Value &r : op.results()) results.push_back(r.type());
+  VecOpInfo info;
+  for (ir::Type t : operands) {
+    info.minElem = std::min(info.minElem, ir::elementSize(t.dtype()));
+    info.maxElem = std::max(info.maxElem, ir::elementSize(t.dtype()));
+  }
+  for (ir::Type t : results) {
+    info.minElem = std::min(info.minElem, ir::elementSize(t.dtype()));
+    info.maxElem = std::max(info.maxElem, ir::elementSize(t.dtype()));
+  }
+  info.buffers = std::max<unsigned>(operands.size() + results.size(), 1);
+  llvm::ArrayRef<int64_t> iter = ir::iterationShape(op.def(), operands, results);
+  info.iter.assign(iter.begin(), iter.end());
+  return info;
+}
+
+/// True if `tile` is a meaningful variant of `written` for every op: it passes
+/// checkVecTile, its last dim divides the op's (unless the written one already covers
+/// it), and no other dim exceeds the op's (unless the written one already does; a
+/// larger tile is clamped to the iteration shape, so it would repeat a candidate).
+bool vecCandidateFits(const std::vector<int64_t> &tile, const std::vector<int64_t> &written,
+                      const std::vector<ir::Operation *> &ops,
+                      const target::DeviceSpec &device) {
+  for (ir::Operation *op : ops) {
+    VecOpInfo info = vecOpInfo(*op);
+    if (!ir::checkVecTile(tile, info.iter, info.minElem, info.maxElem, info.buffers, &device)
+             .empty())
+      return false;
+    if (tile == written) continue;
+    for (size_t i = 0; i < tile.size(); ++i) {
+      int64_t extent = info.iter[i];
+      if (extent <= 0) continue;
+      // An op whose written tile already exceeds it (a reshape to [n, 1] under a
+      // [1, 4096] tile) clamps every candidate alike: no constraint from it.
+      if (written[i] > extent) continue;
+      if (tile[i] > extent) return false;
+      bool last = i + 1 == tile.size();
+      if (last && extent % tile[i] != 0) return false;
+    }
+  }
+  return true;
+}
+
+/// M, N and K of a matmul op (batch dims ignored).
+std::array<int64_t, 3> matmulExtents(const ir::Operation &op) {
+  llvm::ArrayRef<int64_t> a = op.operandType(0).shape();
+  llvm::ArrayRef<int64_t> c = op.resultType(0).shape();
+  bool transposeA = false;
+  if (ir::Attribute t = op.attr("transpose_a")) transposeA = t.getBool();
+  int64_t m = c.size() >= 2 ? c[c.size() - 2] : 1;
+  int64_t n = c.empty() ? 1 : c.back();
+  int64_t k = a.empty() ? 1 : (transposeA && a.size() >= 2 ? a[a.size() - 2] : a.back());
+  return {m, n, k};
+}
+
+bool cubeCandidateFits(const ir::CubeTile &tile, const ir::CubeTile &written,
+                       const std::vector<ir::Operation *> &ops,
+                       const target::DeviceSpec &device) {
+  for (ir::Operation *op : ops) {
+    if (!ir::checkCubeTile(tile, op->operandType(0).dtype(), &device).empty()) return false;
+    if (tile == written) continue;
+    auto [m, n, k] = matmulExtents(*op);
+    // An L1 size beyond the (aligned) extent is clamped: it would repeat a candidate.
+    if (tile.m[1] > std::max(written.m[1], roundUp(m, kCubeRound))) return false;
+    if (tile.n[1] > std::max(written.n[1], roundUp(n, kCubeRound))) return false;
+    if (tile.k[1] > std::max(written.k[1], roundUp(k, kCubeRound))) return false;
+  }
+  return true;
+}
+
+std::vector<int64_t> flattenCube(const ir::CubeTile &t) {
+  return {t.m[0], t.m[1], t.k[0], t.k[1], t.n[0], t.n[1]};
+}
+
+std::optional<ir::CubeTile> unflattenCube(const std::vector<int64_t> &v) {
+  if (v.size() != 6) return std::nullopt;
+  ir::CubeTile t;
+  t.m = {v[0], v[1]};
+  t.k = {v[2], v[3]};
+  t.n = {v[4], v[5]};
+  return t;
+}
+
+/// Parses `<prefix>[<k>]`; nullopt when `name` is not of that form.
+std::optional<size_t> indexedName(llvm::StringRef name, llvm::StringRef prefix) {
+  if (!name.consume_front(prefix) || !name.consume_front("[") || !name.consume_back("]"))
+    return std::nullopt;
+  size_t k = 0;
+  if (name.getAsInteger(10, k)) return std::nullopt;
+  return k;
+}
+
+} // namespace
+
+absl::StatusOr<ir::Func *> selectFunc(ir::Module &module, llvm::StringRef funcName) {
+  if (!funcName.empty()) {
+    if (ir::Func *f = module.lookup(funcName)) return f;
+    return absl::NotFoundError(absl::StrCat("no function named '", funcName.str(),
+                                            "' in the module to tune"));
+  }
+  if (module.numFuncs() != 1)
+    return absl::InvalidArgumentError(
+        absl::StrCat("the module to tune has ", module.numFuncs(),
+                     " functions; name the one to tune (or keep one function per file)"));
+  return &module.func(0);
+}
+
+TileSites collectTileSites(ir::Func &func) {
+  TileSites sites;
+  for (ir::Operation &op : func.ops()) {
+    if (ir::Attribute vt = op.attr("vec_tile")) {
+      llvm::ArrayRef<int64_t> shape = vt.getIntArray();
+      std::vector<int64_t> tile(shape.begin(), shape.end());
+      auto it = std::find(sites.vecTiles.begin(), sites.vecTiles.end(), tile);
+      if (it == sites.vecTiles.end()) {
+        sites.vecTiles.push_back(tile);
+        sites.vecOps.emplace_back();
+        it = sites.vecTiles.end() - 1;
+      }
+      sites.vecOps[it - sites.vecTiles.begin()].push_back(&op);
+    }
+    if (ir::Attribute ct = op.attr("cube_tile")) {
+      std::optional<ir::CubeTile> tile = ir::CubeTile::fromAttr(ct);
+      if (!tile) continue; // malformed: the verifier reports it at compile time
+      auto it = std::find(sites.cubeTiles.begin(), sites.cubeTiles.end(), *tile);
+      if (it == sites.cubeTiles.end()) {
+        sites.cubeTiles.push_back(*tile);
+        sites.cubeOps.emplace_back();
+        it = sites.cubeTiles.end() - 1;
+      }
+      sites.cubeOps[it - sites.cubeTiles.begin()].push_back(&op);
+    }
+  }
+  return sites;
+}
+
+std::string vecTileDimName(size_t k) { return absl::StrCat(kVecTileDim, "[", k, "]"); }
+std::string cubeTileDimName(size_t k) { return absl::StrCat(kCubeTileDim, "[", k, "]"); }
+
+absl::StatusOr<tune::SearchSpace> deriveSearchSpace(const Session &session,
+                                                    llvm::StringRef moduleText,
+                                                    llvm::StringRef funcName) {
+  ir::Context ctx;
+  absl::StatusOr<std::unique_ptr<ir::Module>> module =
+      ir::parseModuleOrError(moduleText, "<tune>", ctx);
+  if (!module.ok()) return module.status();
+  absl::StatusOr<ir::Func *> func = selectFunc(**module, funcName);
+  if (!func.ok()) return func.status();
+  TileSites sites = collectTileSites(**func);
+  const target::DeviceSpec &device = session.device();
+
+  tune::SearchSpace space;
+  for (size_t k = 0; k < sites.vecTiles.size(); ++k) {
+    const std::vector<int64_t> &written = sites.vecTiles[k];
+    std::set<std::vector<int64_t>> candidates{written};
+    for (auto outer : kVecOuterScales)
+      for (auto last : kVecLastScales) {
+        if (written.empty()) continue;
+        std::vector<int64_t> tile = written;
+        bool ok = true;
+        for (size_t i = 0; ok && i + 1 < tile.size(); ++i) {
+          std::optional<int64_t> v = scaled(tile[i], outer);
+          ok = v.has_value();
+          if (ok) tile[i] = *v;
+        }
+        std::optional<int64_t> l = scaled(tile.back(), last);
+        if (!ok || !l) continue;
+        tile.back() = *l;
+        if (vecCandidateFits(tile, written, sites.vecOps[k], device)) candidates.insert(tile);
+      }
+    tune::Dimension dim{vecTileDimName(k), {}, tune::DimensionKind::Vector};
+    for (const std::vector<int64_t> &c : candidates) dim.values.push_back(c);
+    if (absl::Status s = space.addDimension(std::move(dim)); !s.ok()) return s;
+  }
+  for (size_t k = 0; k < sites.cubeTiles.size(); ++k) {
+    const ir::CubeTile &written = sites.cubeTiles[k];
+    std::set<std::vector<int64_t>> candidates{flattenCube(written)};
+    for (auto sm : kCubeScales)
+      for (auto sn : kCubeScales)
+        for (auto sk : kCubeScales) {
+          ir::CubeTile t = written;
+          std::optional<int64_t> m0 = scaled(t.m[0], sm), m1 = scaled(t.m[1], sm);
+          std::optional<int64_t> n0 = scaled(t.n[0], sn), n1 = scaled(t.n[1], sn);
+          std::optional<int64_t> k1 = scaled(t.k[1], sk);
+          if (!m0 || !m1 || !n0 || !n1 || !k1) continue;
+          t.m = {*m0, *m1};
+          t.n = {*n0, *n1};
+          // k L0 stays (it must divide the new L1, so it shrinks with a halved L1).
+          t.k = {std::min(t.k[0], *k1), *k1};
+          if (cubeCandidateFits(t, written, sites.cubeOps[k], device))
+            candidates.insert(flattenCube(t));
+        }
+    tune::Dimension dim{cubeTileDimName(k), {}, tune::DimensionKind::Cube};
+    for (const std::vector<int64_t> &c : candidates) dim.values.push_back(c);
+    if (absl::Status s = space.addDimension(std::move(dim)); !s.ok()) return s;
+  }
+  if (!sites.vecTiles.empty()) {
+    // One merge count for every AIV group (the default `-1` entry); per-group
+    // dimensions keyed by hash order are a later refinement. 1 = no merging (the
+    // default pipeline's behaviour), "auto" = vec_nbuffer_mode 1.
+    tune::Dimension dim{kNBufferDim, {}, tune::DimensionKind::Vector};
+    for (int64_t n : kNBufferCounts) dim.values.push_back(n);
+    dim.values.push_back(std::string(kNBufferAuto));
+    if (absl::Status s = space.addDimension(std::move(dim)); !s.ok()) return s;
+  }
+  tune::Dimension sched{kSchedDim, {}, tune::DimensionKind::Other};
+  for (int64_t mode = 0; mode < kSchedModes; ++mode) sched.values.push_back(mode);
+  if (absl::Status s = space.addDimension(std::move(sched)); !s.ok()) return s;
+  return space;
+}
+
+absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, tune::KnobValue> &values,
+                                              llvm::StringRef moduleText,
+                                              const PassKnobs &baseKnobs) {
+  ir::Context ctx;
+  absl::StatusOr<std::unique_ptr<ir::Module>> module =
+      ir::parseModuleOrError(moduleText, "<tune>", ctx);
+  if (!module.ok()) return module.status();
+  absl::StatusOr<ir::Func *> func = selectFunc(**module, "");
+  if (!func.ok()) return func.status();
+  TileSites sites = collectTileSites(**func);
+
+  TunedConfig out;
+  out.knobs = baseKnobs;
+  llvm::json::Object json;
+  for (const auto &[name, value] : values) {
+    json[name] = tune::knobValueToJson(value);
+    const auto *ints = std::get_if<std::vector<int64_t>>(&value);
+    if (std::optional<size_t> k = indexedName(name, kVecTileDim)) {
+      if (*k >= sites.vecTiles.size() || !ints)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "config knob '", name, "' = ", tune::knobValueToString(value),
+            " does not apply: the function has ", sites.vecTiles.size(),
+            " distinct vec_tile shapes and a vec_tile is a list of sizes"));
+      for (ir::Operation *op : sites.vecOps[*k]) op->setAttr("vec_tile", ctx.intArrayAttr(*ints));
+    } else if (std::optional<size_t> k = indexedName(name, kCubeTileDim)) {
+      std::optional<ir::CubeTile> tile = ints ? unflattenCube(*ints) : std::nullopt;
+      if (*k >= sites.cubeTiles.size() || !tile)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "config knob '", name, "' = ", tune::knobValueToString(value),
+            " does not apply: the function has ", sites.cubeTiles.size(),
+            " distinct cube_tile shapes and a cube tile is [mL0, mL1, kL0, kL1, nL0, nL1]"));
+      for (ir::Operation *op : sites.cubeOps[*k]) op->setAttr("cube_tile", tile->toAttr(ctx));
+    } else if (name == kSchedDim) {
+      const auto *mode = std::get_if<int64_t>(&value);
+      if (!mode || *mode < 0 || *mode >= kSchedModes)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "config knob '", name, "' = ", tune::knobValueToString(value),
+            ": the scheduler mode must be 0..", kSchedModes - 1));
+      out.schedMode = static_cast<int>(*mode);
+    } else if (name == kNBufferDim) {
+      absl::Status s;
+      if (const auto *text = std::get_if<std::string>(&value); text && *text == kNBufferAuto) {
+        s = out.knobs.set("vec_nbuffer_mode", int64_t(1));
+      } else if (const auto *n = std::get_if<int64_t>(&value)) {
+        s = out.knobs.set("vec_nbuffer_mode", int64_t(2));
+        if (s.ok()) s = out.knobs.set("vec_nbuffer_setting", passes::IntMap{{-1, *n}});
+      } else {
+        s = absl::InvalidArgumentError(absl::StrCat(
+            "config knob '", name, "' = ", tune::knobValueToString(value),
+            ": a merge count is a positive number or \"auto\""));
+      }
+      if (!s.ok()) return s;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown config knob '", name, "'; the tuner knows vec_tile[k], cube_tile[k], ",
+          kNBufferDim, " and ", kSchedDim));
+    }
+  }
+  out.configJson = llvm::formatv("{0}", llvm::json::Value(std::move(json))).str();
+  out.moduleText = ir::toString(**module);
+  return out;
+}
+
+std::optional<tune::Config> writtenConfig(const tune::SearchSpace &space,
+                                         llvm::StringRef moduleText, const PassKnobs &baseKnobs) {
+  ir::Context ctx;
+  absl::StatusOr<std::unique_ptr<ir::Module>> module =
+      ir::parseModuleOrError(moduleText, "<tune>", ctx);
+  if (!module.ok()) return std::nullopt;
+  absl::StatusOr<ir::Func *> func = selectFunc(**module, "");
+  if (!func.ok()) return std::nullopt;
+  TileSites sites = collectTileSites(**func);
+  bool mergeSet = baseKnobs.values().count("vec_nbuffer_mode") ||
+                  baseKnobs.values().count("vec_nbuffer_setting");
+  tune::Config config;
+  for (const tune::Dimension &dim : space.dimensions()) {
+    std::optional<tune::KnobValue> want;
+    if (std::optional<size_t> k = indexedName(dim.name, kVecTileDim)) {
+      if (*k < sites.vecTiles.size()) want = sites.vecTiles[*k];
+    } else if (std::optional<size_t> k = indexedName(dim.name, kCubeTileDim)) {
+      if (*k < sites.cubeTiles.size()) want = flattenCube(sites.cubeTiles[*k]);
+    } else if (dim.name == kSchedDim) {
+      want = int64_t(0);
+    } else if (dim.name == kNBufferDim && !mergeSet) {
+      want = int64_t(1); // no merging, as the default pipeline does
+    }
+    if (!want) return std::nullopt;
+    auto it = std::find(dim.values.begin(), dim.values.end(), *want);
+    if (it == dim.values.end()) return std::nullopt;
+    config.push_back(it - dim.values.begin());
+  }
+  return config;
+}
+
+absl::StatusOr<TunedConfig> applyConfig(const tune::SearchSpace &space, const tune::Config &config,
+                                        llvm::StringRef moduleText, const PassKnobs &baseKnobs) {
+  if (!space.isValid(config))
+    return absl::InvalidArgumentError("the config does not belong to the search space");
+  std::map<std::string, tune::KnobValue> values;
+  for (size_t i = 0; i < space.numDimensions(); ++i) {
+    const tune::Dimension &dim = space.dimensions()[i];
+    values[dim.name] = dim.values[config[i]];
+  }
+  absl::StatusOr<TunedConfig> out = applyConfigValues(values, moduleText, baseKnobs);
+  if (out.ok()) out->configJson = space.configToString(config);
+  return out;
+}
+
+} // namespace ptoc::session

@@ -1,0 +1,56 @@
+// Internal to the tuner (lib/session/Tuner.cpp, TuneSpace.cpp): where a function's
+// tile shapes sit, the knob names of the derived space, and applying a config given
+// as knob values (a bank record's config has no index into the current space).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "llvm/ADT/StringRef.h"
+#include "ptoc/ir/Func.h"
+#include "ptoc/ir/Module.h"
+#include "ptoc/ir/TileShape.h"
+#include "ptoc/session/PassKnobs.h"
+#include "ptoc/tune/SearchSpace.h"
+
+namespace ptoc::session {
+
+struct TunedConfig;
+
+/// Knob names of the derived space.
+inline constexpr const char *kVecTileDim = "vec_tile";
+inline constexpr const char *kCubeTileDim = "cube_tile";
+inline constexpr const char *kNBufferDim = "vec_nbuffer_setting";
+inline constexpr const char *kSchedDim = "device_sched_mode";
+/// The merge-count value meaning vec_nbuffer_mode 1 (automatic N per group).
+inline constexpr const char *kNBufferAuto = "auto";
+
+/// The distinct tile shapes of a function, in order of first appearance, and the ops
+/// carrying each: `vec_tile[k]` / `cube_tile[k]` of the space name entry k.
+struct TileSites {
+  std::vector<std::vector<int64_t>> vecTiles;
+  std::vector<std::vector<ir::Operation *>> vecOps;
+  std::vector<ir::CubeTile> cubeTiles;
+  std::vector<std::vector<ir::Operation *>> cubeOps;
+};
+
+/// The function named `funcName`, or the module's only function.
+absl::StatusOr<ir::Func *> selectFunc(ir::Module &module, llvm::StringRef funcName);
+TileSites collectTileSites(ir::Func &func);
+
+/// Applies knob values by name (`vec_tile[0]` -> [2, 4096], ...) to `moduleText`.
+/// Errors name a knob that does not apply to this function.
+absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, tune::KnobValue> &values,
+                                              llvm::StringRef moduleText,
+                                              const PassKnobs &baseKnobs);
+
+/// The config of `space` that is the function as written (its tiles, no merging,
+/// scheduler mode 0), or nullopt when the space has no such config (a knob it does
+/// not know, a written value it lacks, merge knobs set in `baseKnobs`).
+std::optional<tune::Config> writtenConfig(const tune::SearchSpace &space,
+                                         llvm::StringRef moduleText, const PassKnobs &baseKnobs);
+
+} // namespace ptoc::session

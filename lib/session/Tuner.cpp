@@ -1,0 +1,211 @@
+// tuneModule: the knowledge bank first, else a lib/tune search whose candidates are
+// compiled and simulated (no numerics) in parallel on host threads; the run is written
+// as a tune_result file and every valid config measured goes into the bank.
+#include "ptoc/session/Tuner.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/raw_ostream.h"
+#include "ptoc/ir/Context.h"
+#include "ptoc/ir/Parser.h"
+#include "ptoc/profile/OutputDir.h"
+#include "ptoc/runtime/Simulator.h"
+#include "ptoc/session/Version.h"
+#include "ptoc/tune/Bank.h"
+#include "ptoc/tune/TuneResult.h"
+#include "TuneSpace.h"
+
+namespace ptoc::session {
+namespace {
+
+/// The name compile errors of candidates carry (the text is the rewritten function).
+constexpr const char *kCandidateFileName = "<tune candidate>";
+
+/// Compiles and simulates one applied config; nullopt when it does not compile or
+/// simulate (a tile that does not fit, a merge the device cannot hold, ...).
+std::optional<double> evaluateConfig(const Session &session, const TunedConfig &config) {
+  CompileOptions compile;
+  compile.knobs = config.knobs;
+  // The final IR is still verified by codegen's inputs; per-pass verification only
+  // slows the search down.
+  compile.verifyEach = false;
+  absl::StatusOr<Kernel> kernel = session.compileText(config.moduleText, kCandidateFileName, compile);
+  if (!kernel.ok()) return std::nullopt;
+  runtime::SimOptions sim;
+  sim.schedMode = config.schedMode;
+  absl::StatusOr<runtime::RunRecord> record =
+      runtime::simulate(kernel->program, session.device(), sim);
+  if (!record.ok()) return std::nullopt;
+  return record->simulatedUs();
+}
+
+/// The bank key of the function of `moduleText`, and whether it has cube tiles.
+struct ModuleFacts {
+  tune::BankKey key;
+  bool cubeDominated = false;
+};
+
+absl::StatusOr<ModuleFacts> moduleFacts(const Session &session, llvm::StringRef moduleText) {
+  ir::Context ctx;
+  absl::StatusOr<std::unique_ptr<ir::Module>> module =
+      ir::parseModuleOrError(moduleText, "<tune>", ctx);
+  if (!module.ok()) return module.status();
+  absl::StatusOr<ir::Func *> func = selectFunc(**module, "");
+  if (!func.ok()) return func.status();
+  ModuleFacts facts;
+  facts.key.ptocVersion = version().str();
+  facts.key.deviceHash = session.device().contentHash();
+  facts.key.deviceName = session.device().name;
+  facts.key.graphHash = tune::graphHash(**func);
+  facts.key.signature = tune::signatureOf(**func);
+  // A function with matmuls spends most of its time on the cube at the shapes ptoc
+  // is used for; `auto` then picks the genetic search.
+  facts.cubeDominated = !collectTileSites(**func).cubeTiles.empty();
+  return facts;
+}
+
+/// The knob values of a bank record's config (a JSON object of knob -> value).
+absl::StatusOr<std::map<std::string, tune::KnobValue>> configValues(llvm::StringRef text) {
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
+  if (!json) return absl::InvalidArgumentError(llvm::toString(json.takeError()));
+  const llvm::json::Object *object = json->getAsObject();
+  if (!object) return absl::InvalidArgumentError("a config must be a JSON object");
+  std::map<std::string, tune::KnobValue> values;
+  for (const auto &[name, value] : *object) {
+    absl::StatusOr<tune::KnobValue> v = tune::knobValueFromJson(value, name.str());
+    if (!v.ok()) return v.status();
+    values[name.str()] = *std::move(v);
+  }
+  return values;
+}
+
+} // namespace
+
+absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef moduleText,
+                                      const TuneOptions &options,
+                                      const tune::SearchSpace *space) {
+  absl::StatusOr<ModuleFacts> facts = moduleFacts(session, moduleText);
+  if (!facts.ok()) return facts.status();
+
+  TuneReport report;
+  // The function as written, for comparison (not an evaluation of the search).
+  // (Printed the way candidates are, so a written best and a bank hit compare equal.)
+  absl::StatusOr<TunedConfig> printed = applyConfigValues({}, moduleText, options.baseKnobs);
+  if (!printed.ok()) return printed.status();
+  TunedConfig written = *std::move(printed);
+  written.configJson = "{}";
+  std::optional<double> baseline = evaluateConfig(session, written);
+  if (!baseline) {
+    // Report the real compile error: the search cannot start from a broken function.
+    CompileOptions compile;
+    compile.knobs = options.baseKnobs;
+    absl::StatusOr<Kernel> kernel = session.compileText(moduleText, "<tune>", compile);
+    if (!kernel.ok()) return kernel.status();
+    return absl::InternalError("the function as written compiles but does not simulate");
+  }
+  report.baselineUs = *baseline;
+
+  if (space) {
+    report.space = *space;
+  } else {
+    absl::StatusOr<tune::SearchSpace> derived = deriveSearchSpace(session, moduleText);
+    if (!derived.ok()) return derived.status();
+    report.space = *std::move(derived);
+  }
+
+  std::optional<tune::Bank> bank;
+  if (options.useBank) {
+    absl::StatusOr<tune::Bank> opened = tune::Bank::open(options.bankPath);
+    if (!opened.ok()) return opened.status();
+    bank = *std::move(opened);
+    absl::StatusOr<std::optional<tune::BankRecord>> best = bank->lookupBest(facts->key);
+    for (const std::string &w : bank->warnings()) llvm::errs() << "ptoc tune: warning: " << w << "\n";
+    if (!best.ok()) return best.status();
+    if (*best) {
+      // A record of this key that no longer applies (its tile count differs from the
+      // function's) is treated as a miss, with a warning.
+      absl::StatusOr<std::map<std::string, tune::KnobValue>> values = configValues((*best)->config);
+      absl::StatusOr<TunedConfig> applied =
+          values.ok() ? applyConfigValues(*values, moduleText, options.baseKnobs)
+                      : absl::StatusOr<TunedConfig>(values.status());
+      if (applied.ok()) {
+        applied->configJson = (*best)->config;
+        report.best = *std::move(applied);
+        report.bestUs = (*best)->simulatedUs;
+        report.bankHit = true;
+        report.result.strategy = (*best)->strategy;
+        return report;
+      }
+      llvm::errs() << "ptoc tune: warning: bank record " << (*best)->config
+                   << " does not apply to this function (" << std::string(applied.status().message())
+                   << "); searching\n";
+    }
+  }
+
+  unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
+  threads = std::max(threads, 1u);
+  tune::SearchOptions search = options.search;
+  search.cubeDominated = facts->cubeDominated;
+  if (search.parallelism <= 1) search.parallelism = threads;
+
+  llvm::ThreadPool pool(llvm::hardware_concurrency(threads));
+  const tune::SearchSpace &theSpace = report.space;
+  tune::Evaluate evaluate = [&](const std::vector<tune::Config> &batch) {
+    std::vector<std::optional<double>> times(batch.size());
+    for (size_t i = 0; i < batch.size(); ++i)
+      pool.async([&, i] {
+        absl::StatusOr<TunedConfig> applied =
+            applyConfig(theSpace, batch[i], moduleText, options.baseKnobs);
+        if (applied.ok()) times[i] = evaluateConfig(session, *applied);
+      });
+    pool.wait();
+    return times;
+  };
+  absl::StatusOr<tune::SearchResult> result =
+      tune::runSearch(theSpace, evaluate, search, nullptr, options.progress);
+  if (!result.ok()) return result.status();
+  report.result = *std::move(result);
+
+  if (const tune::Evaluation *best = report.result.bestEvaluation()) {
+    absl::StatusOr<TunedConfig> applied =
+        applyConfig(theSpace, best->config, moduleText, options.baseKnobs);
+    if (!applied.ok()) return applied.status();
+    report.best = *std::move(applied);
+    report.bestUs = *best->micros;
+  }
+  // The function as written is a measured config too: a small budget may find
+  // nothing faster, and then the written config is the best known (and the bank
+  // should say so).
+  std::optional<tune::Config> asWritten = writtenConfig(theSpace, moduleText, options.baseKnobs);
+  if (!report.best || report.baselineUs < report.bestUs) {
+    written.configJson = asWritten ? theSpace.configToString(*asWritten) : "{}";
+    report.best = written;
+    report.bestUs = report.baselineUs;
+  }
+
+  std::string folder = options.resultDir.empty() ? profile::outputBase("") : options.resultDir;
+  absl::StatusOr<std::string> path = tune::writeTuneResult(theSpace, report.result, folder);
+  if (!path.ok()) return path.status();
+  report.resultPath = *path;
+
+  if (bank) {
+    if (asWritten) {
+      tune::BankRecord record{facts->key, theSpace.configToString(*asWritten), report.baselineUs,
+                              report.result.strategy, ""};
+      if (absl::Status s = bank->record(record); !s.ok()) return s;
+    }
+    for (const tune::Evaluation &e : report.result.evaluations) {
+      if (!e.micros) continue;
+      tune::BankRecord record{facts->key, theSpace.configToString(e.config), *e.micros,
+                              report.result.strategy, ""};
+      if (absl::Status s = bank->record(record); !s.ok()) return s;
+    }
+  }
+  return report;
+}
+
+} // namespace ptoc::session

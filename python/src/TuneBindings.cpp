@@ -1,0 +1,76 @@
+// The tuner from Python: searches with the GIL released; the progress callback takes
+// the GIL back for each report.
+#include "TuneBindings.h"
+
+#include <pybind11/stl.h>
+
+#include "Conversions.h"
+#include "Errors.h"
+#include "KernelBindings.h"
+#include "llvm/Support/raw_ostream.h"
+#include "ptoc/session/Tuner.h"
+
+namespace py = pybind11;
+
+namespace ptoc::python {
+
+void bindTune(py::module_ &m) {
+  m.def(
+      "tune_text",
+      [](const py::object &sessionObj, const std::string &text, const std::string &strategy,
+         uint64_t budget, uint64_t seed, unsigned threads, const std::string &bankPath,
+         bool useBank, const std::string &resultDir, const py::dict &knobs,
+         const py::object &progress) {
+        const session::Session &s = sessionObj.cast<const session::Session &>();
+        session::TuneOptions opts;
+        opts.search.strategy = valueOrThrow(ErrorStage::Option, tune::parseStrategy(strategy));
+        opts.search.budget = budget;
+        opts.search.seed = seed;
+        opts.threads = threads;
+        opts.bankPath = bankPath;
+        opts.useBank = useBank;
+        opts.resultDir = resultDir;
+        for (auto [name, value] : knobs) {
+          std::string n = name.cast<std::string>();
+          throwIfError(ErrorStage::Option, opts.baseKnobs.set(n, optionValueFromPython(n, value)));
+        }
+        if (!progress.is_none())
+          opts.progress = [progress](const tune::SearchProgress &p) {
+            py::gil_scoped_acquire gil;
+            progress(p.evaluationsUsed, p.evaluationsPlanned,
+                     p.bestMicros ? py::cast(*p.bestMicros) : py::none());
+          };
+        absl::StatusOr<session::TuneReport> report;
+        {
+          py::gil_scoped_release release;
+          report = session::tuneModule(s, text, opts);
+        }
+        session::TuneReport r = valueOrThrow(ErrorStage::Compile, std::move(report));
+        py::dict d;
+        d["bank_hit"] = r.bankHit;
+        d["evaluations"] = r.result.evaluationsUsed();
+        d["pruned"] = r.result.prunedCount();
+        d["strategy"] = r.result.strategy;
+        d["baseline_us"] = r.baselineUs;
+        d["best_us"] = r.best ? py::cast(r.bestUs) : py::none();
+        d["result_path"] = r.resultPath;
+        d["space_size"] = r.space.size();
+        if (r.best) {
+          d["config"] = r.best->configJson;
+          d["module_text"] = r.best->moduleText;
+          py::dict k;
+          for (const auto &[name, value] : r.best->knobs.values())
+            k[py::str(name)] = optionValueToPython(value);
+          d["knobs"] = k;
+          d["sched_mode"] = r.best->schedMode;
+        }
+        return d;
+      },
+      py::arg("session"), py::arg("text"), py::arg("strategy") = "auto", py::arg("budget") = 64,
+      py::arg("seed") = 0, py::arg("threads") = 0, py::arg("bank_path") = "",
+      py::arg("use_bank") = true, py::arg("result_dir") = "", py::arg("knobs") = py::dict(),
+      py::arg("progress") = py::none(),
+      "Tunes the knobs of a tensor-level module on the simulator (session::tuneModule).");
+}
+
+} // namespace ptoc::python

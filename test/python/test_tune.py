@@ -1,0 +1,62 @@
+"""ptoc.tune: the derived-space search from Python, applied to later calls, with
+the knowledge bank."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import ptoc
+
+
+def softmax(x, y):
+    ptoc.set_vec_tile_shapes(8, 256)
+    e = ptoc.exp(x - ptoc.amax(x, dim=-1, keepdim=True))
+    y[:] = e / ptoc.sum(e, dim=-1, keepdim=True)
+
+
+def reference(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def test_tune_finds_no_worse_config_and_later_calls_use_it(tmp_path):
+    f = ptoc.jit(softmax, device="tiny")
+    x = np.random.default_rng(0).random((64, 256), dtype=np.float32)
+    y = np.empty_like(x)
+    r = ptoc.tune(f, x, y, strategy="grid", budget=16, bank=str(tmp_path / "bank"),
+                  result_dir=str(tmp_path), progress=False)
+    assert not r.bank_hit and 0 < r.evaluations <= 16
+    assert r.best_us is not None and r.best_us <= r.baseline_us
+    assert os.path.isfile(r.result_path)
+    saved = json.load(open(r.result_path))
+    assert len(json.dumps(saved)) > 0
+    f(x, y)
+    np.testing.assert_allclose(y, reference(x), rtol=1e-5, atol=1e-7)
+    assert f.last_run.simulated_us == pytest.approx(r.best_us, rel=1e-6)
+
+
+def test_the_bank_answers_a_known_signature_without_evaluations(tmp_path):
+    bank = str(tmp_path / "bank")
+    x = np.random.default_rng(1).random((64, 256), dtype=np.float32)
+    first = ptoc.tune(ptoc.jit(softmax, device="tiny"), x, np.empty_like(x), strategy="random",
+                      budget=6, bank=bank, result_dir=str(tmp_path), progress=False)
+    again = ptoc.tune(ptoc.jit(softmax, device="tiny"), x, np.empty_like(x), strategy="random",
+                      budget=6, bank=bank, result_dir=str(tmp_path), progress=False)
+    assert not first.bank_hit and again.bank_hit and again.evaluations == 0
+    assert again.best_us == pytest.approx(first.best_us, rel=1e-6)
+    # Another shape is another signature: no reuse.
+    x2 = np.random.default_rng(2).random((32, 256), dtype=np.float32)
+    other = ptoc.tune(ptoc.jit(softmax, device="tiny"), x2, np.empty_like(x2),
+                      strategy="random", budget=4, bank=bank, result_dir=str(tmp_path),
+                      progress=False)
+    assert not other.bank_hit and other.evaluations > 0
+
+
+def test_tune_rejects_what_it_cannot_tune():
+    with pytest.raises(ptoc.Error, match="@ptoc.jit function"):
+        ptoc.tune(softmax, np.ones((64, 256), np.float32))
+    with pytest.raises(ptoc.OptionError):
+        x = np.ones((64, 256), np.float32)
+        ptoc.tune(ptoc.jit(softmax, device="tiny"), x, np.empty_like(x), strategy="annealing",
+                  use_bank=False, progress=False)

@@ -1,0 +1,257 @@
+// The tuner (session/Tuner.h): derived spaces hold the written config and only shapes
+// that compile, configs rewrite the tile attributes, every strategy finds the optimum of
+// a small space, and the bank answers a repeated tuning without evaluations.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "ptoc/session/Session.h"
+#include "ptoc/session/Tuner.h"
+#include "ptoc/target/DeviceSpec.h"
+
+using namespace ptoc;
+
+namespace {
+
+constexpr const char *kSoftmax = R"(
+func @softmax(%x: tensor<32x256xf32>) -> tensor<32x256xf32> {
+  %m = amax %x {axes = [1], keepdim = true, vec_tile = [8, 256]} : tensor<32x1xf32>
+  %d = sub %x, %m {vec_tile = [8, 256]} : tensor<32x256xf32>
+  %e = exp %d {vec_tile = [8, 256]} : tensor<32x256xf32>
+  %s = sum %e {axes = [1], keepdim = true, vec_tile = [8, 256]} : tensor<32x1xf32>
+  %y = div %e, %s {vec_tile = [8, 256]} : tensor<32x256xf32>
+  return %y
+}
+)";
+
+/// The same operator at another shape (another bank key).
+constexpr const char *kSoftmaxWide = R"(
+func @softmax(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %m = amax %x {axes = [1], keepdim = true, vec_tile = [8, 256]} : tensor<64x1xf32>
+  %d = sub %x, %m {vec_tile = [8, 256]} : tensor<64x256xf32>
+  %e = exp %d {vec_tile = [8, 256]} : tensor<64x256xf32>
+  %s = sum %e {axes = [1], keepdim = true, vec_tile = [8, 256]} : tensor<64x1xf32>
+  %y = div %e, %s {vec_tile = [8, 256]} : tensor<64x256xf32>
+  return %y
+}
+)";
+
+constexpr const char *kMatmul = R"(
+func @mm(%a: tensor<64x128xf16>, %b: tensor<128x64xf16>) -> tensor<64x64xf32> {
+  %c = matmul %a, %b {cube_tile = {m = [32, 32], k = [32, 64], n = [32, 32]}} : tensor<64x64xf32>
+  return %c
+}
+)";
+
+session::Session tinySession() {
+  absl::StatusOr<session::Session> s = session::Session::create("tiny");
+  REQUIRE(s.ok());
+  return *s;
+}
+
+const tune::Dimension &dimension(const tune::SearchSpace &space, llvm::StringRef name) {
+  int i = space.findDimension(name);
+  REQUIRE(i >= 0);
+  return space.dimensions()[i];
+}
+
+bool contains(const tune::Dimension &dim, const tune::KnobValue &v) {
+  return std::find(dim.values.begin(), dim.values.end(), v) != dim.values.end();
+}
+
+/// The config of `space` with `value` in dimension `name` and the first value elsewhere.
+tune::Config configWith(const tune::SearchSpace &space,
+                        const std::vector<std::pair<std::string, tune::KnobValue>> &values) {
+  tune::Config c(space.numDimensions(), 0);
+  for (const auto &[name, value] : values) {
+    int i = space.findDimension(name);
+    REQUIRE(i >= 0);
+    const auto &vals = space.dimensions()[i].values;
+    auto it = std::find(vals.begin(), vals.end(), value);
+    REQUIRE(it != vals.end());
+    c[i] = it - vals.begin();
+  }
+  return c;
+}
+
+/// A small space over the softmax's tile and two scheduler modes (fast to exhaust).
+tune::SearchSpace smallSoftmaxSpace(const session::Session &s) {
+  absl::StatusOr<tune::SearchSpace> derived = session::deriveSearchSpace(s, kSoftmax);
+  REQUIRE(derived.ok());
+  tune::SearchSpace space;
+  REQUIRE(space.addDimension(dimension(*derived, "vec_tile[0]")).ok());
+  REQUIRE(space
+              .addDimension({"device_sched_mode", {int64_t(0), int64_t(1)},
+                             tune::DimensionKind::Other})
+              .ok());
+  return space;
+}
+
+std::string tempDir() {
+  llvm::SmallString<128> dir;
+  REQUIRE(!llvm::sys::fs::createUniqueDirectory("ptoc-tuner-test", dir));
+  return std::string(dir);
+}
+
+} // namespace
+
+TEST_CASE("derived vector space: the written tile plus variants that compile", "[tuner]") {
+  session::Session s = tinySession();
+  absl::StatusOr<tune::SearchSpace> space = session::deriveSearchSpace(s, kSoftmax);
+  REQUIRE(space.ok());
+  const tune::Dimension &tile = dimension(*space, "vec_tile[0]");
+  CHECK(tile.kind == tune::DimensionKind::Vector);
+  CHECK(contains(tile, std::vector<int64_t>{8, 256}));
+  CHECK(contains(tile, std::vector<int64_t>{4, 256}));
+  CHECK(contains(tile, std::vector<int64_t>{8, 128}));
+  // 32x256 fp32 x 3 buffers (sub, div) = 96 KiB: more than tiny's 32 KiB of UB.
+  CHECK(!contains(tile, std::vector<int64_t>{32, 256}));
+  // Sorted, no duplicates.
+  CHECK(std::is_sorted(tile.values.begin(), tile.values.end()));
+  CHECK(std::adjacent_find(tile.values.begin(), tile.values.end()) == tile.values.end());
+  const tune::Dimension &nbuffer = dimension(*space, "vec_nbuffer_setting");
+  CHECK(contains(nbuffer, int64_t(1)));
+  CHECK(contains(nbuffer, std::string("auto")));
+  CHECK(dimension(*space, "device_sched_mode").values.size() == 4);
+  CHECK(space->findDimension("cube_tile[0]") == -1);
+  CHECK(space->isEnumerable());
+  CHECK(space->size() == tile.values.size() * nbuffer.values.size() * 4);
+
+  // Every candidate tile compiles (the verifier and expand-tiles accept it).
+  for (const tune::KnobValue &v : tile.values) {
+    absl::StatusOr<session::TunedConfig> applied = session::applyConfig(
+        *space, configWith(*space, {{"vec_tile[0]", v}}), kSoftmax, {});
+    REQUIRE(applied.ok());
+    absl::StatusOr<session::Kernel> k = s.compileText(applied->moduleText, "cand.pto");
+    INFO(tune::knobValueToString(v));
+    CHECK(k.ok());
+  }
+}
+
+TEST_CASE("derived cube space: written tile and valid variants", "[tuner]") {
+  session::Session s = tinySession();
+  absl::StatusOr<tune::SearchSpace> space = session::deriveSearchSpace(s, kMatmul);
+  REQUIRE(space.ok());
+  const tune::Dimension &tile = dimension(*space, "cube_tile[0]");
+  CHECK(tile.kind == tune::DimensionKind::Cube);
+  CHECK(space->hasCubeDimension());
+  CHECK(contains(tile, std::vector<int64_t>{32, 32, 32, 64, 32, 32}));
+  CHECK(tile.values.size() > 1);
+  // No vector op: no merge-count knob.
+  CHECK(space->findDimension("vec_nbuffer_setting") == -1);
+  for (const tune::KnobValue &v : tile.values) {
+    absl::StatusOr<session::TunedConfig> applied = session::applyConfig(
+        *space, configWith(*space, {{"cube_tile[0]", v}}), kMatmul, {});
+    REQUIRE(applied.ok());
+    INFO(tune::knobValueToString(v));
+    CHECK(s.compileText(applied->moduleText, "cand.pto").ok());
+  }
+}
+
+TEST_CASE("applyConfig rewrites tiles, knobs and the scheduler mode", "[tuner]") {
+  session::Session s = tinySession();
+  absl::StatusOr<tune::SearchSpace> space = session::deriveSearchSpace(s, kSoftmax);
+  REQUIRE(space.ok());
+  tune::Config c = configWith(*space, {{"vec_tile[0]", std::vector<int64_t>{4, 256}},
+                                       {"vec_nbuffer_setting", std::string("auto")},
+                                       {"device_sched_mode", int64_t(2)}});
+  absl::StatusOr<session::TunedConfig> applied = session::applyConfig(*space, c, kSoftmax, {});
+  REQUIRE(applied.ok());
+  CHECK(applied->schedMode == 2);
+  REQUIRE(applied->knobs.values().count("vec_nbuffer_mode"));
+  CHECK(std::get<int64_t>(applied->knobs.values().at("vec_nbuffer_mode")) == 1);
+  CHECK(applied->configJson.find("\"vec_tile[0]\":[4,256]") != std::string::npos);
+  absl::StatusOr<session::Kernel> k = s.compileText(applied->moduleText, "cand.pto");
+  REQUIRE(k.ok());
+  const std::string &tensorIr = k->irByStage.at(session::Stage::Tensor);
+  CHECK(tensorIr.find("vec_tile = [4, 256]") != std::string::npos);
+  CHECK(tensorIr.find("vec_tile = [8, 256]") == std::string::npos);
+
+  tune::Config merge4 = configWith(*space, {{"vec_nbuffer_setting", int64_t(4)}});
+  absl::StatusOr<session::TunedConfig> m = session::applyConfig(*space, merge4, kSoftmax, {});
+  REQUIRE(m.ok());
+  CHECK(std::get<int64_t>(m->knobs.values().at("vec_nbuffer_mode")) == 2);
+  CHECK(std::get<passes::IntMap>(m->knobs.values().at("vec_nbuffer_setting")) ==
+        passes::IntMap{{-1, 4}});
+}
+
+TEST_CASE("every strategy with budget = space size finds the exhaustive optimum", "[tuner]") {
+  session::Session s = tinySession();
+  tune::SearchSpace space = smallSoftmaxSpace(s);
+  session::TuneOptions options;
+  options.useBank = false;
+  options.threads = 2;
+  options.resultDir = tempDir();
+  options.search.budget = space.size();
+
+  options.search.strategy = tune::Strategy::Grid;
+  absl::StatusOr<session::TuneReport> grid = session::tuneModule(s, kSoftmax, options, &space);
+  REQUIRE(grid.ok());
+  REQUIRE(grid->result.evaluationsUsed() == space.size());
+  double optimum = 1e300;
+  double writtenUs = 0;
+  for (const tune::Evaluation &e : grid->result.evaluations) {
+    REQUIRE(e.micros);
+    optimum = std::min(optimum, *e.micros);
+    if (e.config == configWith(space, {{"vec_tile[0]", std::vector<int64_t>{8, 256}}}))
+      writtenUs = *e.micros;
+  }
+  CHECK(grid->bestUs == optimum);
+  // The baseline is the function as written: the written tile, scheduler mode 0.
+  CHECK(grid->baselineUs == writtenUs);
+  CHECK(llvm::sys::fs::exists(grid->resultPath));
+  REQUIRE(grid->best);
+
+  for (tune::Strategy st : {tune::Strategy::Random, tune::Strategy::Genetic,
+                            tune::Strategy::Bandit, tune::Strategy::Auto}) {
+    options.search.strategy = st;
+    absl::StatusOr<session::TuneReport> r = session::tuneModule(s, kSoftmax, options, &space);
+    REQUIRE(r.ok());
+    INFO(tune::strategyName(st).str());
+    CHECK(r->bestUs == optimum);
+    CHECK(!r->bankHit);
+  }
+}
+
+TEST_CASE("the bank answers a repeated tuning with no evaluation; another shape misses",
+          "[tuner]") {
+  session::Session s = tinySession();
+  std::string dir = tempDir();
+  session::TuneOptions options;
+  options.bankPath = dir + "/bank";
+  options.resultDir = dir;
+  options.threads = 2;
+  options.search.budget = 4;
+  options.search.strategy = tune::Strategy::Random;
+  tune::SearchSpace space = smallSoftmaxSpace(s);
+
+  absl::StatusOr<session::TuneReport> first = session::tuneModule(s, kSoftmax, options, &space);
+  REQUIRE(first.ok());
+  CHECK(!first->bankHit);
+  CHECK(first->result.evaluationsUsed() == 4);
+  REQUIRE(first->best);
+
+  absl::StatusOr<session::TuneReport> second = session::tuneModule(s, kSoftmax, options, &space);
+  REQUIRE(second.ok());
+  CHECK(second->bankHit);
+  CHECK(second->result.evaluationsUsed() == 0);
+  CHECK(second->resultPath.empty());
+  REQUIRE(second->best);
+  CHECK(second->bestUs == first->bestUs);
+  CHECK(second->best->moduleText == first->best->moduleText);
+  CHECK(second->best->schedMode == first->best->schedMode);
+
+  absl::StatusOr<session::TuneReport> wide = session::tuneModule(s, kSoftmaxWide, options);
+  REQUIRE(wide.ok());
+  CHECK(!wide->bankHit);
+  CHECK(wide->result.evaluationsUsed() == 4);
+
+  // A different device never reuses the records.
+  session::Session a2 = *session::Session::create("a2");
+  absl::StatusOr<session::TuneReport> other = session::tuneModule(a2, kSoftmax, options, &space);
+  REQUIRE(other.ok());
+  CHECK(!other->bankHit);
+}
