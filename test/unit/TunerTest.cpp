@@ -90,11 +90,16 @@ tune::SearchSpace smallSoftmaxSpace(const session::Session &s) {
   return space;
 }
 
-std::string tempDir() {
-  llvm::SmallString<128> dir;
-  REQUIRE(!llvm::sys::fs::createUniqueDirectory("ptoc-tuner-test", dir));
-  return std::string(dir);
-}
+/// A fresh temporary folder, removed with everything in it when the test ends.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    llvm::SmallString<128> dir;
+    REQUIRE(!llvm::sys::fs::createUniqueDirectory("ptoc-tuner-test", dir));
+    path = std::string(dir);
+  }
+  ~TempDir() { (void)llvm::sys::fs::remove_directories(path); }
+};
 
 } // namespace
 
@@ -184,7 +189,8 @@ TEST_CASE("every strategy with budget = space size finds the exhaustive optimum"
   session::TuneOptions options;
   options.useBank = false;
   options.threads = 2;
-  options.resultDir = tempDir();
+  TempDir results;
+  options.resultDir = results.path;
   options.search.budget = space.size();
 
   options.search.strategy = tune::Strategy::Grid;
@@ -219,7 +225,8 @@ TEST_CASE("every strategy with budget = space size finds the exhaustive optimum"
 TEST_CASE("the bank answers a repeated tuning with no evaluation; another shape misses",
           "[tuner]") {
   session::Session s = tinySession();
-  std::string dir = tempDir();
+  TempDir temp;
+  const std::string &dir = temp.path;
   session::TuneOptions options;
   options.bankPath = dir + "/bank";
   options.resultDir = dir;
