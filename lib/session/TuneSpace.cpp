@@ -251,8 +251,8 @@ absl::StatusOr<tune::SearchSpace> deriveSearchSpace(const Session &session,
   }
   if (!sites.vecTiles.empty()) {
     // One merge count for every AIV group (the default `-1` entry); per-group
-    // dimensions keyed by hash order are a later refinement. 1 = no merging (the
-    // default pipeline's behaviour), "auto" = vec_nbuffer_mode 1.
+    // dimensions keyed by hash order are a later refinement. 1 = no merging, "auto" =
+    // vec_nbuffer_mode 1 (what the default pipeline does).
     tune::Dimension dim{kNBufferDim, {}, tune::DimensionKind::Vector};
     for (int64_t n : kNBufferCounts) dim.values.push_back(n);
     dim.values.push_back(std::string(kNBufferAuto));
@@ -348,7 +348,8 @@ std::optional<tune::Config> writtenConfig(const tune::SearchSpace &space,
     } else if (dim.name == kSchedDim) {
       want = int64_t(0);
     } else if (dim.name == kNBufferDim && !mergeSet) {
-      want = int64_t(1); // no merging, as the default pipeline does
+      // The default pipeline merges vector groups automatically (vec_nbuffer_mode=1).
+      want = std::string(kNBufferAuto);
     }
     if (!want) return std::nullopt;
     auto it = std::find(dim.values.begin(), dim.values.end(), *want);

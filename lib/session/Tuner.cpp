@@ -83,7 +83,43 @@ absl::StatusOr<std::map<std::string, tune::KnobValue>> configValues(llvm::String
   return values;
 }
 
+/// The bank's best record of `key`, applied to `moduleText`; nullopt on a miss. A
+/// record that no longer applies (its tile count differs from the function's) is a
+/// miss, with a warning.
+absl::StatusOr<std::optional<BankAnswer>> answerFromBank(tune::Bank &bank, const tune::BankKey &key,
+                                                         llvm::StringRef moduleText,
+                                                         const PassKnobs &baseKnobs) {
+  absl::StatusOr<std::optional<tune::BankRecord>> best = bank.lookupBest(key);
+  for (const std::string &w : bank.warnings()) llvm::errs() << "ptoc tune: warning: " << w << "\n";
+  if (!best.ok()) return best.status();
+  if (!*best) return std::optional<BankAnswer>();
+  absl::StatusOr<std::map<std::string, tune::KnobValue>> values = configValues((*best)->config);
+  absl::StatusOr<TunedConfig> applied = values.ok()
+                                            ? applyConfigValues(*values, moduleText, baseKnobs)
+                                            : absl::StatusOr<TunedConfig>(values.status());
+  if (!applied.ok()) {
+    llvm::errs() << "ptoc tune: warning: bank record " << (*best)->config
+                 << " does not apply to this function ("
+                 << std::string(applied.status().message()) << "); ignoring it\n";
+    return std::optional<BankAnswer>();
+  }
+  applied->configJson = (*best)->config;
+  return std::optional<BankAnswer>(
+      BankAnswer{*std::move(applied), (*best)->simulatedUs, (*best)->strategy});
+}
+
 } // namespace
+
+absl::StatusOr<std::optional<BankAnswer>> lookupTuned(const Session &session,
+                                                      llvm::StringRef moduleText,
+                                                      llvm::StringRef bankPath,
+                                                      const PassKnobs &baseKnobs) {
+  absl::StatusOr<ModuleFacts> facts = moduleFacts(session, moduleText);
+  if (!facts.ok()) return facts.status();
+  absl::StatusOr<tune::Bank> bank = tune::Bank::open(bankPath);
+  if (!bank.ok()) return bank.status();
+  return answerFromBank(*bank, facts->key, moduleText, baseKnobs);
+}
 
 absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef moduleText,
                                       const TuneOptions &options,
@@ -122,27 +158,15 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
     absl::StatusOr<tune::Bank> opened = tune::Bank::open(options.bankPath);
     if (!opened.ok()) return opened.status();
     bank = *std::move(opened);
-    absl::StatusOr<std::optional<tune::BankRecord>> best = bank->lookupBest(facts->key);
-    for (const std::string &w : bank->warnings()) llvm::errs() << "ptoc tune: warning: " << w << "\n";
-    if (!best.ok()) return best.status();
-    if (*best) {
-      // A record of this key that no longer applies (its tile count differs from the
-      // function's) is treated as a miss, with a warning.
-      absl::StatusOr<std::map<std::string, tune::KnobValue>> values = configValues((*best)->config);
-      absl::StatusOr<TunedConfig> applied =
-          values.ok() ? applyConfigValues(*values, moduleText, options.baseKnobs)
-                      : absl::StatusOr<TunedConfig>(values.status());
-      if (applied.ok()) {
-        applied->configJson = (*best)->config;
-        report.best = *std::move(applied);
-        report.bestUs = (*best)->simulatedUs;
-        report.bankHit = true;
-        report.result.strategy = (*best)->strategy;
-        return report;
-      }
-      llvm::errs() << "ptoc tune: warning: bank record " << (*best)->config
-                   << " does not apply to this function (" << std::string(applied.status().message())
-                   << "); searching\n";
+    absl::StatusOr<std::optional<BankAnswer>> answer =
+        answerFromBank(*bank, facts->key, moduleText, options.baseKnobs);
+    if (!answer.ok()) return answer.status();
+    if (*answer) {
+      report.best = std::move((*answer)->config);
+      report.bestUs = (*answer)->simulatedUs;
+      report.bankHit = true;
+      report.result.strategy = (*answer)->strategy;
+      return report;
     }
   }
 

@@ -10,6 +10,7 @@ import collections
 import functools
 import inspect
 import threading
+import warnings
 
 import numpy as np
 
@@ -68,6 +69,13 @@ class CompiledKernel:
         return self._kernel.compile_seconds
 
     @property
+    def bank_config(self):
+        """The knowledge bank's config (a dict) this kernel was compiled with, or None
+        when it was compiled as written (no record, or use_tune_bank=False)."""
+        import json
+        return json.loads(self._plan.bank_config) if self._plan.bank_config else None
+
+    @property
     def ir_dump_dir(self):
         """Where compile_debug_mode=1 wrote the IR after every pass ("" if off)."""
         return self._plan.ir_dump_dir
@@ -110,6 +118,8 @@ class _Plan:
         # call's (ambient and jit) options on every run of this kernel.
         self.runtime_options = {}
         self.debug_options = {}
+        # The knowledge bank's config this kernel was compiled with (JSON), or None.
+        self.bank_config = None
 
 
 class JitFunction:
@@ -315,6 +325,17 @@ class JitFunction:
             folder = _ptoc.create_output_dir(debug["output_dir"])
             plan.ir_dump_dir = folder + "/ir"
         tuned = self._tuned.get(key) if key is not None else None
+        if tuned is None and host["use_tune_bank"] and host["compile_stage"] == "codegen":
+            # The knowledge bank may know this function and signature: no tuning needed.
+            try:
+                answer = _ptoc.tune_lookup(session, builder.text(), host["tune_bank_path"],
+                                           final.pass_options)
+            except Error as e:  # an unusable bank never stops a kernel from compiling
+                warnings.warn(f"ptoc: the tuning knowledge bank was not consulted: {e}")
+                answer = None
+            if answer is not None:
+                tuned = (answer["module_text"], answer["knobs"], answer["sched_mode"])
+                plan.bank_config = answer["config"]
         if tuned is not None and host["compile_stage"] == "codegen":
             # The module ptoc.tune chose (same signature, its tile shapes and knobs).
             text, knobs, sched_mode = tuned

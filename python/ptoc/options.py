@@ -69,6 +69,11 @@ HOST_OPTIONS = {
                       "stop compiling after this stage: tensor, tile, partitioned, codegen"),
     "double_buffer": (_boolean, True, "ping-pong local buffers (transfers overlap compute)"),
     "verify_each": (_boolean, True, "verify the IR after every pass that changed it"),
+    "use_tune_bank": (_boolean, True,
+                      "compile the knowledge bank's best config for this signature, if it "
+                      "has one (docs/tuning.md); False compiles the function as written"),
+    "tune_bank_path": (_string, "", "the knowledge bank folder (default $PTOC_TUNE_BANK_PATH "
+                                    "or ~/.cache/ptoc/bank)"),
 }
 _TABLES = {"runtime_options": RUNTIME_OPTIONS, "debug_options": DEBUG_OPTIONS,
            "host_options": HOST_OPTIONS}

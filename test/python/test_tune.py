@@ -60,3 +60,31 @@ def test_tune_rejects_what_it_cannot_tune():
         x = np.ones((64, 256), np.float32)
         ptoc.tune(ptoc.jit(softmax, device="tiny"), x, np.empty_like(x), strategy="annealing",
                   use_bank=False, progress=False)
+
+
+def test_jit_uses_the_bank_on_its_own_and_can_opt_out(tmp_path):
+    bank = str(tmp_path / "bank")
+    x = np.random.default_rng(3).random((64, 256), dtype=np.float32)
+    tuned = ptoc.tune(ptoc.jit(softmax, device="tiny"), x, np.empty_like(x), strategy="grid",
+                      budget=12, bank=bank, result_dir=str(tmp_path), progress=False)
+    assert tuned.best_us is not None
+
+    # A fresh jit function of the same operator: the bank answers, no tuning.
+    fresh = ptoc.jit(softmax, device="tiny", host_options={"tune_bank_path": bank})
+    y = np.empty_like(x)
+    fresh(x, y)
+    np.testing.assert_allclose(y, reference(x), rtol=1e-5, atol=1e-7)
+    assert fresh.last_run.simulated_us == pytest.approx(tuned.best_us, rel=1e-6)
+    assert fresh.compile(x, y).bank_config == tuned.config
+
+    # Opting out compiles the function as written.
+    written = ptoc.jit(softmax, device="tiny",
+                       host_options={"tune_bank_path": bank, "use_tune_bank": False})
+    written(x, y)
+    assert written.compile(x, y).bank_config is None
+    assert written.last_run.simulated_us == pytest.approx(tuned.baseline_us, rel=1e-6)
+
+    # Another shape has no record: as written.
+    x2 = np.random.default_rng(4).random((32, 256), dtype=np.float32)
+    other = ptoc.jit(softmax, device="tiny", host_options={"tune_bank_path": bank})
+    assert other.compile(x2, np.empty_like(x2)).bank_config is None

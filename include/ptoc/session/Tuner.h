@@ -71,6 +71,22 @@ absl::StatusOr<tune::SearchSpace> deriveSearchSpace(const Session &session,
 absl::StatusOr<TunedConfig> applyConfig(const tune::SearchSpace &space, const tune::Config &config,
                                         llvm::StringRef moduleText, const PassKnobs &baseKnobs);
 
+/// A config the knowledge bank knows for a function, applied to it.
+struct BankAnswer {
+  TunedConfig config;
+  double simulatedUs = 0;
+  std::string strategy;
+};
+
+/// The bank's best config for the function of `moduleText` (bank folder `bankPath`,
+/// "" = the default), applied to it; nullopt when the bank has no record of its key
+/// (version, device, graph, signature). No evaluation: what `@ptoc.jit` does before
+/// compiling.
+absl::StatusOr<std::optional<BankAnswer>> lookupTuned(const Session &session,
+                                                      llvm::StringRef moduleText,
+                                                      llvm::StringRef bankPath = "",
+                                                      const PassKnobs &baseKnobs = {});
+
 /// Tunes the function of `moduleText`: consults the bank first (a hit costs no
 /// evaluation), else searches `space` (derived when null) and records the results.
 absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef moduleText,
