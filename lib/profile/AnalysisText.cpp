@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "JsonNumbers.h"
+#include "TextFormat.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -14,49 +15,12 @@ namespace ptoc::profile {
 
 namespace {
 
-/// Columns of cells, right-aligned except a leading label column.
-class Table {
-public:
-  explicit Table(std::vector<std::string> header, bool labelColumn = true)
-      : labelColumn_(labelColumn) {
-    rows_.push_back(std::move(header));
-  }
-  void row(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
-  void print(std::string &out, llvm::StringRef indent = "  ") const {
-    std::vector<size_t> width;
-    for (const auto &row : rows_)
-      for (size_t i = 0; i < row.size(); ++i) {
-        if (width.size() <= i) width.push_back(0);
-        width[i] = std::max(width[i], row[i].size());
-      }
-    for (const auto &row : rows_) {
-      std::string line = indent.str();
-      for (size_t i = 0; i < row.size(); ++i) {
-        if (i) line += "  ";
-        std::string pad(width[i] - row[i].size(), ' ');
-        line += i == 0 && labelColumn_ ? row[i] + pad : pad + row[i];
-      }
-      while (!line.empty() && line.back() == ' ') line.pop_back();
-      out += line + "\n";
-    }
-  }
+using text::bytes;
+using text::percent;
+using text::Table;
+using text::us3;
 
-private:
-  std::vector<std::vector<std::string>> rows_;
-  bool labelColumn_;
-};
-
-std::string us3(double value) { return absl::StrFormat("%.3f", value); }
-std::string percent(double share) { return absl::StrFormat("%.1f%%", 100 * share); }
 std::string groupKeyOf(int order) { return absl::StrCat("func0_", order); }
-std::string bytes(int64_t n) {
-  constexpr double kKiB = 1024.0;
-  double v = static_cast<double>(n);
-  if (v < kKiB) return absl::StrCat(n, " B");
-  if (v < kKiB * kKiB) return absl::StrFormat("%.1f KiB", v / kKiB);
-  if (v < kKiB * kKiB * kKiB) return absl::StrFormat("%.1f MiB", v / (kKiB * kKiB));
-  return absl::StrFormat("%.2f GiB", v / (kKiB * kKiB * kKiB));
-}
 
 } // namespace
 
@@ -91,7 +55,7 @@ std::string analysisText(const Analysis &a) {
                us3(b.depIdleUs), us3(b.tailIdleUs), absl::StrCat(k.waves),
                percent(k.waveIdleShare)});
   }
-  cores.print(out);
+  cores.print(out, "  ");
 
   out += "\ngroups\n";
   Table groups({"group", "core", "size", "tasks", "cores", "min_us", "avg_us", "max_us",
@@ -102,7 +66,7 @@ std::string analysisText(const Analysis &a) {
                 absl::StrCat(g.coresUsed), us3(g.minUs), us3(g.avgUs), us3(g.maxUs),
                 us3(g.totalUs), percent(a.groupShares[i])});
   }
-  groups.print(out);
+  groups.print(out, "  ");
 
   if (a.hasPipes) {
     out += "\npipes (summed over the cores of a kind)\n";
@@ -113,7 +77,7 @@ std::string analysisText(const Analysis &a) {
                  us3(p.busyUs), percent(p.utilization), p.transfer ? bytes(p.bytes) : "-",
                  p.transfer ? absl::StrFormat("%.1f", p.busyGBps) : "-",
                  p.transfer ? absl::StrFormat("%.1f", p.spanGBps) : "-"});
-    pipes.print(out);
+    pipes.print(out, "  ");
     for (const PipeKindSummary &pk : a.pipeKinds)
       absl::StrAppendFormat(&out, "  %s: transfer %s us vs compute %s us (transfer share %s), "
                                   "overlap %s us (%s of the shorter)\n",
@@ -127,7 +91,7 @@ std::string analysisText(const Analysis &a) {
   for (const TaskSummary &t : s.topTasks)
     top.row({absl::StrCat(t.call), absl::StrCat(t.subgraph), groupKeyOf(t.hashOrder), t.core,
              us3(t.startUs), us3(t.durationUs)});
-  top.print(out);
+  top.print(out, "  ");
 
   out += "\nlongest scheduling waits (ready -> start)\n";
   Table waits({"call", "sg", "group", "core", "ready_us", "start_us", "sched_wait_us",
@@ -136,7 +100,7 @@ std::string analysisText(const Analysis &a) {
   for (const TaskWait &w : a.topWaits)
     waits.row({absl::StrCat(w.call), absl::StrCat(w.subgraph), groupKeyOf(w.hashOrder), w.core,
                us3(w.readyUs), us3(w.startUs), us3(w.schedWaitUs), us3(w.depWaitUs)});
-  waits.print(out);
+  waits.print(out, "  ");
 
   const CriticalPath &path = s.criticalPath;
   absl::StrAppendFormat(&out, "\ncritical path: %s us (%s of the span; %s to %s us), %d task%s, "
@@ -151,12 +115,7 @@ std::string analysisText(const Analysis &a) {
     absl::StrAppend(&out, "  groups on it: ", absl::StrJoin(steps, " -> "), "\n");
   }
 
-  out += "\nverdicts\n";
-  if (a.verdicts.empty()) out += "  none: no rule of thumb fired\n";
-  for (const Verdict &v : a.verdicts) {
-    absl::StrAppendFormat(&out, "  [%s] %s (%s): %s\n", v.severity, v.rule, v.scope, v.finding);
-    absl::StrAppendFormat(&out, "         try: %s\n", v.knob);
-  }
+  text::appendVerdicts(out, a.verdicts);
   return out;
 }
 
@@ -348,19 +307,7 @@ std::string analysisJson(const Analysis &a) {
       });
     }
     json.attributeEnd();
-    json.attributeArray("verdicts", [&] {
-      for (const Verdict &v : a.verdicts)
-        json.object([&] {
-          json.attribute("rule", v.rule);
-          json.attribute("severity", v.severity);
-          json.attribute("scope", v.scope);
-          json.attribute("finding", v.finding);
-          json.attribute("knob", v.knob);
-          json.attributeObject("evidence", [&] {
-            for (const auto &[name, value] : v.evidence) fixed(name, value, kRatioDecimals);
-          });
-        });
-    });
+    text::writeVerdicts(json, a.verdicts);
   });
   os << "\n";
   os.flush();

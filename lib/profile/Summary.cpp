@@ -7,6 +7,7 @@
 #include <map>
 
 #include "JsonNumbers.h"
+#include "TextFormat.h"
 #include "RecordCheck.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -196,7 +197,7 @@ const GroupSummary *heaviestGroup(const Summary &s, llvm::StringRef kind) {
   return best;
 }
 
-std::string percent(double share) { return absl::StrFormat("%.1f%%", 100 * share); }
+using text::percent;
 
 } // namespace
 
@@ -373,37 +374,9 @@ absl::StatusOr<Summary> summarize(const Program &program, const RunRecord &recor
 
 namespace {
 
-/// Columns of cells, right-aligned (numbers line up) except a leading label column.
-class Table {
-public:
-  explicit Table(std::vector<std::string> header, bool labelColumn = true)
-      : labelColumn_(labelColumn) {
-    rows_.push_back(std::move(header));
-  }
-  void row(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
-  void print(std::string &out, llvm::StringRef indent = "") const {
-    std::vector<size_t> width;
-    for (const auto &row : rows_)
-      for (size_t i = 0; i < row.size(); ++i) {
-        if (width.size() <= i) width.push_back(0);
-        width[i] = std::max(width[i], row[i].size());
-      }
-    for (const auto &row : rows_) {
-      std::string line = indent.str();
-      for (size_t i = 0; i < row.size(); ++i) {
-        if (i) line += "  ";
-        std::string pad(width[i] - row[i].size(), ' ');
-        line += i == 0 && labelColumn_ ? row[i] + pad : pad + row[i];
-      }
-      while (!line.empty() && line.back() == ' ') line.pop_back();
-      out += line + "\n";
-    }
-  }
-
-private:
-  std::vector<std::vector<std::string>> rows_;
-  bool labelColumn_;
-};
+using text::bytes;
+using text::Table;
+using text::us3;
 
 /// Microseconds with about four significant digits, for prose.
 std::string us(double value) {
@@ -411,16 +384,7 @@ std::string us(double value) {
   if (value < 100) return absl::StrFormat("%.2f", value);
   return absl::StrFormat("%.1f", value);
 }
-std::string us3(double value) { return absl::StrFormat("%.3f", value); }
 
-std::string bytes(int64_t n) {
-  constexpr double kKiB = 1024.0;
-  double v = static_cast<double>(n);
-  if (v < kKiB) return absl::StrCat(n, " B");
-  if (v < kKiB * kKiB) return absl::StrFormat("%.1f KiB", v / kKiB);
-  if (v < kKiB * kKiB * kKiB) return absl::StrFormat("%.1f MiB", v / (kKiB * kKiB));
-  return absl::StrFormat("%.2f GiB", v / (kKiB * kKiB * kKiB));
-}
 
 } // namespace
 
@@ -484,12 +448,7 @@ std::string summaryText(const Summary &s) {
     absl::StrAppend(&out, "  groups on it: ", absl::StrJoin(steps, " -> "), "\n");
   }
 
-  out += "\nverdicts\n";
-  if (s.verdicts.empty()) out += "  none: no rule of thumb fired\n";
-  for (const Verdict &v : s.verdicts) {
-    absl::StrAppendFormat(&out, "  [%s] %s (%s): %s\n", v.severity, v.rule, v.scope, v.finding);
-    absl::StrAppendFormat(&out, "         try: %s\n", v.knob);
-  }
+  text::appendVerdicts(out, s.verdicts);
   return out;
 }
 
@@ -606,19 +565,7 @@ std::string summaryJson(const Summary &s) {
           });
       });
     });
-    json.attributeArray("verdicts", [&] {
-      for (const Verdict &v : s.verdicts)
-        json.object([&] {
-          json.attribute("rule", v.rule);
-          json.attribute("severity", v.severity);
-          json.attribute("scope", v.scope);
-          json.attribute("finding", v.finding);
-          json.attribute("knob", v.knob);
-          json.attributeObject("evidence", [&] {
-            for (const auto &[name, value] : v.evidence) fixed(name, value, kRatioDecimals);
-          });
-        });
-    });
+    text::writeVerdicts(json, s.verdicts);
   });
   os << "\n";
   os.flush();
