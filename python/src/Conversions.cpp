@@ -50,6 +50,15 @@ passes::OptionValue optionValueFromPython(const std::string &knob, const py::han
                         "{int: int} dict, got ", py::repr(v).cast<std::string>())));
 }
 
+session::PassKnobs knobsFromPython(const py::dict &knobs) {
+  session::PassKnobs out;
+  for (auto [name, value] : knobs) {
+    std::string n = name.cast<std::string>();
+    throwIfError(ErrorStage::Option, out.set(n, optionValueFromPython(n, value)));
+  }
+  return out;
+}
+
 py::object optionValueToPython(const passes::OptionValue &v) {
   return std::visit(
       [](const auto &x) -> py::object {

@@ -106,6 +106,19 @@ py::dict statsToPython(const Kernel &k) {
   return d;
 }
 
+/// The compile options the Python layer passes (knobs, host and debug options).
+session::CompileOptions compileOptions(const py::dict &knobs, const std::string &stage,
+                                       bool doubleBuffer, const std::string &irDumpDir,
+                                       bool verifyEach) {
+  session::CompileOptions opts;
+  opts.knobs = knobsFromPython(knobs);
+  opts.stopAt = valueOrThrow(ErrorStage::Option, session::parseStage(stage));
+  opts.codegen.doubleBuffer = doubleBuffer;
+  opts.irDumpDir = irDumpDir;
+  opts.verifyEach = verifyEach;
+  return opts;
+}
+
 py::dict reportUtilization(const session::RunReport &r) {
   py::dict d;
   d["AIC"] = r.aicUtilization;
@@ -135,15 +148,8 @@ void bindKernels(py::module_ &m) {
           "compile",
           [](const Session &s, Builder &builder, const py::dict &knobs, const std::string &stage,
              bool doubleBuffer, const std::string &irDumpDir, bool verifyEach) {
-            session::CompileOptions opts;
-            for (auto [name, value] : knobs) {
-              std::string n = name.cast<std::string>();
-              throwIfError(ErrorStage::Option, opts.knobs.set(n, optionValueFromPython(n, value)));
-            }
-            opts.stopAt = valueOrThrow(ErrorStage::Option, session::parseStage(stage));
-            opts.codegen.doubleBuffer = doubleBuffer;
-            opts.irDumpDir = irDumpDir;
-            opts.verifyEach = verifyEach;
+            session::CompileOptions opts =
+                compileOptions(knobs, stage, doubleBuffer, irDumpDir, verifyEach);
             ir::Module &module = builder.takeModuleForCompile();
             absl::StatusOr<Kernel> kernel;
             {
@@ -161,15 +167,8 @@ void bindKernels(py::module_ &m) {
           [](const Session &s, const std::string &text, const py::dict &knobs,
              const std::string &stage, bool doubleBuffer, const std::string &irDumpDir,
              bool verifyEach) {
-            session::CompileOptions opts;
-            for (auto [name, value] : knobs) {
-              std::string n = name.cast<std::string>();
-              throwIfError(ErrorStage::Option, opts.knobs.set(n, optionValueFromPython(n, value)));
-            }
-            opts.stopAt = valueOrThrow(ErrorStage::Option, session::parseStage(stage));
-            opts.codegen.doubleBuffer = doubleBuffer;
-            opts.irDumpDir = irDumpDir;
-            opts.verifyEach = verifyEach;
+            session::CompileOptions opts =
+                compileOptions(knobs, stage, doubleBuffer, irDumpDir, verifyEach);
             absl::StatusOr<Kernel> kernel;
             {
               py::gil_scoped_release release;

@@ -30,10 +30,7 @@ void bindTune(py::module_ &m) {
         opts.bankPath = bankPath;
         opts.useBank = useBank;
         opts.resultDir = resultDir;
-        for (auto [name, value] : knobs) {
-          std::string n = name.cast<std::string>();
-          throwIfError(ErrorStage::Option, opts.baseKnobs.set(n, optionValueFromPython(n, value)));
-        }
+        opts.baseKnobs = knobsFromPython(knobs);
         if (!progress.is_none())
           opts.progress = [progress](const tune::SearchProgress &p) {
             py::gil_scoped_acquire gil;
@@ -77,11 +74,7 @@ void bindTune(py::module_ &m) {
       [](const py::object &sessionObj, const std::string &text, const std::string &bankPath,
          const py::dict &knobs) -> py::object {
         const session::Session &s = sessionObj.cast<const session::Session &>();
-        session::PassKnobs base;
-        for (auto [name, value] : knobs) {
-          std::string n = name.cast<std::string>();
-          throwIfError(ErrorStage::Option, base.set(n, optionValueFromPython(n, value)));
-        }
+        session::PassKnobs base = knobsFromPython(knobs);
         absl::StatusOr<std::optional<session::BankAnswer>> answer;
         {
           py::gil_scoped_release release;
