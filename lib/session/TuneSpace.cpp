@@ -160,6 +160,19 @@ absl::StatusOr<ir::Func *> selectFunc(ir::Module &module, llvm::StringRef funcNa
   return &module.func(0);
 }
 
+absl::StatusOr<ParsedFunc> parseFunc(llvm::StringRef moduleText, llvm::StringRef funcName) {
+  ParsedFunc parsed;
+  parsed.ctx = std::make_unique<ir::Context>();
+  absl::StatusOr<std::unique_ptr<ir::Module>> module =
+      ir::parseModuleOrError(moduleText, "<tune>", *parsed.ctx);
+  if (!module.ok()) return module.status();
+  parsed.module = *std::move(module);
+  absl::StatusOr<ir::Func *> func = selectFunc(*parsed.module, funcName);
+  if (!func.ok()) return func.status();
+  parsed.func = *func;
+  return parsed;
+}
+
 TileSites collectTileSites(ir::Func &func) {
   TileSites sites;
   for (ir::Operation &op : func.ops()) {
@@ -195,13 +208,10 @@ std::string cubeTileDimName(size_t k) { return absl::StrCat(kCubeTileDim, "[", k
 absl::StatusOr<tune::SearchSpace> deriveSearchSpace(const Session &session,
                                                     llvm::StringRef moduleText,
                                                     llvm::StringRef funcName) {
-  ir::Context ctx;
-  absl::StatusOr<std::unique_ptr<ir::Module>> module =
-      ir::parseModuleOrError(moduleText, "<tune>", ctx);
-  if (!module.ok()) return module.status();
-  absl::StatusOr<ir::Func *> func = selectFunc(**module, funcName);
-  if (!func.ok()) return func.status();
-  TileSites sites = collectTileSites(**func);
+  absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText, funcName);
+  if (!parsed.ok()) return parsed.status();
+  ir::Func *func = parsed->func;
+  TileSites sites = collectTileSites(*func);
   const target::DeviceSpec &device = session.device();
 
   tune::SearchSpace space;
@@ -267,13 +277,10 @@ absl::StatusOr<tune::SearchSpace> deriveSearchSpace(const Session &session,
 absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, tune::KnobValue> &values,
                                               llvm::StringRef moduleText,
                                               const PassKnobs &baseKnobs) {
-  ir::Context ctx;
-  absl::StatusOr<std::unique_ptr<ir::Module>> module =
-      ir::parseModuleOrError(moduleText, "<tune>", ctx);
-  if (!module.ok()) return module.status();
-  absl::StatusOr<ir::Func *> func = selectFunc(**module, "");
-  if (!func.ok()) return func.status();
-  TileSites sites = collectTileSites(**func);
+  absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText);
+  if (!parsed.ok()) return parsed.status();
+  ir::Func *func = parsed->func;
+  TileSites sites = collectTileSites(*func);
 
   TunedConfig out;
   out.knobs = baseKnobs;
@@ -287,7 +294,8 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, tune::
             "config knob '", name, "' = ", tune::knobValueToString(value),
             " does not apply: the function has ", sites.vecTiles.size(),
             " distinct vec_tile shapes and a vec_tile is a list of sizes"));
-      for (ir::Operation *op : sites.vecOps[*k]) op->setAttr("vec_tile", ctx.intArrayAttr(*ints));
+      for (ir::Operation *op : sites.vecOps[*k])
+        op->setAttr("vec_tile", parsed->ctx->intArrayAttr(*ints));
     } else if (std::optional<size_t> k = indexedName(name, kCubeTileDim)) {
       std::optional<ir::CubeTile> tile = ints ? unflattenCube(*ints) : std::nullopt;
       if (*k >= sites.cubeTiles.size() || !tile)
@@ -295,7 +303,8 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, tune::
             "config knob '", name, "' = ", tune::knobValueToString(value),
             " does not apply: the function has ", sites.cubeTiles.size(),
             " distinct cube_tile shapes and a cube tile is [mL0, mL1, kL0, kL1, nL0, nL1]"));
-      for (ir::Operation *op : sites.cubeOps[*k]) op->setAttr("cube_tile", tile->toAttr(ctx));
+      for (ir::Operation *op : sites.cubeOps[*k])
+        op->setAttr("cube_tile", tile->toAttr(*parsed->ctx));
     } else if (name == kSchedDim) {
       const auto *mode = std::get_if<int64_t>(&value);
       if (!mode || *mode < 0 || *mode >= kSchedModes)
@@ -323,19 +332,16 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, tune::
     }
   }
   out.configJson = llvm::formatv("{0}", llvm::json::Value(std::move(json))).str();
-  out.moduleText = ir::toString(**module);
+  out.moduleText = ir::toString(*parsed->module);
   return out;
 }
 
 std::optional<tune::Config> writtenConfig(const tune::SearchSpace &space,
                                          llvm::StringRef moduleText, const PassKnobs &baseKnobs) {
-  ir::Context ctx;
-  absl::StatusOr<std::unique_ptr<ir::Module>> module =
-      ir::parseModuleOrError(moduleText, "<tune>", ctx);
-  if (!module.ok()) return std::nullopt;
-  absl::StatusOr<ir::Func *> func = selectFunc(**module, "");
-  if (!func.ok()) return std::nullopt;
-  TileSites sites = collectTileSites(**func);
+  absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText);
+  if (!parsed.ok()) return std::nullopt;
+  ir::Func *func = parsed->func;
+  TileSites sites = collectTileSites(*func);
   bool mergeSet = baseKnobs.values().count("vec_nbuffer_mode") ||
                   baseKnobs.values().count("vec_nbuffer_setting");
   tune::Config config;

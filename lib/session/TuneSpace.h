@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -39,6 +40,15 @@ struct TileSites {
 
 /// The function named `funcName`, or the module's only function.
 absl::StatusOr<ir::Func *> selectFunc(ir::Module &module, llvm::StringRef funcName);
+
+/// A module parsed from tuning text, with the function to tune.
+struct ParsedFunc {
+  std::unique_ptr<ir::Context> ctx;
+  std::unique_ptr<ir::Module> module;
+  ir::Func *func = nullptr;
+};
+/// Parses `moduleText` and selects its function (selectFunc).
+absl::StatusOr<ParsedFunc> parseFunc(llvm::StringRef moduleText, llvm::StringRef funcName = "");
 TileSites collectTileSites(ir::Func &func);
 
 /// Applies knob values by name (`vec_tile[0]` -> [2, 4096], ...) to `moduleText`.

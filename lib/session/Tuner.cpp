@@ -50,21 +50,18 @@ struct ModuleFacts {
 };
 
 absl::StatusOr<ModuleFacts> moduleFacts(const Session &session, llvm::StringRef moduleText) {
-  ir::Context ctx;
-  absl::StatusOr<std::unique_ptr<ir::Module>> module =
-      ir::parseModuleOrError(moduleText, "<tune>", ctx);
-  if (!module.ok()) return module.status();
-  absl::StatusOr<ir::Func *> func = selectFunc(**module, "");
-  if (!func.ok()) return func.status();
+  absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText);
+  if (!parsed.ok()) return parsed.status();
+  ir::Func *func = parsed->func;
   ModuleFacts facts;
   facts.key.ptocVersion = version().str();
   facts.key.deviceHash = session.device().contentHash();
   facts.key.deviceName = session.device().name;
-  facts.key.graphHash = tune::graphHash(**func);
-  facts.key.signature = tune::signatureOf(**func);
+  facts.key.graphHash = tune::graphHash(*func);
+  facts.key.signature = tune::signatureOf(*func);
   // A function with matmuls spends most of its time on the cube at the shapes ptoc
   // is used for; `auto` then picks the genetic search.
-  facts.cubeDominated = !collectTileSites(**func).cubeTiles.empty();
+  facts.cubeDominated = !collectTileSites(*func).cubeTiles.empty();
   return facts;
 }
 
