@@ -8,6 +8,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/OpDef.h"
@@ -26,7 +27,8 @@ constexpr std::pair<int64_t, int64_t> kVecOuterScales[] = {{1, 1}, {1, 8}, {1, 4
 constexpr std::pair<int64_t, int64_t> kVecLastScales[] = {{1, 1}, {1, 2}, {2, 1}};
 /// Scale factors tried on cube m, n (L0 and L1 together) and k L1.
 constexpr std::pair<int64_t, int64_t> kCubeScales[] = {{1, 1}, {1, 2}, {2, 1}};
-/// Merge counts tried for the AIV groups (vec_nbuffer_mode 2, setting {-1: N}).
+/// Merge counts tried per group (a count over twice the group's size repeats "merge
+/// all"; 1 = no merging).
 constexpr int64_t kNBufferCounts[] = {1, 2, 4, 8, 16};
 /// The number of scheduler modes (device_sched_mode 0..3).
 constexpr int64_t kSchedModes = 4;
@@ -145,6 +147,120 @@ std::optional<size_t> indexedName(llvm::StringRef name, llvm::StringRef prefix) 
   return k;
 }
 
+/// `<prefix>[<order>]`.
+std::string mergeDimName(llvm::StringRef prefix, int64_t order) {
+  return absl::StrCat(prefix.str(), "[", order, "]");
+}
+
+/// A hash-order group the merge passes could fold.
+struct MergeGroup {
+  int64_t hashOrder = 0;
+  target::CoreKind core = target::CoreKind::None;
+  int64_t size = 0;
+};
+
+/// The groups of two or more subgraphs of the function as written, partitioned with
+/// `baseKnobs` and every merge pass off: the keys `vec_nbuffer_setting` and
+/// `cube_nbuffer_setting` use. (The cube merge runs after the vector merge, which
+/// keeps the order of the groups it merges; a chunk left over at a group's end can
+/// add a group after them.)
+absl::StatusOr<std::vector<MergeGroup>> mergeGroups(const Session &session,
+                                                    llvm::StringRef moduleText,
+                                                    llvm::StringRef funcName,
+                                                    const PassKnobs &baseKnobs) {
+  CompileOptions compile;
+  compile.knobs = baseKnobs;
+  compile.funcName = funcName.str();
+  compile.stopAt = Stage::Partitioned;
+  compile.verifyEach = false;
+  for (const char *mode : {"vec_nbuffer_mode", "cube_nbuffer_mode", "cube_l1_reuse_mode"})
+    if (absl::Status s = compile.knobs.set(mode, int64_t(0)); !s.ok()) return s;
+  absl::StatusOr<Kernel> kernel = session.compileText(moduleText, "<tune>", compile);
+  if (!kernel.ok()) return kernel.status();
+  std::vector<MergeGroup> groups;
+  for (const GroupStats &g : kernel->stats.groups)
+    if (g.size >= 2 && (g.core == target::CoreKind::AIV || g.core == target::CoreKind::AIC))
+      groups.push_back({g.hashOrder, g.core, g.size});
+  return groups;
+}
+
+/// A merge-count knob: `vec_nbuffer`, `vec_nbuffer[k]`, `cube_nbuffer`, `cube_nbuffer[k]`.
+struct MergeKnob {
+  bool vector = true;
+  std::optional<int64_t> hashOrder; ///< nullopt: every group of the core kind
+};
+
+std::optional<MergeKnob> mergeKnob(llvm::StringRef name) {
+  for (bool vector : {true, false}) {
+    llvm::StringRef prefix = vector ? kVecNBufferDim : kCubeNBufferDim;
+    if (name == prefix) return MergeKnob{vector, std::nullopt};
+    if (std::optional<size_t> k = indexedName(name, prefix))
+      return MergeKnob{vector, static_cast<int64_t>(*k)};
+  }
+  return std::nullopt;
+}
+
+/// The merge counts a config asks for, for one core kind.
+struct MergeRequest {
+  bool present = false;
+  bool allAuto = false;      ///< `vec_nbuffer` / `cube_nbuffer` = "auto"
+  passes::IntMap setting;    ///< hash order (or -1) -> N
+};
+
+/// Sets the merge passes' knobs for the requests. AIV groups without a count keep the
+/// default pipeline's automatic N; AIC groups without one are not merged (the default
+/// pipeline does not run cube-nbuffer-merge), unless `cube_nbuffer` = "auto".
+absl::Status applyMerges(const MergeRequest &vec, const MergeRequest &cube, PassKnobs &knobs) {
+  if (vec.present) {
+    bool automatic = vec.setting.empty();
+    if (absl::Status s = knobs.set("vec_nbuffer_mode", int64_t(automatic ? 1 : 2)); !s.ok())
+      return s;
+    if (!automatic)
+      if (absl::Status s = knobs.set("vec_nbuffer_setting", vec.setting); !s.ok()) return s;
+  }
+  if (cube.present) {
+    passes::IntMap setting = cube.setting;
+    if (!cube.allAuto) setting.try_emplace(-1, 1);
+    bool automatic = setting.empty();
+    if (absl::Status s = knobs.set("cube_nbuffer_mode", int64_t(automatic ? 1 : 2)); !s.ok())
+      return s;
+    if (!automatic)
+      if (absl::Status s = knobs.set("cube_nbuffer_setting", setting); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+/// A config value as the pass option `name` (a flag, a number or a text; map-valued
+/// options are tuned through the merge knobs).
+absl::StatusOr<passes::OptionValue> passKnobValue(llvm::StringRef name,
+                                                  const tune::KnobValue &value) {
+  const passes::PassOptionDecl *decl = PassKnobs::find(name);
+  auto wrong = [&](llvm::StringRef want) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "config knob '", name.str(), "' = ", tune::knobValueToString(value),
+        ": the pass option takes ", want.str()));
+  };
+  switch (decl->kind) {
+  case passes::OptionKind::Bool:
+    if (const auto *b = std::get_if<bool>(&value)) return passes::OptionValue(*b);
+    return wrong("true or false");
+  case passes::OptionKind::Int:
+    if (const auto *i = std::get_if<int64_t>(&value)) return passes::OptionValue(*i);
+    return wrong("an integer");
+  case passes::OptionKind::Float:
+    if (const auto *i = std::get_if<int64_t>(&value))
+      return passes::OptionValue(static_cast<double>(*i));
+    return wrong("a number");
+  case passes::OptionKind::String:
+    if (const auto *t = std::get_if<std::string>(&value)) return passes::OptionValue(*t);
+    return wrong("a string");
+  case passes::OptionKind::IntMap:
+    return wrong(absl::StrCat("a map, which a config cannot hold; tune merge counts with ",
+                              kVecNBufferDim, "[k] / ", kCubeNBufferDim, "[k] (k = hash order)"));
+  }
+  return wrong("a value of its kind");
+}
+
 } // namespace
 
 absl::StatusOr<ir::Func *> selectFunc(ir::Module &module, llvm::StringRef funcName) {
@@ -207,7 +323,8 @@ std::string cubeTileDimName(size_t k) { return absl::StrCat(kCubeTileDim, "[", k
 
 absl::StatusOr<tune::SearchSpace> deriveSearchSpace(const Session &session,
                                                     llvm::StringRef moduleText,
-                                                    llvm::StringRef funcName) {
+                                                    llvm::StringRef funcName,
+                                                    const PassKnobs &baseKnobs) {
   absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText, funcName);
   if (!parsed.ok()) return parsed.status();
   ir::Func *func = parsed->func;
@@ -259,13 +376,18 @@ absl::StatusOr<tune::SearchSpace> deriveSearchSpace(const Session &session,
     for (const std::vector<int64_t> &c : candidates) dim.values.push_back(c);
     if (absl::Status s = space.addDimension(std::move(dim)); !s.ok()) return s;
   }
-  if (!sites.vecTiles.empty()) {
-    // One merge count for every AIV group (the default `-1` entry); per-group
-    // dimensions keyed by hash order are a later refinement. 1 = no merging, "auto" =
-    // vec_nbuffer_mode 1 (what the default pipeline does).
-    tune::Dimension dim{kNBufferDim, {}, tune::DimensionKind::Vector};
-    for (int64_t n : kNBufferCounts) dim.values.push_back(n);
-    dim.values.push_back(std::string(kNBufferAuto));
+  // Merge counts per hash-order group, for the groups of the function as written.
+  absl::StatusOr<std::vector<MergeGroup>> groups =
+      mergeGroups(session, moduleText, funcName, baseKnobs);
+  if (!groups.ok()) return groups.status();
+  for (const MergeGroup &group : *groups) {
+    bool vector = group.core == target::CoreKind::AIV;
+    tune::Dimension dim{mergeDimName(vector ? kVecNBufferDim : kCubeNBufferDim, group.hashOrder),
+                        {}, vector ? tune::DimensionKind::Vector : tune::DimensionKind::Cube};
+    // The default pipeline merges AIV groups automatically: keep that as a choice.
+    if (vector) dim.values.push_back(std::string(kNBufferAuto));
+    for (int64_t n : kNBufferCounts)
+      if (n == 1 || n / 2 < group.size) dim.values.push_back(n);
     if (absl::Status s = space.addDimension(std::move(dim)); !s.ok()) return s;
   }
   tune::Dimension sched{kSchedDim, {}, tune::DimensionKind::Other};
@@ -284,11 +406,27 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, tune::
 
   TunedConfig out;
   out.knobs = baseKnobs;
+  MergeRequest vecMerge, cubeMerge;
   llvm::json::Object json;
   for (const auto &[name, value] : values) {
     json[name] = tune::knobValueToJson(value);
     const auto *ints = std::get_if<std::vector<int64_t>>(&value);
-    if (std::optional<size_t> k = indexedName(name, kVecTileDim)) {
+    if (name == kVecTileDim || name == kCubeTileDim) {
+      // Every site of that kind (a per-site `[k]` knob, sorted after this one, wins).
+      bool vector = name == kVecTileDim;
+      std::optional<ir::CubeTile> cube = ints ? unflattenCube(*ints) : std::nullopt;
+      if (!ints || (!vector && !cube))
+        return absl::InvalidArgumentError(absl::StrCat(
+            "config knob '", name, "' = ", tune::knobValueToString(value), " is not a ",
+            vector ? "vec_tile (a list of sizes)" : "cube tile [mL0, mL1, kL0, kL1, nL0, nL1]"));
+      if ((vector ? sites.vecOps.size() : sites.cubeOps.size()) == 0)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "config knob '", name, "' does not apply: the function has no ", name, " shapes"));
+      for (const std::vector<ir::Operation *> &ops : vector ? sites.vecOps : sites.cubeOps)
+        for (ir::Operation *op : ops)
+          op->setAttr(name, vector ? parsed->ctx->intArrayAttr(*ints)
+                                   : cube->toAttr(*parsed->ctx));
+    } else if (std::optional<size_t> k = indexedName(name, kVecTileDim)) {
       if (*k >= sites.vecTiles.size() || !ints)
         return absl::InvalidArgumentError(absl::StrCat(
             "config knob '", name, "' = ", tune::knobValueToString(value),
@@ -312,25 +450,36 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, tune::
             "config knob '", name, "' = ", tune::knobValueToString(value),
             ": the scheduler mode must be 0..", kSchedModes - 1));
       out.schedMode = static_cast<int>(*mode);
-    } else if (name == kNBufferDim) {
-      absl::Status s;
-      if (const auto *text = std::get_if<std::string>(&value); text && *text == kNBufferAuto) {
-        s = out.knobs.set("vec_nbuffer_mode", int64_t(1));
-      } else if (const auto *n = std::get_if<int64_t>(&value)) {
-        s = out.knobs.set("vec_nbuffer_mode", int64_t(2));
-        if (s.ok()) s = out.knobs.set("vec_nbuffer_setting", passes::IntMap{{-1, *n}});
+    } else if (std::optional<MergeKnob> merge = mergeKnob(name)) {
+      MergeRequest &request = merge->vector ? vecMerge : cubeMerge;
+      request.present = true;
+      int64_t key = merge->hashOrder.value_or(-1);
+      const auto *n = std::get_if<int64_t>(&value);
+      const auto *text = std::get_if<std::string>(&value);
+      bool isAuto = text && *text == kNBufferAuto;
+      if (n && *n >= 1) {
+        request.setting[key] = *n;
+      } else if (isAuto && (merge->vector || key == -1)) {
+        if (key == -1) request.allAuto = true;
       } else {
-        s = absl::InvalidArgumentError(absl::StrCat(
+        return absl::InvalidArgumentError(absl::StrCat(
             "config knob '", name, "' = ", tune::knobValueToString(value),
-            ": a merge count is a positive number or \"auto\""));
+            ": a merge count is a number >= 1",
+            merge->vector || key == -1 ? " or \"auto\"" : " (\"auto\" only for every group: cube_nbuffer)"));
       }
-      if (!s.ok()) return s;
+    } else if (PassKnobs::find(name)) {
+      absl::StatusOr<passes::OptionValue> option = passKnobValue(name, value);
+      if (!option.ok()) return option.status();
+      if (absl::Status s = out.knobs.set(name, *option); !s.ok()) return s;
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
-          "unknown config knob '", name, "'; the tuner knows vec_tile[k], cube_tile[k], ",
-          kNBufferDim, " and ", kSchedDim));
+          "unknown config knob '", name, "'; the tuner knows vec_tile, vec_tile[k], cube_tile, "
+          "cube_tile[k], ", kVecNBufferDim, ", ", kVecNBufferDim, "[k], ", kCubeNBufferDim, ", ",
+          kCubeNBufferDim, "[k], ", kSchedDim, " and the pass options (",
+          absl::StrJoin(PassKnobs::names(), ", "), ")"));
     }
   }
+  if (absl::Status s = applyMerges(vecMerge, cubeMerge, out.knobs); !s.ok()) return s;
   out.configJson = llvm::formatv("{0}", llvm::json::Value(std::move(json))).str();
   out.moduleText = ir::toString(*parsed->module);
   return out;
@@ -342,8 +491,11 @@ std::optional<tune::Config> writtenConfig(const tune::SearchSpace &space,
   if (!parsed.ok()) return std::nullopt;
   ir::Func *func = parsed->func;
   TileSites sites = collectTileSites(*func);
-  bool mergeSet = baseKnobs.values().count("vec_nbuffer_mode") ||
-                  baseKnobs.values().count("vec_nbuffer_setting");
+  auto knobSet = [&](const char *a, const char *b) {
+    return baseKnobs.values().count(a) != 0 || baseKnobs.values().count(b) != 0;
+  };
+  bool vecMergeSet = knobSet("vec_nbuffer_mode", "vec_nbuffer_setting");
+  bool cubeMergeSet = knobSet("cube_nbuffer_mode", "cube_nbuffer_setting");
   tune::Config config;
   for (const tune::Dimension &dim : space.dimensions()) {
     std::optional<tune::KnobValue> want;
@@ -353,9 +505,11 @@ std::optional<tune::Config> writtenConfig(const tune::SearchSpace &space,
       if (*k < sites.cubeTiles.size()) want = flattenCube(sites.cubeTiles[*k]);
     } else if (dim.name == kSchedDim) {
       want = int64_t(0);
-    } else if (dim.name == kNBufferDim && !mergeSet) {
-      // The default pipeline merges vector groups automatically (vec_nbuffer_mode=1).
-      want = std::string(kNBufferAuto);
+    } else if (std::optional<MergeKnob> merge = mergeKnob(dim.name)) {
+      // The default pipeline merges AIV groups automatically (vec_nbuffer_mode=1) and
+      // does not merge AIC groups.
+      if (merge->vector && !vecMergeSet) want = std::string(kNBufferAuto);
+      if (!merge->vector && !cubeMergeSet) want = int64_t(1);
     }
     if (!want) return std::nullopt;
     auto it = std::find(dim.values.begin(), dim.values.end(), *want);

@@ -24,9 +24,14 @@ struct TunedConfig;
 /// Knob names of the derived space.
 inline constexpr const char *kVecTileDim = "vec_tile";
 inline constexpr const char *kCubeTileDim = "cube_tile";
-inline constexpr const char *kNBufferDim = "vec_nbuffer_setting";
+/// Merge counts: `vec_nbuffer[k]` / `cube_nbuffer[k]` for the AIV / AIC group of hash
+/// order k (vec_nbuffer_setting / cube_nbuffer_setting `{k: N}`); without an index
+/// (custom spaces only), every group of that core kind (`{-1: N}`).
+inline constexpr const char *kVecNBufferDim = "vec_nbuffer";
+inline constexpr const char *kCubeNBufferDim = "cube_nbuffer";
 inline constexpr const char *kSchedDim = "device_sched_mode";
-/// The merge-count value meaning vec_nbuffer_mode 1 (automatic N per group).
+/// The merge-count value meaning the automatic N of the merge pass (what the default
+/// pipeline does for AIV groups).
 inline constexpr const char *kNBufferAuto = "auto";
 
 /// The distinct tile shapes of a function, in order of first appearance, and the ops
@@ -57,8 +62,8 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, tune::
                                               llvm::StringRef moduleText,
                                               const PassKnobs &baseKnobs);
 
-/// The config of `space` that is the function as written (its tiles, no merging,
-/// scheduler mode 0), or nullopt when the space has no such config (a knob it does
+/// The config of `space` that is the function as written (its tiles, the default
+/// pipeline's merging: automatic for AIV groups, none for AIC groups; scheduler mode 0), or nullopt when the space has no such config (a knob it does
 /// not know, a written value it lacks, merge knobs set in `baseKnobs`).
 std::optional<tune::Config> writtenConfig(const tune::SearchSpace &space,
                                          llvm::StringRef moduleText, const PassKnobs &baseKnobs);

@@ -145,7 +145,8 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
   if (space) {
     report.space = *space;
   } else {
-    absl::StatusOr<tune::SearchSpace> derived = deriveSearchSpace(session, moduleText);
+    absl::StatusOr<tune::SearchSpace> derived =
+        deriveSearchSpace(session, moduleText, "", options.baseKnobs);
     if (!derived.ok()) return derived.status();
     report.space = *std::move(derived);
   }

@@ -117,9 +117,13 @@ TEST_CASE("derived vector space: the written tile plus variants that compile", "
   // Sorted, no duplicates.
   CHECK(std::is_sorted(tile.values.begin(), tile.values.end()));
   CHECK(std::adjacent_find(tile.values.begin(), tile.values.end()) == tile.values.end());
-  const tune::Dimension &nbuffer = dimension(*space, "vec_nbuffer_setting");
-  CHECK(contains(nbuffer, int64_t(1)));
-  CHECK(contains(nbuffer, std::string("auto")));
+  // One merge-count knob per group of the written function (one AIV group of 4 here),
+  // with counts up to the group's size and the default pipeline's "auto".
+  const tune::Dimension &nbuffer = dimension(*space, "vec_nbuffer[0]");
+  CHECK(nbuffer.kind == tune::DimensionKind::Vector);
+  CHECK(nbuffer.values == std::vector<tune::KnobValue>{std::string("auto"), int64_t(1),
+                                                       int64_t(2), int64_t(4)});
+  CHECK(space->findDimension("vec_nbuffer[1]") == -1);
   CHECK(dimension(*space, "device_sched_mode").values.size() == 4);
   CHECK(space->findDimension("cube_tile[0]") == -1);
   CHECK(space->isEnumerable());
@@ -145,8 +149,30 @@ TEST_CASE("derived cube space: written tile and valid variants", "[tuner]") {
   CHECK(space->hasCubeDimension());
   CHECK(contains(tile, std::vector<int64_t>{32, 32, 32, 64, 32, 32}));
   CHECK(tile.values.size() > 1);
-  // No vector op: no merge-count knob.
-  CHECK(space->findDimension("vec_nbuffer_setting") == -1);
+  // No vector op: no vector merge-count knob; the AIC group (4 members) has one, with
+  // no "auto" (the default pipeline does not merge cube groups: 1 is the written one).
+  CHECK(space->findDimension("vec_nbuffer[0]") == -1);
+  const tune::Dimension &merge = dimension(*space, "cube_nbuffer[0]");
+  CHECK(merge.kind == tune::DimensionKind::Cube);
+  CHECK(merge.values == std::vector<tune::KnobValue>{int64_t(1), int64_t(2), int64_t(4)});
+  absl::StatusOr<session::TunedConfig> merged = session::applyConfig(
+      *space,
+      configWith(*space, {{"cube_tile[0]", std::vector<int64_t>{32, 32, 32, 64, 32, 32}},
+                          {"cube_nbuffer[0]", int64_t(2)}}),
+      kMatmul, {});
+  REQUIRE(merged.ok());
+  CHECK(std::get<int64_t>(merged->knobs.values().at("cube_nbuffer_mode")) == 2);
+  // Groups without a count (none here) stay unmerged, as written.
+  CHECK(std::get<passes::IntMap>(merged->knobs.values().at("cube_nbuffer_setting")) ==
+        passes::IntMap{{-1, 1}, {0, 2}});
+  session::CompileOptions mergedCompile;
+  mergedCompile.knobs = merged->knobs;
+  absl::StatusOr<session::Kernel> two = s.compileText(merged->moduleText, "cand.pto", mergedCompile);
+  absl::StatusOr<session::Kernel> written = s.compileText(kMatmul, "mm.pto");
+  REQUIRE(two.ok());
+  REQUIRE(written.ok());
+  CHECK(written->stats.aicSubgraphs == 4);
+  CHECK(two->stats.aicSubgraphs == 2);
   for (const tune::KnobValue &v : tile.values) {
     absl::StatusOr<session::TunedConfig> applied = session::applyConfig(
         *space, configWith(*space, {{"cube_tile[0]", v}}), kMatmul, {});
@@ -161,7 +187,7 @@ TEST_CASE("applyConfig rewrites tiles, knobs and the scheduler mode", "[tuner]")
   absl::StatusOr<tune::SearchSpace> space = session::deriveSearchSpace(s, kSoftmax);
   REQUIRE(space.ok());
   tune::Config c = configWith(*space, {{"vec_tile[0]", std::vector<int64_t>{4, 256}},
-                                       {"vec_nbuffer_setting", std::string("auto")},
+                                       {"vec_nbuffer[0]", std::string("auto")},
                                        {"device_sched_mode", int64_t(2)}});
   absl::StatusOr<session::TunedConfig> applied = session::applyConfig(*space, c, kSoftmax, {});
   REQUIRE(applied.ok());
@@ -175,12 +201,52 @@ TEST_CASE("applyConfig rewrites tiles, knobs and the scheduler mode", "[tuner]")
   CHECK(tensorIr.find("vec_tile = [4, 256]") != std::string::npos);
   CHECK(tensorIr.find("vec_tile = [8, 256]") == std::string::npos);
 
-  tune::Config merge4 = configWith(*space, {{"vec_nbuffer_setting", int64_t(4)}});
+  tune::Config merge4 = configWith(*space, {{"vec_nbuffer[0]", int64_t(4)}});
   absl::StatusOr<session::TunedConfig> m = session::applyConfig(*space, merge4, kSoftmax, {});
   REQUIRE(m.ok());
   CHECK(std::get<int64_t>(m->knobs.values().at("vec_nbuffer_mode")) == 2);
   CHECK(std::get<passes::IntMap>(m->knobs.values().at("vec_nbuffer_setting")) ==
-        passes::IntMap{{-1, 4}});
+        passes::IntMap{{0, 4}});
+}
+
+TEST_CASE("custom-space knobs: whole-function tiles, every-group merges, pass options",
+          "[tuner]") {
+  session::Session s = tinySession();
+  tune::SearchSpace space;
+  REQUIRE(space.addDimension({"vec_tile", {std::vector<int64_t>{2, 256}}}).ok());
+  REQUIRE(space.addDimension({"vec_nbuffer", {int64_t(2)}}).ok());
+  REQUIRE(space.addDimension({"pg_lower_bound", {int64_t(64)}}).ok());
+  REQUIRE(space.addDimension({"fuse_local", {false}}).ok());
+  absl::StatusOr<session::TunedConfig> applied =
+      session::applyConfig(space, tune::Config{0, 0, 0, 0}, kSoftmax, {});
+  REQUIRE(applied.ok());
+  CHECK(applied->moduleText.find("vec_tile = [2, 256]") != std::string::npos);
+  CHECK(applied->moduleText.find("vec_tile = [8, 256]") == std::string::npos);
+  const auto &knobs = applied->knobs.values();
+  CHECK(std::get<passes::IntMap>(knobs.at("vec_nbuffer_setting")) == passes::IntMap{{-1, 2}});
+  CHECK(std::get<int64_t>(knobs.at("pg_lower_bound")) == 64);
+  CHECK(std::get<bool>(knobs.at("fuse_local")) == false);
+
+  // A knob of the wrong kind, a map-valued option and an unknown name are errors that
+  // say what to use instead.
+  auto errorOf = [&](tune::Dimension dim) {
+    tune::SearchSpace bad;
+    REQUIRE(bad.addDimension(std::move(dim)).ok());
+    absl::StatusOr<session::TunedConfig> r =
+        session::applyConfig(bad, tune::Config{0}, kSoftmax, {});
+    REQUIRE(!r.ok());
+    return std::string(r.status().message());
+  };
+  CHECK_THAT(errorOf({"pg_lower_bound", {std::string("big")}}),
+             Catch::Contains("'pg_lower_bound' = \"big\": the pass option takes an integer"));
+  CHECK_THAT(errorOf({"vec_nbuffer_setting", {int64_t(2)}}),
+             Catch::Contains("vec_nbuffer[k]"));
+  CHECK_THAT(errorOf({"vec_tiles", {int64_t(2)}}),
+             Catch::Contains("unknown config knob 'vec_tiles'"));
+  CHECK_THAT(errorOf({"cube_tile", {std::vector<int64_t>{16, 16, 16, 16, 16, 16}}}),
+             Catch::Contains("the function has no cube_tile shapes"));
+  CHECK_THAT(errorOf({"cube_nbuffer[0]", {std::string("auto")}}),
+             Catch::Contains("\"auto\" only for every group"));
 }
 
 TEST_CASE("every strategy with budget = space size finds the exhaustive optimum", "[tuner]") {

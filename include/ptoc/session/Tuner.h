@@ -62,10 +62,14 @@ struct TuneReport {
 };
 
 /// Derives the search space of the (only or `funcName`) function of `moduleText`
-/// (tensor level, as ptoc-opt prints it) on `session`'s device.
+/// (tensor level, as ptoc-opt prints it) on `session`'s device: tile candidates per
+/// distinct tile shape, a merge count per hash-order group of two or more subgraphs
+/// (the groups of the function as written, compiled with `baseKnobs` and merging
+/// off), and the scheduler modes.
 absl::StatusOr<tune::SearchSpace> deriveSearchSpace(const Session &session,
                                                     llvm::StringRef moduleText,
-                                                    llvm::StringRef funcName = "");
+                                                    llvm::StringRef funcName = "",
+                                                    const PassKnobs &baseKnobs = {});
 
 /// Applies config `config` of `space` to `moduleText`.
 absl::StatusOr<TunedConfig> applyConfig(const tune::SearchSpace &space, const tune::Config &config,
