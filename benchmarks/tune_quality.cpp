@@ -194,9 +194,12 @@ absl::StatusOr<OperatorResult> measureOperator(const session::Session &session,
 
   const tune::SearchSpace &theSpace = *space;
   tune::Evaluate lookup = [&](const std::vector<tune::Config> &batch) {
-    std::vector<std::optional<double>> answer;
+    std::vector<tune::Outcome> answer;
     answer.reserve(batch.size());
-    for (const tune::Config &c : batch) answer.push_back((*times)[theSpace.ordinalOf(c)]);
+    for (const tune::Config &c : batch) {
+      const std::optional<double> &t = (*times)[theSpace.ordinalOf(c)];
+      answer.push_back(t ? tune::Outcome(*t) : tune::Outcome::invalid("invalid in the exhaustive run"));
+    }
     return answer;
   };
   // As the tuner decides for `auto` (a function with a cube tile is cube-dominated).

@@ -31,6 +31,7 @@ constexpr const char *kTuneUsage = R"(usage: ptoc tune show [--bank DIR] [--devi
        ptoc tune FILE.pto [--device D] [--strategy auto|grid|random|ga|rl]
                      [--budget N] [--seed S] [--threads N] [--bank DIR | --no-bank]
                      [--result-dir DIR] [--pass-option NAME=VALUE ...]
+                     [--space SPACE.json]
        ptoc tune merge A B -o C
        ptoc tune add [--bank DIR] --device NAME|FILE.json --graph-hash HEX
                      --signature SIG --config JSON --time US [--strategy NAME]
@@ -49,6 +50,8 @@ device, operator structure and shapes. DIR defaults to $PTOC_TUNE_BANK_PATH, els
            --result-dir [$PTOC_OUTPUT_DIR, else ./output] and records every valid
            config in the bank (--no-bank: neither read nor written). --seed [0] seeds
            the search; --pass-option sets a knob every candidate starts from.
+           --space searches a space of your own instead of the derived one: a JSON
+           object {"knob": [values...]} (knob names: docs/tuning.md).
 
   show     print the bank's records as a table (the best of each key marked *);
            --device keeps one device's records
@@ -264,6 +267,7 @@ struct SearchArgs {
   std::string bank;
   bool useBank = true;
   std::string resultDir;
+  std::string spaceFile;
   std::vector<std::pair<std::string, std::string>> passOptions;
 };
 
@@ -273,7 +277,7 @@ std::optional<SearchArgs> parseSearchArgs(const std::vector<std::string> &args) 
   SearchArgs out;
   const std::set<std::string> valueOptions = {"--device", "--strategy",   "--budget",
                                               "--seed",   "--threads",    "--bank",
-                                              "--result-dir", "--pass-option"};
+                                              "--result-dir", "--pass-option", "--space"};
   auto usage = [](const std::string &msg) {
     llvm::errs() << "ptoc tune: " << msg << "; see 'ptoc tune --help'\n";
     return std::nullopt;
@@ -319,6 +323,7 @@ std::optional<SearchArgs> parseSearchArgs(const std::vector<std::string> &args) 
       out.threads = static_cast<unsigned>(n);
     } else if (name == "--bank") out.bank = value;
     else if (name == "--result-dir") out.resultDir = value;
+    else if (name == "--space") out.spaceFile = value;
     else if (name == "--pass-option") {
       size_t eq = value.find('=');
       if (eq == std::string::npos || eq == 0)
@@ -331,6 +336,28 @@ std::optional<SearchArgs> parseSearchArgs(const std::vector<std::string> &args) 
   if (out.useBank == false && !out.bank.empty())
     return usage("--bank and --no-bank contradict each other; give one");
   return out;
+}
+
+/// The most distinct reasons printed for invalid configs (the tune_result has all).
+constexpr size_t kMaxInvalidReasons = 3;
+
+/// "invalid: N (M pruned before compiling)" and the first distinct reasons.
+void printInvalid(llvm::raw_ostream &os, const tune::SearchSpace &space,
+                  const tune::SearchResult &result) {
+  std::vector<std::pair<std::string, std::string>> invalid; // config, reason
+  for (const tune::PrunedConfig &p : result.prunedConfigs)
+    invalid.emplace_back(space.configToString(p.config), p.reason);
+  for (const tune::Evaluation &e : result.evaluations)
+    if (!e.micros) invalid.emplace_back(space.configToString(e.config), e.invalidReason);
+  if (invalid.empty()) return;
+  os << "invalid: " << invalid.size() << " (" << result.prunedCount()
+     << " pruned before compiling)\n";
+  std::set<std::string> shown;
+  for (const auto &[config, reason] : invalid) {
+    if (shown.size() == kMaxInvalidReasons) break;
+    if (!shown.insert(reason).second) continue;
+    os << "  " << config << ": " << reason << "\n";
+  }
 }
 
 int searchCommand(const std::vector<std::string> &args) {
@@ -378,7 +405,24 @@ int searchCommand(const std::vector<std::string> &args) {
     llvm::errs() << "\n";
   };
 
-  absl::StatusOr<TuneReport> report = tuneModule(*session, (*buffer)->getBuffer(), options);
+  std::optional<tune::SearchSpace> space;
+  if (!a->spaceFile.empty()) {
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
+        llvm::MemoryBuffer::getFile(a->spaceFile);
+    if (!text) {
+      llvm::errs() << "ptoc tune: --space: cannot read '" << a->spaceFile
+                   << "': " << text.getError().message() << "\n";
+      return kExitError;
+    }
+    absl::StatusOr<tune::SearchSpace> parsed = parseSearchSpace((*text)->getBuffer());
+    if (!parsed.ok()) {
+      llvm::errs() << a->spaceFile << ": " << std::string(parsed.status().message()) << "\n";
+      return kExitError;
+    }
+    space = *std::move(parsed);
+  }
+  absl::StatusOr<TuneReport> report =
+      tuneModule(*session, (*buffer)->getBuffer(), options, space ? &*space : nullptr);
   if (!report.ok()) {
     llvm::errs() << a->file << ": " << std::string(report.status().message()) << "\n";
     return kExitError;
@@ -396,7 +440,9 @@ int searchCommand(const std::vector<std::string> &args) {
                         report->bestUs > 0 ? report->baselineUs / report->bestUs : 0.0);
   os << "evaluations: " << report->result.evaluationsUsed() << " (strategy "
      << report->result.strategy << ")\n";
-  os << "best config: " << report->best->configJson << "\n";
+  printInvalid(os, report->space, report->result);
+  os << "best config: " << report->best->configJson
+     << (report->bestIsWritten ? " (the function as written)" : "") << "\n";
   if (!a->useBank)
     os << "bank: not used\n";
   else

@@ -261,6 +261,16 @@ absl::StatusOr<passes::OptionValue> passKnobValue(llvm::StringRef name,
   return wrong("a value of its kind");
 }
 
+/// The text parsed for tuning is named this in locations.
+constexpr const char *kTuneFileName = "<tune>";
+
+/// "'exp' at f.py:12:3", or "'exp' (line 5 of the tuned text)" for tuning text.
+std::string opWhere(const ir::Operation &op) {
+  if (op.loc().isKnown() && op.loc().fileName() != kTuneFileName)
+    return absl::StrCat("'", op.name().str(), "' at ", op.loc().str());
+  return absl::StrCat("'", op.name().str(), "' (line ", op.loc().line, " of the tuned text)");
+}
+
 } // namespace
 
 absl::StatusOr<ir::Func *> selectFunc(ir::Module &module, llvm::StringRef funcName) {
@@ -280,7 +290,7 @@ absl::StatusOr<ParsedFunc> parseFunc(llvm::StringRef moduleText, llvm::StringRef
   ParsedFunc parsed;
   parsed.ctx = std::make_unique<ir::Context>();
   absl::StatusOr<std::unique_ptr<ir::Module>> module =
-      ir::parseModuleOrError(moduleText, "<tune>", *parsed.ctx);
+      ir::parseModuleOrError(moduleText, kTuneFileName, *parsed.ctx);
   if (!module.ok()) return module.status();
   parsed.module = *std::move(module);
   absl::StatusOr<ir::Func *> func = selectFunc(*parsed.module, funcName);
@@ -531,6 +541,150 @@ absl::StatusOr<TunedConfig> applyConfig(const tune::SearchSpace &space, const tu
   absl::StatusOr<TunedConfig> out = applyConfigValues(values, moduleText, baseKnobs);
   if (out.ok()) out->configJson = space.configToString(config);
   return out;
+}
+
+absl::StatusOr<PruneTable> PruneTable::build(const tune::SearchSpace &space,
+                                             llvm::StringRef moduleText,
+                                             const target::DeviceSpec &device) {
+  absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText);
+  if (!parsed.ok()) return parsed.status();
+  TileSites sites = collectTileSites(*parsed->func);
+  PruneTable table;
+  for (const tune::Dimension &dim : space.dimensions()) {
+    std::vector<std::string> &reasons = table.reasons_.emplace_back(dim.values.size());
+    // The ops a tile knob applies to: one site, or every site of its kind.
+    std::vector<ir::Operation *> vecOps, cubeOps;
+    if (dim.name == kVecTileDim)
+      for (const auto &ops : sites.vecOps) vecOps.insert(vecOps.end(), ops.begin(), ops.end());
+    else if (std::optional<size_t> k = indexedName(dim.name, kVecTileDim); k && *k < sites.vecOps.size())
+      vecOps = sites.vecOps[*k];
+    if (dim.name == kCubeTileDim)
+      for (const auto &ops : sites.cubeOps) cubeOps.insert(cubeOps.end(), ops.begin(), ops.end());
+    else if (std::optional<size_t> k = indexedName(dim.name, kCubeTileDim); k && *k < sites.cubeOps.size())
+      cubeOps = sites.cubeOps[*k];
+    for (size_t v = 0; v < dim.values.size(); ++v) {
+      const auto *ints = std::get_if<std::vector<int64_t>>(&dim.values[v]);
+      if (!ints) continue; // applyConfig reports a value of the wrong kind
+      std::string why;
+      for (ir::Operation *op : vecOps) {
+        VecOpInfo info = vecOpInfo(*op);
+        why = ir::checkVecTile(*ints, info.iter, info.minElem, info.maxElem, info.buffers, &device);
+        if (!why.empty()) {
+          why = absl::StrCat(opWhere(*op), ": ", why);
+          break;
+        }
+      }
+      if (std::optional<ir::CubeTile> tile = unflattenCube(*ints); tile && why.empty())
+        for (ir::Operation *op : cubeOps) {
+          why = ir::checkCubeTile(*tile, op->operandType(0).dtype(), &device);
+          if (!why.empty()) {
+            why = absl::StrCat(opWhere(*op), ": ", why);
+            break;
+          }
+        }
+      if (!why.empty())
+        reasons[v] = absl::StrCat(dim.name, " = ", tune::knobValueToString(dim.values[v]),
+                                  " does not fit ", why);
+    }
+  }
+  return table;
+}
+
+std::optional<std::string> PruneTable::reason(const tune::Config &config) const {
+  for (size_t d = 0; d < config.size() && d < reasons_.size(); ++d)
+    if (config[d] < reasons_[d].size() && !reasons_[d][config[d]].empty())
+      return reasons_[d][config[d]];
+  return std::nullopt;
+}
+
+namespace {
+
+/// The kind a knob of a user's space gets from its name.
+tune::DimensionKind kindOfKnob(llvm::StringRef name) {
+  if (name.startswith("vec_")) return tune::DimensionKind::Vector;
+  if (name.startswith("cube_")) return tune::DimensionKind::Cube;
+  return tune::DimensionKind::Other;
+}
+
+/// Why knob `name` means nothing to the tuner, or OK.
+absl::Status checkKnobName(llvm::StringRef name) {
+  if (name == kVecTileDim || name == kCubeTileDim || name == kSchedDim ||
+      indexedName(name, kVecTileDim) || indexedName(name, kCubeTileDim) || mergeKnob(name))
+    return absl::OkStatus();
+  if (const passes::PassOptionDecl *decl = PassKnobs::find(name)) {
+    if (decl->kind != passes::OptionKind::IntMap) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "search space knob '", name.str(), "' is a map, which a config cannot hold; tune merge "
+        "counts with ", kVecNBufferDim, "[k] / ", kCubeNBufferDim, "[k] (k = hash order)"));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown search space knob '", name.str(), "'; the tuner knows vec_tile, vec_tile[k], "
+      "cube_tile, cube_tile[k], ", kVecNBufferDim, "[k], ", kCubeNBufferDim, "[k] (without [k]: "
+      "every group), ", kSchedDim, " and the scalar pass options (",
+      absl::StrJoin(PassKnobs::names(), ", "), ")"));
+}
+
+} // namespace
+
+absl::StatusOr<tune::SearchSpace> parseSearchSpace(llvm::StringRef text) {
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
+  if (!json)
+    return absl::InvalidArgumentError(
+        absl::StrCat("search space is not valid JSON: ", llvm::toString(json.takeError())));
+  tune::SearchSpace space;
+  if (json->getAsArray()) {
+    absl::StatusOr<tune::SearchSpace> parsed = tune::SearchSpace::fromJson(*json);
+    if (!parsed.ok()) return parsed.status();
+    space = *std::move(parsed);
+  } else if (const llvm::json::Object *object = json->getAsObject()) {
+    std::vector<std::string> names;
+    for (const auto &entry : *object) names.push_back(entry.first.str());
+    std::sort(names.begin(), names.end());
+    for (const std::string &name : names) {
+      const llvm::json::Array *values = object->getArray(name);
+      if (!values)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "search space knob '", name, "' must list its values, e.g. \"", name, "\": [..]"));
+      tune::Dimension dim{name, {}, kindOfKnob(name)};
+      for (size_t i = 0; i < values->size(); ++i) {
+        absl::StatusOr<tune::KnobValue> v =
+            tune::knobValueFromJson((*values)[i], absl::StrCat(name, "[", i, "]"));
+        if (!v.ok()) return v.status();
+        dim.values.push_back(*std::move(v));
+      }
+      if (absl::Status s = space.addDimension(std::move(dim)); !s.ok())
+        return absl::InvalidArgumentError(
+            absl::StrCat("search space: ", std::string(s.message())));
+    }
+  } else {
+    return absl::InvalidArgumentError(
+        "a search space is a JSON object {\"knob\": [values...]} (or a tune_result's "
+        "\"space\" array)");
+  }
+  for (const tune::Dimension &dim : space.dimensions())
+    if (absl::Status s = checkKnobName(dim.name); !s.ok()) return s;
+  return space;
+}
+
+absl::Status checkSpaceApplies(const tune::SearchSpace &space, llvm::StringRef moduleText) {
+  absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText);
+  if (!parsed.ok()) return parsed.status();
+  TileSites sites = collectTileSites(*parsed->func);
+  for (const tune::Dimension &dim : space.dimensions()) {
+    if (absl::Status s = checkKnobName(dim.name); !s.ok()) return s;
+    for (bool vector : {true, false}) {
+      llvm::StringRef prefix = vector ? kVecTileDim : kCubeTileDim;
+      size_t count = vector ? sites.vecTiles.size() : sites.cubeTiles.size();
+      std::optional<size_t> k = indexedName(dim.name, prefix);
+      if ((dim.name == prefix && count == 0) || (k && *k >= count))
+        return absl::InvalidArgumentError(absl::StrCat(
+            "search space knob '", dim.name, "' does not apply: the function has ", count,
+            " distinct ", prefix.str(), " shape", count == 1 ? "" : "s",
+            count ? absl::StrCat(" (", prefix.str(), "[0] .. ", prefix.str(), "[", count - 1, "])")
+                  : std::string()));
+    }
+  }
+  return absl::OkStatus();
 }
 
 } // namespace ptoc::session

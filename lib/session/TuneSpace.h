@@ -15,6 +15,7 @@
 #include "ptoc/ir/Module.h"
 #include "ptoc/ir/TileShape.h"
 #include "ptoc/session/PassKnobs.h"
+#include "ptoc/target/DeviceSpec.h"
 #include "ptoc/tune/SearchSpace.h"
 
 namespace ptoc::session {
@@ -56,11 +57,33 @@ struct ParsedFunc {
 absl::StatusOr<ParsedFunc> parseFunc(llvm::StringRef moduleText, llvm::StringRef funcName = "");
 TileSites collectTileSites(ir::Func &func);
 
+/// OK if every knob of a user's `space` applies to the function of `moduleText` (a
+/// known name; a tile index below its count of distinct shapes), else why not.
+absl::Status checkSpaceApplies(const tune::SearchSpace &space, llvm::StringRef moduleText);
+
 /// Applies knob values by name (`vec_tile[0]` -> [2, 4096], ...) to `moduleText`.
 /// Errors name a knob that does not apply to this function.
 absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, tune::KnobValue> &values,
                                               llvm::StringRef moduleText,
                                               const PassKnobs &baseKnobs);
+
+/// Why a config cannot compile, known without compiling it: a tile value that fails
+/// the verifier's checks (alignment, fit in the buffers) for an op it applies to. The
+/// checks run once per knob value when the table is built; `reason` is then a lookup.
+class PruneTable {
+public:
+  /// Checks every tile value of `space` against the ops of the function of
+  /// `moduleText` on `device`.
+  static absl::StatusOr<PruneTable> build(const tune::SearchSpace &space,
+                                          llvm::StringRef moduleText,
+                                          const target::DeviceSpec &device);
+  /// The first failing knob value of `config` and why, or nullopt.
+  std::optional<std::string> reason(const tune::Config &config) const;
+
+private:
+  /// [dimension][value index] -> "" (fine) or the reason.
+  std::vector<std::vector<std::string>> reasons_;
+};
 
 /// The config of `space` that is the function as written (its tiles, the default
 /// pipeline's merging: automatic for AIV groups, none for AIC groups; scheduler mode 0), or nullopt when the space has no such config (a knob it does

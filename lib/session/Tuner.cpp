@@ -25,22 +25,22 @@ namespace {
 /// The name compile errors of candidates carry (the text is the rewritten function).
 constexpr const char *kCandidateFileName = "<tune candidate>";
 
-/// Compiles and simulates one applied config; nullopt when it does not compile or
-/// simulate (a tile that does not fit, a merge the device cannot hold, ...).
-std::optional<double> evaluateConfig(const Session &session, const TunedConfig &config) {
+/// Compiles and simulates one applied config; invalid, with the error, when it does
+/// not compile or simulate (a tile that does not fit, a merge the device cannot hold).
+tune::Outcome evaluateConfig(const Session &session, const TunedConfig &config) {
   CompileOptions compile;
   compile.knobs = config.knobs;
   // The final IR is still verified by codegen's inputs; per-pass verification only
   // slows the search down.
   compile.verifyEach = false;
   absl::StatusOr<Kernel> kernel = session.compileText(config.moduleText, kCandidateFileName, compile);
-  if (!kernel.ok()) return std::nullopt;
+  if (!kernel.ok()) return tune::Outcome::invalid(std::string(kernel.status().message()));
   runtime::SimOptions sim;
   sim.schedMode = config.schedMode;
   absl::StatusOr<runtime::RunRecord> record =
       runtime::simulate(kernel->program, session.device(), sim);
-  if (!record.ok()) return std::nullopt;
-  return record->simulatedUs();
+  if (!record.ok()) return tune::Outcome::invalid(std::string(record.status().message()));
+  return tune::Outcome(record->simulatedUs());
 }
 
 /// The bank key of the function of `moduleText`, and whether it has cube tiles.
@@ -131,7 +131,7 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
   if (!printed.ok()) return printed.status();
   TunedConfig written = *std::move(printed);
   written.configJson = "{}";
-  std::optional<double> baseline = evaluateConfig(session, written);
+  std::optional<double> baseline = evaluateConfig(session, written).micros;
   if (!baseline) {
     // Report the real compile error: the search cannot start from a broken function.
     CompileOptions compile;
@@ -143,6 +143,7 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
   report.baselineUs = *baseline;
 
   if (space) {
+    if (absl::Status s = checkSpaceApplies(*space, moduleText); !s.ok()) return s;
     report.space = *space;
   } else {
     absl::StatusOr<tune::SearchSpace> derived =
@@ -177,18 +178,24 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
   llvm::ThreadPool pool(llvm::hardware_concurrency(threads));
   const tune::SearchSpace &theSpace = report.space;
   tune::Evaluate evaluate = [&](const std::vector<tune::Config> &batch) {
-    std::vector<std::optional<double>> times(batch.size());
+    std::vector<tune::Outcome> outcomes(batch.size());
     for (size_t i = 0; i < batch.size(); ++i)
       pool.async([&, i] {
         absl::StatusOr<TunedConfig> applied =
             applyConfig(theSpace, batch[i], moduleText, options.baseKnobs);
-        if (applied.ok()) times[i] = evaluateConfig(session, *applied);
+        outcomes[i] = applied.ok()
+                          ? evaluateConfig(session, *applied)
+                          : tune::Outcome::invalid(std::string(applied.status().message()));
       });
     pool.wait();
-    return times;
+    return outcomes;
   };
+  // Tile values that fail the verifier's checks are pruned before any compile.
+  absl::StatusOr<PruneTable> pruneTable = PruneTable::build(theSpace, moduleText, session.device());
+  if (!pruneTable.ok()) return pruneTable.status();
+  tune::Prune prune = [&](const tune::Config &config) { return pruneTable->reason(config); };
   absl::StatusOr<tune::SearchResult> result =
-      tune::runSearch(theSpace, evaluate, search, nullptr, options.progress);
+      tune::runSearch(theSpace, evaluate, search, prune, options.progress);
   if (!result.ok()) return result.status();
   report.result = *std::move(result);
 
@@ -207,6 +214,7 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
     written.configJson = asWritten ? theSpace.configToString(*asWritten) : "{}";
     report.best = written;
     report.bestUs = report.baselineUs;
+    report.bestIsWritten = true;
   }
 
   std::string folder = options.resultDir.empty() ? profile::outputBase("") : options.resultDir;

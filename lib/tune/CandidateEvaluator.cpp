@@ -22,10 +22,12 @@ absl::StatusOr<CandidateEvaluator::Proposal>
 CandidateEvaluator::propose(const Config &config) {
   if (known(config)) return Proposal::Known;
   if (remaining() == 0) return Proposal::OverBudget;
-  if (prune_ && prune_(config)) {
-    states_.emplace(config, kPruned);
-    pruned_.push_back(config);
-    return Proposal::Pruned;
+  if (prune_) {
+    if (std::optional<std::string> reason = prune_(config)) {
+      states_.emplace(config, kPruned);
+      pruned_.push_back(PrunedConfig{config, *std::move(reason)});
+      return Proposal::Pruned;
+    }
   }
   states_.emplace(config, kPending);
   pending_.push_back(config);
@@ -38,17 +40,19 @@ absl::Status CandidateEvaluator::flush() {
   if (pending_.empty()) return absl::OkStatus();
   std::vector<Config> batch;
   batch.swap(pending_);
-  std::vector<std::optional<double>> times = evaluate_(batch);
-  if (times.size() != batch.size())
+  std::vector<Outcome> outcomes = evaluate_(batch);
+  if (outcomes.size() != batch.size())
     return absl::InternalError(absl::StrCat(
-        "the tuning evaluate callback returned ", times.size(), " results for a batch of ",
+        "the tuning evaluate callback returned ", outcomes.size(), " results for a batch of ",
         batch.size(), " configs; it must return one per config (this is a bug in the caller)"));
   for (std::size_t i = 0; i < batch.size(); ++i) {
     std::size_t index = evaluations_.size();
     states_[batch[i]] = static_cast<int64_t>(index);
-    evaluations_.push_back(Evaluation{batch[i], times[i]});
+    const std::optional<double> &time = outcomes[i].micros;
+    evaluations_.push_back(Evaluation{batch[i], time,
+                                      time ? std::string() : std::move(outcomes[i].invalidReason)});
     // Strictly better only, so the first of equal times stays best.
-    if (times[i] && (!best_ || *times[i] < *evaluations_[*best_].micros)) best_ = index;
+    if (time && (!best_ || *time < *evaluations_[*best_].micros)) best_ = index;
   }
   if (progress_) {
     SearchProgress report;

@@ -69,7 +69,7 @@ private:
   std::map<Config, int64_t> states_;
   std::vector<Config> pending_;
   std::vector<Evaluation> evaluations_;
-  std::vector<Config> pruned_;
+  std::vector<PrunedConfig> pruned_;
   std::optional<std::size_t> best_;
 };
 

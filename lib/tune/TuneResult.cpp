@@ -36,13 +36,17 @@ llvm::json::Value tuneResultToJson(const SearchSpace &space, const SearchResult 
   llvm::json::Array evaluations;
   for (std::size_t i = 0; i < result.evaluations.size(); ++i) {
     const Evaluation &e = result.evaluations[i];
-    evaluations.push_back(llvm::json::Object{{"index", static_cast<int64_t>(i)},
-                                             {"config", space.configToJson(e.config)},
-                                             {"valid", e.micros.has_value()},
-                                             {"time_us", timeJson(e.micros)}});
+    llvm::json::Object entry{{"index", static_cast<int64_t>(i)},
+                             {"config", space.configToJson(e.config)},
+                             {"valid", e.micros.has_value()},
+                             {"time_us", timeJson(e.micros)}};
+    if (!e.micros) entry["invalid_reason"] = e.invalidReason;
+    evaluations.push_back(std::move(entry));
   }
   llvm::json::Array pruned;
-  for (const Config &c : result.prunedConfigs) pruned.push_back(space.configToJson(c));
+  for (const PrunedConfig &p : result.prunedConfigs)
+    pruned.push_back(
+        llvm::json::Object{{"config", space.configToJson(p.config)}, {"reason", p.reason}});
   llvm::json::Value best = nullptr;
   if (const Evaluation *b = result.bestEvaluation())
     best = llvm::json::Object{{"index", static_cast<int64_t>(*result.best)},
@@ -104,16 +108,21 @@ absl::StatusOr<TuneResultFile> parseTuneResult(llvm::StringRef text) {
     auto config = file.space.configFromJson(*e->get("config"));
     if (!config.ok())
       return fieldError(absl::StrCat(where, ".config"), std::string(config.status().message()));
-    Evaluation evaluation{std::move(*config), std::nullopt};
+    Evaluation evaluation{std::move(*config), std::nullopt, ""};
     if (auto time = e->getNumber("time_us")) evaluation.micros = *time;
+    else evaluation.invalidReason = e->getString("invalid_reason").getValueOr("").str();
     result.evaluations.push_back(std::move(evaluation));
   }
   if (const llvm::json::Array *pruned = root->getArray("pruned_configs"))
     for (std::size_t i = 0; i < pruned->size(); ++i) {
-      auto config = file.space.configFromJson((*pruned)[i]);
+      std::string where = absl::StrCat("pruned_configs[", i, "]");
+      const llvm::json::Object *p = (*pruned)[i].getAsObject();
+      if (!p || !p->get("config")) return fieldError(where, "is not an object with a config");
+      auto config = file.space.configFromJson(*p->get("config"));
       if (!config.ok())
-        return fieldError(absl::StrCat("pruned_configs[", i, "]"), std::string(config.status().message()));
-      result.prunedConfigs.push_back(std::move(*config));
+        return fieldError(absl::StrCat(where, ".config"), std::string(config.status().message()));
+      result.prunedConfigs.push_back(
+          PrunedConfig{std::move(*config), p->getString("reason").getValueOr("").str()});
     }
   if (const llvm::json::Object *best = root->getObject("best")) {
     auto index = best->getInteger("index");

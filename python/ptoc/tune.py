@@ -33,6 +33,10 @@ class TuneResult:
         self.strategy = report["strategy"]
         self.result_path = report["result_path"]
         self.space_size = report["space_size"]
+        #: (config JSON, why) of every config that was pruned before compiling or
+        #: failed to compile or simulate.
+        self.invalid = [(json.loads(c), why) for c, why in report["invalid"]]
+        self.pruned = report["pruned"]
 
     @property
     def speedup(self):
@@ -43,6 +47,49 @@ class TuneResult:
         return (f"<ptoc.TuneResult best {best} (written: {self.baseline_us:.3f}us), "
                 f"{self.evaluations} evaluations{' (bank hit)' if self.bank_hit else ''}, "
                 f"{self.config}>")
+
+
+def _cube_tile_value(value, knob):
+    """(m, k, n), each an int or [L0, L1], as the flat [mL0, mL1, kL0, kL1, nL0, nL1]."""
+    if isinstance(value, (list, tuple)) and len(value) == 3:
+        flat = []
+        for part in value:
+            pair = [part, part] if isinstance(part, int) else list(part)
+            if len(pair) != 2:
+                break
+            flat += pair
+        else:
+            return flat
+    if isinstance(value, (list, tuple)) and len(value) == 6:
+        return list(value)
+    raise Error(f"ptoc.tune: space knob '{knob}' value {value!r} is not a cube tile: give "
+                f"(m, k, n) with [L0, L1] each (as set_cube_tile_shapes takes), or "
+                f"[mL0, mL1, kL0, kL1, nL0, nL1]")
+
+
+def _space_json(space):
+    """The JSON of a user's space: {knob: [values]} (docs/tuning.md)."""
+    if not isinstance(space, dict) or not space:
+        raise Error(f"ptoc.tune: space must be a dict of knob -> list of values, e.g. "
+                    f"{{'vec_tile': [(8, 4096), (16, 4096)], 'device_sched_mode': [0, 3]}}; "
+                    f"got {space!r}")
+    out = {}
+    for knob, values in space.items():
+        if not isinstance(knob, str):
+            raise Error(f"ptoc.tune: space knob names are strings, got {knob!r}")
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+            raise Error(f"ptoc.tune: space knob '{knob}' must list its values, got {values!r}")
+        values = list(values)
+        if knob.startswith("cube_tile"):
+            values = [_cube_tile_value(v, knob) for v in values]
+        else:
+            values = [list(v) if isinstance(v, tuple) else v for v in values]
+        out[knob] = values
+    try:
+        return json.dumps(out)
+    except TypeError as e:
+        raise Error(f"ptoc.tune: space values must be numbers, bools, strings or lists of "
+                    f"integers ({e})") from None
 
 
 def _progress_printer(name, file):
@@ -60,14 +107,15 @@ def tune(kernel, *args, space=None, strategy="auto", budget=64, seed=0, threads=
     """Tunes ``kernel`` (a ``@ptoc.jit`` function) for the signature of ``args``;
     later calls with that signature use the best config. Returns a TuneResult.
     ``strategy``: "auto", "grid", "random", "ga", "rl". ``space=None`` derives the
-    space from the operator (docs/tuning.md). ``bank``: the knowledge bank folder
+    space from the operator; else a dict of knob -> values, e.g.
+    ``{"vec_tile": [(8, 4096), (16, 4096)], "vec_nbuffer[0]": ["auto", 2, 4],
+    "device_sched_mode": [0, 3], "pg_upper_bound": [0, 20000]}`` (knob names and
+    meanings: docs/tuning.md). ``bank``: the knowledge bank folder
     (default PTOC_TUNE_BANK_PATH or ~/.cache/ptoc/bank); ``use_bank=False`` neither
     reads nor writes it. ``progress``: a progress line on stderr."""
     if not isinstance(kernel, JitFunction):
         raise Error(f"ptoc.tune tunes a @ptoc.jit function, got {type(kernel).__name__}")
-    if space is not None:
-        raise Error("ptoc.tune: custom spaces are not supported yet; pass space=None to "
-                    "derive the space from the operator")
+    space_json = _space_json(space) if space is not None else ""
     compiled = kernel.compile(*args, **kwargs)
     text = compiled.ir("tensor")
     knobs = dict(compiled.options.pass_options)
@@ -75,7 +123,8 @@ def tune(kernel, *args, space=None, strategy="auto", budget=64, seed=0, threads=
         session_for(kernel.device), text, strategy=strategy, budget=budget, seed=seed,
         threads=threads, bank_path=bank or "", use_bank=use_bank, result_dir=result_dir or "",
         knobs=knobs,
-        progress=_progress_printer(kernel.fn.__name__, sys.stderr) if progress else None)
+        progress=_progress_printer(kernel.fn.__name__, sys.stderr) if progress else None,
+        space_json=space_json)
     result = TuneResult(report)
     if "module_text" in report:
         kernel._use_tuned(kernel._bind(args, kwargs), report["module_text"], report["knobs"],

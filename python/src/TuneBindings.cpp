@@ -20,7 +20,7 @@ void bindTune(py::module_ &m) {
       [](const py::object &sessionObj, const std::string &text, const std::string &strategy,
          uint64_t budget, uint64_t seed, unsigned threads, const std::string &bankPath,
          bool useBank, const std::string &resultDir, const py::dict &knobs,
-         const py::object &progress) {
+         const py::object &progress, const std::string &spaceJson) {
         const session::Session &s = sessionObj.cast<const session::Session &>();
         session::TuneOptions opts;
         opts.search.strategy = valueOrThrow(ErrorStage::Option, tune::parseStrategy(strategy));
@@ -37,10 +37,13 @@ void bindTune(py::module_ &m) {
             progress(p.evaluationsUsed, p.evaluationsPlanned,
                      p.bestMicros ? py::cast(*p.bestMicros) : py::none());
           };
+        std::optional<tune::SearchSpace> space;
+        if (!spaceJson.empty())
+          space = valueOrThrow(ErrorStage::Option, session::parseSearchSpace(spaceJson));
         absl::StatusOr<session::TuneReport> report;
         {
           py::gil_scoped_release release;
-          report = session::tuneModule(s, text, opts);
+          report = session::tuneModule(s, text, opts, space ? &*space : nullptr);
         }
         session::TuneReport r = valueOrThrow(ErrorStage::Compile, std::move(report));
         py::dict d;
@@ -52,6 +55,13 @@ void bindTune(py::module_ &m) {
         d["best_us"] = r.best ? py::cast(r.bestUs) : py::none();
         d["result_path"] = r.resultPath;
         d["space_size"] = r.space.size();
+        py::list invalid;
+        for (const tune::Evaluation &e : r.result.evaluations)
+          if (!e.micros)
+            invalid.append(py::make_tuple(r.space.configToString(e.config), e.invalidReason));
+        for (const tune::PrunedConfig &p : r.result.prunedConfigs)
+          invalid.append(py::make_tuple(r.space.configToString(p.config), p.reason));
+        d["invalid"] = invalid;
         if (r.best) {
           d["config"] = r.best->configJson;
           d["module_text"] = r.best->moduleText;
@@ -66,7 +76,7 @@ void bindTune(py::module_ &m) {
       py::arg("session"), py::arg("text"), py::arg("strategy") = "auto", py::arg("budget") = 64,
       py::arg("seed") = 0, py::arg("threads") = 0, py::arg("bank_path") = "",
       py::arg("use_bank") = true, py::arg("result_dir") = "", py::arg("knobs") = py::dict(),
-      py::arg("progress") = py::none(),
+      py::arg("progress") = py::none(), py::arg("space_json") = "",
       "Tunes the knobs of a tensor-level module on the simulator (session::tuneModule).");
 
   m.def(

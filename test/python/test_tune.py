@@ -88,3 +88,66 @@ def test_jit_uses_the_bank_on_its_own_and_can_opt_out(tmp_path):
     x2 = np.random.default_rng(4).random((32, 256), dtype=np.float32)
     other = ptoc.jit(softmax, device="tiny", host_options={"tune_bank_path": bank})
     assert other.compile(x2, np.empty_like(x2)).bank_config is None
+
+
+def test_a_space_of_ones_own_is_searched_and_says_why_configs_are_invalid(tmp_path):
+    f = ptoc.jit(softmax, device="tiny")
+    x = np.random.default_rng(5).random((64, 256), dtype=np.float32)
+    y = np.empty_like(x)
+    space = {"vec_tile": [(4, 256), (8, 256), (32, 256)],   # 32 rows do not fit tiny's UB
+             "vec_nbuffer[0]": ["auto", 2],
+             "device_sched_mode": [0, 3]}
+    r = ptoc.tune(f, x, y, space=space, strategy="grid", budget=12, use_bank=False,
+                  result_dir=str(tmp_path), progress=False)
+    assert r.space_size == 12
+    # The oversized tile is pruned before compiling (no evaluation spent on it) ...
+    assert r.pruned == 4 and r.evaluations == 8
+    assert len(r.invalid) == 4
+    for config, why in r.invalid:
+        assert config["vec_tile"] == [32, 256]
+        assert "vec_tile = [32,256] does not fit" in why and "UB" in why
+    # ... and the best config is one of the space's, applied to later calls.
+    assert set(r.config) == set(space)
+    assert r.config["vec_tile"] in ([4, 256], [8, 256])
+    f(x, y)
+    np.testing.assert_allclose(y, reference(x), rtol=1e-5, atol=1e-7)
+    assert f.last_run.simulated_us == pytest.approx(r.best_us, rel=1e-6)
+    saved = json.load(open(r.result_path))
+    assert [d["name"] for d in saved["space"]] == sorted(space)
+    assert all(p["reason"] for p in saved["pruned_configs"])
+
+
+def matmul(a, b):
+    ptoc.set_cube_tile_shapes(32, [32, 64], 32)
+    return ptoc.matmul(a, b, out_dtype=ptoc.DT_FP32)
+
+
+def test_a_cube_tile_space_takes_set_cube_tile_shapes_form(tmp_path):
+    f = ptoc.jit(matmul, device="tiny")
+    a = np.random.default_rng(6).random((64, 128)).astype(np.float16)
+    b = np.random.default_rng(7).random((128, 64)).astype(np.float16)
+    r = ptoc.tune(f, a, b, space={"cube_tile": [(32, [32, 64], 32), (16, 32, [16, 32])],
+                                     "cube_nbuffer[0]": [1, 2]},
+                  strategy="grid", budget=4, use_bank=False, result_dir=str(tmp_path),
+                  progress=False)
+    assert r.evaluations == 4 and not r.invalid
+    assert r.config["cube_tile"] in ([32, 32, 32, 64, 32, 32], [16, 16, 32, 32, 16, 32])
+    c = f(a, b)
+    assert f.last_run.simulated_us == pytest.approx(r.best_us, rel=1e-6)
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3)
+
+
+@pytest.mark.parametrize("space, message", [
+    ([1, 2], "space must be a dict"),
+    ({"vec_tile": 8}, "must list its values"),
+    ({"vec_tiles": [[8, 256]]}, "unknown search space knob 'vec_tiles'"),
+    ({"vec_tile[3]": [[8, 256]]}, "the function has 1 distinct vec_tile shape"),
+    ({"cube_tile": [(1, 2)]}, "is not a cube tile"),
+    ({"vec_nbuffer_setting": [2]}, "vec_nbuffer\\[k\\]"),
+    ({"vec_tile": [[8, 256], [8, 256]]}, "lists the value \\[8,256\\] twice"),
+])
+def test_a_bad_space_is_an_error_that_says_what_to_write(space, message):
+    f = ptoc.jit(softmax, device="tiny")
+    x = np.ones((64, 256), np.float32)
+    with pytest.raises(ptoc.Error, match=message):
+        ptoc.tune(f, x, np.empty_like(x), space=space, use_bank=False, progress=False)

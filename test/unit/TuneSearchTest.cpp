@@ -66,10 +66,10 @@ struct Recorder {
   Evaluate callback() {
     return [this](const std::vector<Config> &batch) {
       batches.push_back(batch);
-      std::vector<std::optional<double>> times;
+      std::vector<Outcome> outcomes;
       for (const Config &c : batch)
-        times.push_back(invalid(c) ? std::nullopt : std::optional<double>(objective(c)));
-      return times;
+        outcomes.push_back(invalid(c) ? Outcome::invalid("invalid by the test's rule") : Outcome(objective(c)));
+      return outcomes;
     };
   }
   std::vector<Config> all() const {
@@ -378,7 +378,10 @@ TEST_CASE("invalid configs count as evaluated and never win", "[tune]") {
 TEST_CASE("pruned configs are never evaluated and do not count against the budget", "[tune]") {
   SearchSpace space = makeSpace();
   // Scheduler mode 3 is "known invalid" (a quarter of the space).
-  Prune prune = [](const Config &c) { return c[2] == 3; };
+  Prune prune = [](const Config &c) -> std::optional<std::string> {
+    if (c[2] == 3) return "mode 3 is known invalid";
+    return std::nullopt;
+  };
   for (Strategy strategy : kAllStrategies) {
     INFO(strategyName(strategy).str());
     Recorder recorder;
@@ -386,8 +389,13 @@ TEST_CASE("pruned configs are never evaluated and do not count against the budge
     CHECK(result.evaluationsUsed() == 50);
     for (const Config &c : recorder.all()) CHECK(c[2] != 3);
     CHECK(result.prunedCount() > 0);
-    for (const Config &c : result.prunedConfigs) CHECK(c[2] == 3);
-    CHECK(allDistinct(result.prunedConfigs));
+    std::vector<Config> pruned;
+    for (const PrunedConfig &p : result.prunedConfigs) {
+      CHECK(p.config[2] == 3);
+      CHECK(p.reason == "mode 3 is known invalid");
+      pruned.push_back(p.config);
+    }
+    CHECK(allDistinct(pruned));
 
     // With budget to spare, the whole unpruned part is evaluated and the rest pruned.
     SearchResult all = search(space, strategy, 1000, 4, 3, nullptr, prune);
@@ -437,7 +445,7 @@ TEST_CASE("malformed requests and a misbehaving callback are errors, not crashes
         absl::string_view::npos);
   options.genetic = GeneticOptions{};
   Evaluate shortAnswer = [](const std::vector<Config> &) {
-    return std::vector<std::optional<double>>{};
+    return std::vector<Outcome>{};
   };
   auto wrong = runSearch(space, shortAnswer, options);
   CHECK(wrong.status().message().find("one per config") != absl::string_view::npos);
@@ -452,7 +460,10 @@ TEST_CASE("tune result file: name, contents and round trip", "[tune]") {
   options.budget = 25;
   options.seed = 9;
   auto result = runSearch(space, recorder.callback(), options,
-                          [](const Config &c) { return c[2] == 0; });
+                          [](const Config &c) -> std::optional<std::string> {
+                            if (c[2] == 0) return "mode 0 is pruned here";
+                            return std::nullopt;
+                          });
   REQUIRE(result.ok());
 
   llvm::SmallString<128> folder;
@@ -487,12 +498,18 @@ TEST_CASE("tune result file: name, contents and round trip", "[tune]") {
   CHECK(back.seed == 9);
   CHECK(back.budget == 25);
   CHECK(back.best == result->best);
-  CHECK(back.prunedConfigs == result->prunedConfigs);
+  REQUIRE(back.prunedConfigs.size() == result->prunedConfigs.size());
+  for (std::size_t i = 0; i < back.prunedConfigs.size(); ++i) {
+    CHECK(back.prunedConfigs[i].config == result->prunedConfigs[i].config);
+    CHECK(back.prunedConfigs[i].reason == result->prunedConfigs[i].reason);
+  }
   REQUIRE(back.evaluations.size() == result->evaluations.size());
   bool sawInvalid = false;
   for (std::size_t i = 0; i < back.evaluations.size(); ++i) {
     CHECK(back.evaluations[i].config == result->evaluations[i].config);
     CHECK(back.evaluations[i].micros == result->evaluations[i].micros);
+    CHECK(back.evaluations[i].invalidReason == result->evaluations[i].invalidReason);
+    if (!back.evaluations[i].micros) CHECK(back.evaluations[i].invalidReason == "invalid by the test's rule");
     sawInvalid |= !back.evaluations[i].micros;
   }
   CHECK(sawInvalid);

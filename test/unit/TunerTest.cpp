@@ -7,6 +7,7 @@
 #include <string>
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "ptoc/session/Session.h"
 #include "ptoc/session/Tuner.h"
@@ -286,6 +287,46 @@ TEST_CASE("every strategy with budget = space size finds the exhaustive optimum"
     CHECK(r->bestUs == optimum);
     CHECK(!r->bankHit);
   }
+}
+
+TEST_CASE("tiles that fail the verifier are pruned before compiling; invalid configs say why",
+          "[tuner]") {
+  session::Session s = tinySession();
+  tune::SearchSpace space;
+  // [32, 256] fp32 needs 32 KiB per buffer: more than tiny's UB holds for sub / div.
+  REQUIRE(space.addDimension({"vec_tile", {std::vector<int64_t>{8, 256},
+                                           std::vector<int64_t>{32, 256}}}).ok());
+  REQUIRE(space.addDimension({"pg_lower_bound", {int64_t(64), std::string("big")}}).ok());
+  session::TuneOptions options;
+  options.useBank = false;
+  options.threads = 2;
+  TempDir results;
+  options.resultDir = results.path;
+  options.search.strategy = tune::Strategy::Grid;
+  options.search.budget = 10;
+  absl::StatusOr<session::TuneReport> r = session::tuneModule(s, kSoftmax, options, &space);
+  REQUIRE(r.ok());
+  // Pruned: both configs with the oversized tile, for free, with the verifier's reason.
+  REQUIRE(r->result.prunedCount() == 2);
+  for (const tune::PrunedConfig &p : r->result.prunedConfigs) {
+    CHECK(p.config[0] == 1);
+    CHECK_THAT(p.reason, Catch::StartsWith("vec_tile = [32,256] does not fit '"));
+    CHECK_THAT(p.reason, Catch::Contains("of the tuned text)"));
+  }
+  // Evaluated: the fitting tile with both option values; the bad value says why.
+  REQUIRE(r->result.evaluationsUsed() == 2);
+  const tune::Evaluation &good = r->result.evaluations[0];
+  const tune::Evaluation &bad = r->result.evaluations[1];
+  CHECK(good.micros);
+  CHECK(good.invalidReason.empty());
+  CHECK(!bad.micros);
+  CHECK_THAT(bad.invalidReason, Catch::Contains("'pg_lower_bound' = \"big\""));
+  // ... and so does the tune_result file.
+  auto text = llvm::MemoryBuffer::getFile(r->resultPath);
+  REQUIRE(text);
+  std::string json = (*text)->getBuffer().str();
+  CHECK_THAT(json, Catch::Contains("\"invalid_reason\": \"config knob 'pg_lower_bound'"));
+  CHECK_THAT(json, Catch::Contains("\"reason\": \"vec_tile = [32,256] does not fit"));
 }
 
 TEST_CASE("the bank answers a repeated tuning with no evaluation; another shape misses",

@@ -58,6 +58,8 @@ struct TuneReport {
   double baselineUs = 0;
   /// A bank record answered without searching (0 evaluations).
   bool bankHit = false;
+  /// Nothing the search found beat the function as written, which is `best`.
+  bool bestIsWritten = false;
   std::string resultPath;   ///< the tune_result file ("" on a bank hit)
 };
 
@@ -70,6 +72,16 @@ absl::StatusOr<tune::SearchSpace> deriveSearchSpace(const Session &session,
                                                     llvm::StringRef moduleText,
                                                     llvm::StringRef funcName = "",
                                                     const PassKnobs &baseKnobs = {});
+
+/// A search space written by a user, from JSON: an object `{"knob": [values...]}`
+/// (dimensions in name order; kinds from the names: vec_* vector, cube_* cube, the
+/// rest other), or the array form of a tune_result file's `space`. Knobs:
+/// vec_tile / cube_tile (every site) or vec_tile[k] / cube_tile[k] (the k-th distinct
+/// shape; a cube tile is [mL0, mL1, kL0, kL1, nL0, nL1]), vec_nbuffer[k] /
+/// cube_nbuffer[k] (the group of hash order k; without [k]: every group),
+/// device_sched_mode, and any scalar pass option (pg_upper_bound, fuse_local, ...).
+/// Errors name the knob.
+absl::StatusOr<tune::SearchSpace> parseSearchSpace(llvm::StringRef json);
 
 /// Applies config `config` of `space` to `moduleText`.
 absl::StatusOr<TunedConfig> applyConfig(const tune::SearchSpace &space, const tune::Config &config,

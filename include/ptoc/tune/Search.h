@@ -19,20 +19,33 @@
 
 namespace ptoc::tune {
 
-/// Evaluates a batch of candidates: one entry per config, in order, with the simulated
-/// time in microseconds, or nullopt if the config is invalid (a tile that does not
-/// fit, bad alignment, a compile error). Strategies hand out batches of at most
-/// `SearchOptions::parallelism` configs, never a config twice, so the callback may
-/// evaluate a whole batch concurrently. Returning a vector of the wrong length is an
-/// error of the caller and ends the search with a Status.
-using Evaluate =
-    std::function<std::vector<std::optional<double>>(const std::vector<Config> &)>;
+/// What evaluating one config gave: its simulated time in microseconds, or (no time)
+/// why it is invalid: a tile that does not fit, bad alignment, a compile error.
+struct Outcome {
+  std::optional<double> micros;
+  std::string invalidReason;
 
-/// Returns true if `config` is known invalid without simulating it (e.g. the tile
-/// does not fit the buffer). A pruned config is recorded as pruned, never evaluated,
-/// and does not count against the budget. Called at most once per config, on the
-/// search thread.
-using Prune = std::function<bool(const Config &)>;
+  Outcome() = default;
+  /// A valid config's time.
+  Outcome(double us) : micros(us) {}
+  static Outcome invalid(std::string reason) {
+    Outcome o;
+    o.invalidReason = std::move(reason);
+    return o;
+  }
+};
+
+/// Evaluates a batch of candidates: one Outcome per config, in order. Strategies hand
+/// out batches of at most `SearchOptions::parallelism` configs, never a config twice,
+/// so the callback may evaluate a whole batch concurrently. Returning a vector of the
+/// wrong length is an error of the caller and ends the search with a Status.
+using Evaluate = std::function<std::vector<Outcome>(const std::vector<Config> &)>;
+
+/// Returns why `config` is known invalid without simulating it (e.g. the tile does not
+/// fit the buffer), or nullopt to evaluate it. A pruned config is recorded as pruned
+/// with that reason, never evaluated, and does not count against the budget. Called
+/// at most once per config, on the search thread.
+using Prune = std::function<std::optional<std::string>(const Config &)>;
 
 /// A progress report, sent after every evaluated batch (for a progress bar).
 struct SearchProgress {
@@ -120,8 +133,16 @@ struct SearchOptions {
 /// One evaluated candidate.
 struct Evaluation {
   Config config;
-  /// Simulated time in microseconds; nullopt if the config was invalid.
+  /// Simulated time in microseconds; nullopt if the config was invalid...
   std::optional<double> micros;
+  /// ...and then why.
+  std::string invalidReason;
+};
+
+/// A config the Prune callback rejected, and why.
+struct PrunedConfig {
+  Config config;
+  std::string reason;
 };
 
 /// What a search did.
@@ -133,7 +154,7 @@ struct SearchResult {
   /// Every evaluated config, in evaluation order, each exactly once.
   std::vector<Evaluation> evaluations;
   /// Configs the Prune callback rejected (never evaluated), in the order seen.
-  std::vector<Config> prunedConfigs;
+  std::vector<PrunedConfig> prunedConfigs;
   /// Index into `evaluations` of the fastest valid config (the first one on ties), or
   /// nullopt if no evaluated config was valid.
   std::optional<std::size_t> best;

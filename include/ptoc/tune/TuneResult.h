@@ -13,19 +13,21 @@ namespace ptoc::tune {
 
 /// The `format` field of a tune result file, and its version.
 inline constexpr llvm::StringLiteral kTuneResultFormat = "ptoc-tune-result";
-inline constexpr int64_t kTuneResultVersion = 1;
+inline constexpr int64_t kTuneResultVersion = 2;
 
 /// The JSON of a run:
 /// ```
-/// {"format": "ptoc-tune-result", "version": 1,
+/// {"format": "ptoc-tune-result", "version": 2,
 ///  "strategy": "ga", "seed": 0, "budget": 64,
 ///  "evaluations_used": 40, "pruned": 3, "space_exhausted": false,
 ///  "space": [{"name": "vec_tile[0]", "kind": "vector", "values": [[1,4096], ...]}, ...],
-///  "evaluations": [{"index": 0, "config": {...}, "valid": true, "time_us": 12.5}, ...],
-///  "pruned_configs": [{...}, ...],
+///  "evaluations": [{"index": 0, "config": {...}, "valid": true, "time_us": 12.5},
+///                  {"index": 1, "config": {...}, "valid": false, "time_us": null,
+///                   "invalid_reason": "vec_tile [64, 4096] of 'exp' at f.py:12 needs ..."}, ...],
+///  "pruned_configs": [{"config": {...}, "reason": "..."}, ...],
 ///  "best": {"index": 7, "config": {...}, "time_us": 9.75} | null}
 /// ```
-/// An invalid config has "valid": false and "time_us": null.
+/// An invalid config has "valid": false, "time_us": null and the reason.
 llvm::json::Value tuneResultToJson(const SearchSpace &space, const SearchResult &result);
 
 /// A parsed tune result file: the space it searched and what the search did.
