@@ -110,6 +110,10 @@ absl::StatusOr<Stage> parseStage(llvm::StringRef name) {
 absl::StatusOr<std::string> Kernel::irAt(Stage s) const {
   auto it = irByStage.find(s);
   if (it != irByStage.end()) return it->second;
+  if (irByStage.empty())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kernel '", funcName, "' kept no IR text (compiled with CompileOptions::keepIr = "
+        "false); compile it with keepIr = true to read its IR"));
   return absl::InvalidArgumentError(absl::StrCat(
       "kernel '", funcName, "' has no ", stageName(s).str(), " IR: it was compiled to the ",
       stageName(stage).str(), " stage with the pipeline '", pipeline,
@@ -162,13 +166,14 @@ absl::StatusOr<Kernel> Session::compile(ir::Module &module, const CompileOptions
   kernel.pipeline = pipeline;
   unsigned funcIndex = 0;
   while (funcIndex < module.numFuncs() && &module.func(funcIndex) != func) ++funcIndex;
-  kernel.irByStage[Stage::Tensor] = ir::toString(*func);
+  if (options.keepIr) kernel.irByStage[Stage::Tensor] = ir::toString(*func);
   if (!pipeline.empty()) {
     passes::PassManagerOptions pmOptions;
     pmOptions.verifyEach = options.verifyEach;
     pmOptions.dumpDirectory = options.irDumpDir;
     pmOptions.afterPass = [&](llvm::StringRef pass, const ir::Module &) {
-      if (pass == "expand-tiles") kernel.irByStage[Stage::Tile] = ir::toString(*func);
+      if (options.keepIr && pass == "expand-tiles")
+        kernel.irByStage[Stage::Tile] = ir::toString(*func);
     };
     passes::PassManager pm(device_, pmOptions);
     passes::PassRegistry registry;
@@ -179,10 +184,12 @@ absl::StatusOr<Kernel> Session::compile(ir::Module &module, const CompileOptions
     kernel.stats.tileOps = int64_t(kernel.stats.statistic("expand-tiles", "tile-ops"));
   }
   kernel.stage = options.stopAt;
-  kernel.ir = ir::toString(*func);
   collectSubgraphStats(*func, funcIndex, device_, kernel.stats);
-  if (kernel.stats.subgraphs > 0) kernel.irByStage[Stage::Partitioned] = kernel.ir;
-  if (options.stopAt != Stage::Codegen) kernel.irByStage[options.stopAt] = kernel.ir;
+  if (options.keepIr) {
+    kernel.ir = ir::toString(*func);
+    if (kernel.stats.subgraphs > 0) kernel.irByStage[Stage::Partitioned] = kernel.ir;
+    if (options.stopAt != Stage::Codegen) kernel.irByStage[options.stopAt] = kernel.ir;
+  }
 
   if (options.stopAt == Stage::Codegen) {
     // A function with nothing to run (it returns its arguments or views of them) is
@@ -197,6 +204,8 @@ absl::StatusOr<Kernel> Session::compile(ir::Module &module, const CompileOptions
         codegen::buildProgram(*func, device_, options.codegen);
     if (!program.ok()) return program.status();
     kernel.program = *std::move(program);
+  }
+  if (options.stopAt == Stage::Codegen && options.keepIr) {
     std::string text;
     llvm::raw_string_ostream os(text);
     codegen::printProgram(kernel.program, os);

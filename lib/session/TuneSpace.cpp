@@ -173,6 +173,7 @@ absl::StatusOr<std::vector<MergeGroup>> mergeGroups(const Session &session,
   compile.funcName = funcName.str();
   compile.stopAt = Stage::Partitioned;
   compile.verifyEach = false;
+  compile.keepIr = false;
   for (const char *mode : {"vec_nbuffer_mode", "cube_nbuffer_mode", "cube_l1_reuse_mode"})
     if (absl::Status s = compile.knobs.set(mode, int64_t(0)); !s.ok()) return s;
   absl::StatusOr<Kernel> kernel = session.compileText(moduleText, "<tune>", compile);

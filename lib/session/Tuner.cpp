@@ -33,6 +33,7 @@ tune::Outcome evaluateConfig(const Session &session, const TunedConfig &config) 
   // The final IR is still verified by codegen's inputs; per-pass verification only
   // slows the search down.
   compile.verifyEach = false;
+  compile.keepIr = false;
   absl::StatusOr<Kernel> kernel = session.compileText(config.moduleText, kCandidateFileName, compile);
   if (!kernel.ok()) return tune::Outcome::invalid(std::string(kernel.status().message()));
   runtime::SimOptions sim;

@@ -401,6 +401,18 @@ TEST_CASE("a kernel keeps the text of every stage it reached and its statistics"
   REQUIRE_FALSE(missing.ok());
   CHECK_THAT(std::string(missing.status().message()), Catch::Contains("compiled to the tile stage"));
   CHECK(t.stats.subgraphs == 0);
+
+  // keepIr = false: the same program and statistics, no text.
+  CompileOptions lean;
+  lean.keepIr = false;
+  absl::StatusOr<Kernel> quiet = s.compileText(exampleText("softmax"), "softmax.pto", lean);
+  REQUIRE(quiet.ok());
+  CHECK(quiet->irByStage.empty());
+  CHECK(quiet->ir.empty());
+  CHECK(quiet->program.calls.size() == k.program.calls.size());
+  CHECK(quiet->stats.subgraphs == k.stats.subgraphs);
+  CHECK_THAT(std::string(quiet->irAt(session::Stage::Tensor).status().message()),
+             Catch::Contains("keepIr = false"));
 }
 
 TEST_CASE("a kernel runs on caller-owned buffers, also in place", "[session]") {

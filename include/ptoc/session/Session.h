@@ -52,6 +52,10 @@ struct CompileOptions {
   std::string funcName;
   /// Stop after this stage (the Kernel then holds IR text but no program).
   Stage stopAt = Stage::Codegen;
+  /// Keep the IR text of every stage in the Kernel (`irByStage`, `ir`). The tuner,
+  /// which only simulates its candidates, turns it off: printing is a sizeable share
+  /// of a small kernel's compile time.
+  bool keepIr = true;
 };
 
 /// A tensor's element type and shape.
