@@ -85,10 +85,4 @@ private:
   std::vector<std::vector<std::string>> reasons_;
 };
 
-/// The config of `space` that is the function as written (its tiles, the default
-/// pipeline's merging: automatic for AIV groups, none for AIC groups; scheduler mode 0), or nullopt when the space has no such config (a knob it does
-/// not know, a written value it lacks, merge knobs set in `baseKnobs`).
-std::optional<tune::Config> writtenConfig(const tune::SearchSpace &space,
-                                         llvm::StringRef moduleText, const PassKnobs &baseKnobs);
-
 } // namespace ptoc::session

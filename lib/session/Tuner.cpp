@@ -174,6 +174,9 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
   threads = std::max(threads, 1u);
   tune::SearchOptions search = options.search;
   search.cubeDominated = facts->cubeDominated;
+  // The search starts from the function as written (when the space holds it).
+  std::optional<tune::Config> asWritten = writtenConfig(report.space, moduleText, options.baseKnobs);
+  if (asWritten && search.seeds.empty()) search.seeds.push_back(*asWritten);
   if (search.parallelism <= 1) search.parallelism = threads;
 
   llvm::ThreadPool pool(llvm::hardware_concurrency(threads));
@@ -210,7 +213,6 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
   // The function as written is a measured config too: a small budget may find
   // nothing faster, and then the written config is the best known (and the bank
   // should say so).
-  std::optional<tune::Config> asWritten = writtenConfig(theSpace, moduleText, options.baseKnobs);
   if (!report.best || report.baselineUs < report.bestUs) {
     written.configJson = asWritten ? theSpace.configToString(*asWritten) : "{}";
     report.best = written;

@@ -55,6 +55,9 @@ public:
   }
 
   absl::Status run() {
+    // The seeds first: the local search starts from the best of them.
+    if (auto seeds = evaluator_.proposeSeeds(); !seeds.ok()) return seeds.status();
+    if (absl::Status flushed = evaluator_.flush(); !flushed.ok()) return flushed;
     while (!evaluator_.done()) {
       const Evaluation *best = evaluator_.best();
       if (!best) {

@@ -9,9 +9,21 @@ namespace ptoc::tune {
 
 CandidateEvaluator::CandidateEvaluator(const SearchSpace &space, const Evaluate &evaluate,
                                        const Prune &prune, const Progress &progress,
-                                       uint64_t budget, std::size_t parallelism)
+                                       uint64_t budget, std::size_t parallelism,
+                                       std::vector<Config> seeds)
     : space_(space), evaluate_(evaluate), prune_(prune), progress_(progress),
-      budget_(budget), parallelism_(parallelism) {}
+      budget_(budget), parallelism_(parallelism), seeds_(std::move(seeds)) {}
+
+absl::StatusOr<std::vector<Config>> CandidateEvaluator::proposeSeeds(std::size_t limit) {
+  std::vector<Config> queued;
+  for (const Config &seed : seeds_) {
+    if (queued.size() >= limit || done()) break;
+    absl::StatusOr<Proposal> proposal = propose(seed);
+    if (!proposal.ok()) return proposal.status();
+    if (*proposal == Proposal::Queued) queued.push_back(seed);
+  }
+  return queued;
+}
 
 bool CandidateEvaluator::done() const {
   if (remaining() == 0) return true;

@@ -18,7 +18,8 @@ namespace ptoc::tune {
 class CandidateEvaluator {
 public:
   CandidateEvaluator(const SearchSpace &space, const Evaluate &evaluate, const Prune &prune,
-                     const Progress &progress, uint64_t budget, std::size_t parallelism);
+                     const Progress &progress, uint64_t budget, std::size_t parallelism,
+                     std::vector<Config> seeds = {});
 
   /// What became of a proposal.
   enum class Proposal {
@@ -32,6 +33,9 @@ public:
   absl::StatusOr<Proposal> propose(const Config &config);
   /// Evaluates the pending batch now (strategies that need results before going on).
   absl::Status flush();
+  /// Proposes the search's seed configs (SearchOptions::seeds), at most `limit` of
+  /// them; returns the ones queued (new ones). Does not flush.
+  absl::StatusOr<std::vector<Config>> proposeSeeds(std::size_t limit = SIZE_MAX);
 
   /// Evaluations still allowed, counting pending ones as spent.
   uint64_t remaining() const { return budget_ - evaluations_.size() - pending_.size(); }
@@ -65,6 +69,7 @@ private:
   const Progress &progress_;
   uint64_t budget_;
   std::size_t parallelism_;
+  std::vector<Config> seeds_;
   /// Config -> index into evaluations_, or kPending / kPruned.
   std::map<Config, int64_t> states_;
   std::vector<Config> pending_;

@@ -42,8 +42,10 @@ public:
         std::max<uint64_t>(kGaMinPopulation, evaluator_.remaining() / kGaMinGenerations);
     const std::size_t populationSize = static_cast<std::size_t>(
         std::min<uint64_t>({options_.population, budgetShare, space_.size()}));
-    // The first generation: distinct random configs.
-    std::vector<Config> first;
+    // The first generation: the seeds, then distinct random configs.
+    absl::StatusOr<std::vector<Config>> seeds = evaluator_.proposeSeeds(populationSize);
+    if (!seeds.ok()) return seeds.status();
+    std::vector<Config> first = *std::move(seeds);
     while (first.size() < populationSize && !evaluator_.done()) {
       std::optional<Config> config = sampler_.next(evaluator_);
       if (!config) break;

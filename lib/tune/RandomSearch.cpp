@@ -6,6 +6,7 @@ namespace ptoc::tune {
 absl::Status randomSearch(const SearchSpace &space, SearchRng &rng,
                           CandidateEvaluator &evaluator) {
   ConfigSampler sampler(space, rng);
+  if (auto seeds = evaluator.proposeSeeds(); !seeds.ok()) return seeds.status();
   while (!evaluator.done()) {
     std::optional<Config> config = sampler.next(evaluator);
     if (!config) break;

@@ -68,8 +68,13 @@ absl::StatusOr<SearchResult> runSearch(const SearchSpace &space, const Evaluate 
   if (!evaluate)
     return absl::InvalidArgumentError("runSearch needs an evaluate callback (it is empty)");
   const Strategy strategy = resolveStrategy(options.strategy, space, options.cubeDominated);
+  for (std::size_t i = 0; i < options.seeds.size(); ++i)
+    if (!space.isValid(options.seeds[i]))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "search seed ", i, " is not a config of the space (one value index per knob, each "
+          "in range)"));
   CandidateEvaluator evaluator(space, evaluate, prune, progress, options.budget,
-                               options.parallelism);
+                               options.parallelism, options.seeds);
   SearchRng rng(options.seed);
   absl::Status status;
   switch (strategy) {

@@ -519,3 +519,47 @@ TEST_CASE("tune result file: name, contents and round trip", "[tune]") {
   CHECK_FALSE(parseTuneResult("not json").ok());
   llvm::sys::fs::remove_directories(folder);
 }
+
+TEST_CASE("seed configs are evaluated first; rl searches around the best seed", "[tune]") {
+  SearchSpace space = makeSpace();
+  // A seed next to the optimum (one scheduler step away).
+  const Config nearOptimum = {4, 1, 3};
+  for (Strategy strategy : {Strategy::Random, Strategy::Genetic, Strategy::Bandit}) {
+    INFO(strategyName(strategy).str());
+    Recorder recorder;
+    SearchOptions options;
+    options.strategy = strategy;
+    options.budget = 12;
+    options.parallelism = 4;
+    options.seeds = {nearOptimum, {0, 0, 0}};
+    auto result = runSearch(space, recorder.callback(), options);
+    REQUIRE(result.ok());
+    REQUIRE(!recorder.batches.empty());
+    const std::vector<Config> &first = recorder.batches.front();
+    REQUIRE(first.size() >= 2);
+    CHECK(first[0] == nearOptimum);
+    CHECK(first[1] == Config{0, 0, 0});
+    // Seeds count against the budget and are never evaluated twice.
+    CHECK(result->evaluationsUsed() == 12);
+    CHECK(allDistinct(recorder.all()));
+    if (strategy == Strategy::Bandit) {
+      // One knob step from the seed is the optimum: the local search finds it.
+      CHECK(bestTime(*result) == kOptimum);
+    }
+  }
+  // Grid walks the space in order whatever the seeds.
+  Recorder grid;
+  SearchOptions options;
+  options.strategy = Strategy::Grid;
+  options.budget = 3;
+  options.seeds = {nearOptimum};
+  auto result = runSearch(space, grid.callback(), options);
+  REQUIRE(result.ok());
+  CHECK(grid.all().front() == Config{0, 0, 0});
+
+  // A seed outside the space is an error of the caller.
+  options.seeds = {{9, 0, 0}};
+  auto bad = runSearch(space, grid.callback(), options);
+  REQUIRE(!bad.ok());
+  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("seed 0 is not a config"));
+}

@@ -329,6 +329,33 @@ TEST_CASE("tiles that fail the verifier are pruned before compiling; invalid con
   CHECK_THAT(json, Catch::Contains("\"reason\": \"vec_tile = [32,256] does not fit"));
 }
 
+TEST_CASE("searches start from the function as written", "[tuner]") {
+  session::Session s = tinySession();
+  absl::StatusOr<tune::SearchSpace> space = session::deriveSearchSpace(s, kSoftmax);
+  REQUIRE(space.ok());
+  std::optional<tune::Config> written = session::writtenConfig(*space, kSoftmax, {});
+  REQUIRE(written);
+  CHECK(space->configToString(*written) ==
+        R"({"device_sched_mode":0,"vec_nbuffer[0]":"auto","vec_tile[0]":[8,256]})");
+  session::TuneOptions options;
+  options.useBank = false;
+  options.threads = 2;
+  TempDir results;
+  options.resultDir = results.path;
+  options.search.budget = 6;
+  for (tune::Strategy st : {tune::Strategy::Random, tune::Strategy::Genetic, tune::Strategy::Bandit}) {
+    INFO(tune::strategyName(st).str());
+    options.search.strategy = st;
+    absl::StatusOr<session::TuneReport> r = session::tuneModule(s, kSoftmax, options);
+    REQUIRE(r.ok());
+    REQUIRE(!r->result.evaluations.empty());
+    CHECK(r->result.evaluations[0].config == *written);
+    // Its time is the baseline's: the same function, compiled the same way.
+    REQUIRE(r->result.evaluations[0].micros);
+    CHECK(*r->result.evaluations[0].micros == r->baselineUs);
+  }
+}
+
 TEST_CASE("the bank answers a repeated tuning with no evaluation; another shape misses",
           "[tuner]") {
   session::Session s = tinySession();

@@ -87,6 +87,12 @@ absl::StatusOr<tune::SearchSpace> parseSearchSpace(llvm::StringRef json);
 absl::StatusOr<TunedConfig> applyConfig(const tune::SearchSpace &space, const tune::Config &config,
                                         llvm::StringRef moduleText, const PassKnobs &baseKnobs);
 
+/// The config of `space` that is the function as written (its tiles, the default
+/// pipeline's merging: automatic for AIV groups, none for AIC groups; scheduler mode 0), or nullopt when the space has no such config (a knob it does
+/// not know, a written value it lacks, merge knobs set in `baseKnobs`).
+std::optional<tune::Config> writtenConfig(const tune::SearchSpace &space,
+                                         llvm::StringRef moduleText, const PassKnobs &baseKnobs);
+
 /// A config the knowledge bank knows for a function, applied to it.
 struct BankAnswer {
   TunedConfig config;

@@ -126,6 +126,11 @@ struct SearchOptions {
   std::size_t parallelism = 1;
   /// The operator's time is dominated by cube work (for `Auto`).
   bool cubeDominated = false;
+  /// Configs to evaluate first, e.g. the function as written (each must be a config of
+  /// the space; they count against the budget): `ga` puts them into its first
+  /// generation, `rl` starts its local search from the best of them, `random` tries
+  /// them before sampling; `grid` walks the space in order and ignores them.
+  std::vector<Config> seeds;
   GeneticOptions genetic;
   BanditOptions bandit;
 };
