@@ -492,7 +492,12 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, tune::
   }
   if (absl::Status s = applyMerges(vecMerge, cubeMerge, out.knobs); !s.ok()) return s;
   out.configJson = llvm::formatv("{0}", llvm::json::Value(std::move(json))).str();
-  out.moduleText = ir::toString(*parsed->module);
+  // Keep the user's locations (loc(...) in the text, as Python's tracer writes it) so
+  // that errors of the tuned kernel name the user's lines.
+  ir::PrintOptions print;
+  for (ir::Operation &op : func->ops())
+    if (op.loc().isKnown() && op.loc().fileName() != kTuneFileName) print.printLocations = true;
+  out.moduleText = ir::toString(*parsed->module, print);
   return out;
 }
 

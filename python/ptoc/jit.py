@@ -120,6 +120,8 @@ class _Plan:
         self.debug_options = {}
         # The knowledge bank's config this kernel was compiled with (JSON), or None.
         self.bank_config = None
+        # The traced tensor-level function with loc(...) on every op (ptoc.tune's input).
+        self.tensor_text = ""
 
 
 class JitFunction:
@@ -325,10 +327,13 @@ class JitFunction:
             folder = _ptoc.create_output_dir(debug["output_dir"])
             plan.ir_dump_dir = folder + "/ir"
         tuned = self._tuned.get(key) if key is not None else None
+        # The traced function with the user's lines, for the bank and ptoc.tune (whose
+        # messages and tuned kernels then name them).
+        plan.tensor_text = builder.text(locations=True)
         if tuned is None and host["use_tune_bank"] and host["compile_stage"] == "codegen":
             # The knowledge bank may know this function and signature: no tuning needed.
             try:
-                answer = _ptoc.tune_lookup(session, builder.text(), host["tune_bank_path"],
+                answer = _ptoc.tune_lookup(session, plan.tensor_text, host["tune_bank_path"],
                                            final.pass_options)
             except Error as e:  # an unusable bank never stops a kernel from compiling
                 warnings.warn(f"ptoc: the tuning knowledge bank was not consulted: {e}")

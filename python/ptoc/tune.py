@@ -117,7 +117,7 @@ def tune(kernel, *args, space=None, strategy="auto", budget=64, seed=0, threads=
         raise Error(f"ptoc.tune tunes a @ptoc.jit function, got {type(kernel).__name__}")
     space_json = _space_json(space) if space is not None else ""
     compiled = kernel.compile(*args, **kwargs)
-    text = compiled.ir("tensor")
+    text = compiled._plan.tensor_text
     knobs = dict(compiled.options.pass_options)
     report = _ptoc.tune_text(
         session_for(kernel.device), text, strategy=strategy, budget=budget, seed=seed,

@@ -135,7 +135,11 @@ void Builder::finish(const std::vector<int> &results) {
   finished_ = true;
 }
 
-std::string Builder::text() const { return ir::toString(*module_); }
+std::string Builder::text(bool locations) const {
+  ir::PrintOptions options;
+  options.printLocations = locations;
+  return ir::toString(*module_, options);
+}
 
 ir::Module &Builder::takeModuleForCompile() {
   if (!finished_)

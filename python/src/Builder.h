@@ -52,8 +52,9 @@ public:
 
   /// Ends the function returning `results`; the builder is then compiled once.
   void finish(const std::vector<int> &results);
-  /// The function's text (for debugging a trace).
-  std::string text() const;
+  /// The function's text; with `locations`, every op's `loc("file":line:col)` (the
+  /// user's Python line), which the tuner keeps in its messages and candidates.
+  std::string text(bool locations = false) const;
 
   /// The module, for compiling (after finish()). Compiling transforms it, so a
   /// builder compiles once.

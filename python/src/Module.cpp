@@ -55,7 +55,7 @@ PYBIND11_MODULE(_ptoc, m) {
       .def("clear_cube_tile", &Builder::clearCubeTile)
       .def("set_scope", &Builder::setScope)
       .def("finish", &Builder::finish)
-      .def("text", &Builder::text);
+      .def("text", &Builder::text, py::arg("locations") = false);
 
   bindKernels(m);
   bindProfile(m);

@@ -11,8 +11,11 @@ import ptoc
 
 def softmax(x, y):
     ptoc.set_vec_tile_shapes(8, 256)
-    e = ptoc.exp(x - ptoc.amax(x, dim=-1, keepdim=True))
+    e = ptoc.exp(x - ptoc.amax(x, dim=-1, keepdim=True))  # AMAX_LINE
     y[:] = e / ptoc.sum(e, dim=-1, keepdim=True)
+
+
+AMAX_LINE = next(i for i, line in enumerate(open(__file__), 1) if line.endswith("# AMAX_LINE\n"))
 
 
 def reference(x):
@@ -106,6 +109,8 @@ def test_a_space_of_ones_own_is_searched_and_says_why_configs_are_invalid(tmp_pa
     for config, why in r.invalid:
         assert config["vec_tile"] == [32, 256]
         assert "vec_tile = [32,256] does not fit" in why and "UB" in why
+        # The op is named with the user's line (the tracer's locations survive tuning).
+        assert f"does not fit 'amax' at {__file__}:{AMAX_LINE}:" in why
     # ... and the best config is one of the space's, applied to later calls.
     assert set(r.config) == set(space)
     assert r.config["vec_tile"] in ([4, 256], [8, 256])
