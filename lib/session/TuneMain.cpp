@@ -14,6 +14,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
+#include "ptoc/ir/Context.h"
+#include "ptoc/ir/Parser.h"
+#include "ptoc/ir/Printer.h"
 #include "ptoc/session/Session.h"
 #include "ptoc/session/Tuner.h"
 #include "ptoc/session/Version.h"
@@ -421,8 +424,22 @@ int searchCommand(const std::vector<std::string> &args) {
     }
     space = *std::move(parsed);
   }
+  // The file's text with loc(...) on every op, so messages name the file's lines.
+  std::string located;
+  {
+    ir::Context ctx;
+    absl::StatusOr<std::unique_ptr<ir::Module>> module =
+        ir::parseModuleOrError((*buffer)->getBuffer(), a->file, ctx);
+    if (!module.ok()) {
+      llvm::errs() << std::string(module.status().message()) << "\n";
+      return kExitError;
+    }
+    ir::PrintOptions print;
+    print.printLocations = true;
+    located = ir::toString(**module, print);
+  }
   absl::StatusOr<TuneReport> report =
-      tuneModule(*session, (*buffer)->getBuffer(), options, space ? &*space : nullptr);
+      tuneModule(*session, located, options, space ? &*space : nullptr);
   if (!report.ok()) {
     llvm::errs() << a->file << ": " << std::string(report.status().message()) << "\n";
     return kExitError;
