@@ -21,7 +21,8 @@ from .jit import JitFunction, session_for
 class TuneResult:
     """What ptoc.tune found: ``best_us`` (None if nothing compiled), ``baseline_us``
     (the kernel as written), ``config`` (dict), ``evaluations``, ``bank_hit``,
-    ``strategy``, ``result_path`` (the tune_result JSON)."""
+    ``strategy``, ``result_path`` (the tune_result JSON), ``space_size``, ``pruned``
+    (configs rejected before compiling) and ``invalid`` ((config, reason) pairs)."""
 
     def __init__(self, report):
         self._report = report
@@ -44,9 +45,10 @@ class TuneResult:
 
     def __repr__(self):
         best = f"{self.best_us:.3f}us" if self.best_us is not None else "none"
+        invalid = f", {len(self.invalid)} invalid" if self.invalid else ""
         return (f"<ptoc.TuneResult best {best} (written: {self.baseline_us:.3f}us), "
-                f"{self.evaluations} evaluations{' (bank hit)' if self.bank_hit else ''}, "
-                f"{self.config}>")
+                f"{self.evaluations} evaluations{' (bank hit)' if self.bank_hit else ''}"
+                f"{invalid}, {self.config}>")
 
 
 def _cube_tile_value(value, knob):

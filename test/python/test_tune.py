@@ -106,6 +106,7 @@ def test_a_space_of_ones_own_is_searched_and_says_why_configs_are_invalid(tmp_pa
     # The oversized tile is pruned before compiling (no evaluation spent on it) ...
     assert r.pruned == 4 and r.evaluations == 8
     assert len(r.invalid) == 4
+    assert "8 evaluations, 4 invalid" in repr(r)
     for config, why in r.invalid:
         assert config["vec_tile"] == [32, 256]
         assert "vec_tile = [32,256] does not fit" in why and "UB" in why
