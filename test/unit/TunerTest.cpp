@@ -7,6 +7,7 @@
 #include <string>
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "ptoc/session/Session.h"
@@ -287,6 +288,44 @@ TEST_CASE("every strategy with budget = space size finds the exhaustive optimum"
     CHECK(r->bestUs == optimum);
     CHECK(!r->bankHit);
   }
+}
+
+TEST_CASE("parseSearchSpace: knob objects, a tune_result's space array, errors", "[tuner]") {
+  absl::StatusOr<tune::SearchSpace> space = session::parseSearchSpace(
+      R"({"vec_tile": [[4, 256], [8, 256]], "cube_nbuffer[0]": [1, 2],
+          "device_sched_mode": [0, 3], "fuse_local": [true, false]})");
+  REQUIRE(space.ok());
+  // Name order; kinds from the names.
+  REQUIRE(space->numDimensions() == 4);
+  CHECK(space->dimensions()[0].name == "cube_nbuffer[0]");
+  CHECK(space->dimensions()[0].kind == tune::DimensionKind::Cube);
+  CHECK(space->dimensions()[1].name == "device_sched_mode");
+  CHECK(space->dimensions()[1].kind == tune::DimensionKind::Other);
+  CHECK(space->dimensions()[3].name == "vec_tile");
+  CHECK(space->dimensions()[3].kind == tune::DimensionKind::Vector);
+  CHECK(space->size() == 16);
+
+  // The array form (a tune_result's "space") round-trips.
+  std::string array;
+  llvm::raw_string_ostream os(array);
+  os << llvm::json::Value(space->toJson());
+  os.flush();
+  absl::StatusOr<tune::SearchSpace> again = session::parseSearchSpace(array);
+  REQUIRE(again.ok());
+  CHECK(again->toJson() == space->toJson());
+
+  auto error = [](llvm::StringRef text) {
+    absl::StatusOr<tune::SearchSpace> s = session::parseSearchSpace(text);
+    REQUIRE(!s.ok());
+    return std::string(s.status().message());
+  };
+  CHECK_THAT(error("{\"pg_lower_bnd\": [1]}"),
+             Catch::Contains("unknown search space knob 'pg_lower_bnd'"));
+  CHECK_THAT(error("{\"cube_l1_reuse_setting\": [1]}"), Catch::Contains("is a map"));
+  CHECK_THAT(error("{\"vec_tile\": 4}"), Catch::Contains("must list its values"));
+  CHECK_THAT(error("{\"vec_tile\": []}"), Catch::Contains("vec_tile"));
+  CHECK_THAT(error("3"), Catch::Contains("a search space is a JSON object"));
+  CHECK_THAT(error("{"), Catch::Contains("not valid JSON"));
 }
 
 TEST_CASE("tiles that fail the verifier are pruned before compiling; invalid configs say why",
