@@ -219,7 +219,11 @@ absl::Status applyMerges(const MergeRequest &vec, const MergeRequest &cube, Pass
     if (!automatic)
       if (absl::Status s = knobs.set("vec_nbuffer_setting", vec.setting); !s.ok()) return s;
   }
-  if (cube.present) {
+  // Every AIC count 1 is the default pipeline's "no cube merging": leave the pass out
+  // (running it to merge nothing costs a subgraph-table rebuild per candidate).
+  bool cubeAllOnes = !cube.allAuto && std::all_of(cube.setting.begin(), cube.setting.end(),
+                                                  [](const auto &e) { return e.second == 1; });
+  if (cube.present && !cubeAllOnes) {
     passes::IntMap setting = cube.setting;
     if (!cube.allAuto) setting.try_emplace(-1, 1);
     bool automatic = setting.empty();

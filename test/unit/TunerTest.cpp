@@ -167,6 +167,14 @@ TEST_CASE("derived cube space: written tile and valid variants", "[tuner]") {
   // Groups without a count (none here) stay unmerged, as written.
   CHECK(std::get<passes::IntMap>(merged->knobs.values().at("cube_nbuffer_setting")) ==
         passes::IntMap{{-1, 1}, {0, 2}});
+  // All counts 1 is the written config: no cube merge pass at all.
+  absl::StatusOr<session::TunedConfig> ones = session::applyConfig(
+      *space,
+      configWith(*space, {{"cube_tile[0]", std::vector<int64_t>{32, 32, 32, 64, 32, 32}},
+                          {"cube_nbuffer[0]", int64_t(1)}}),
+      kMatmul, {});
+  REQUIRE(ones.ok());
+  CHECK(ones->knobs.values().count("cube_nbuffer_mode") == 0);
   session::CompileOptions mergedCompile;
   mergedCompile.knobs = merged->knobs;
   absl::StatusOr<session::Kernel> two = s.compileText(merged->moduleText, "cand.pto", mergedCompile);
