@@ -223,6 +223,9 @@ absl::Status applyMerges(const MergeRequest &vec, const MergeRequest &cube, Pass
   // (running it to merge nothing costs a subgraph-table rebuild per candidate).
   bool cubeAllOnes = !cube.allAuto && std::all_of(cube.setting.begin(), cube.setting.end(),
                                                   [](const auto &e) { return e.second == 1; });
+  if (cube.present && cubeAllOnes && knobs.values().count("cube_nbuffer_mode"))
+    // The base knobs merged AIC groups; this config says not to.
+    if (absl::Status s = knobs.set("cube_nbuffer_mode", int64_t(0)); !s.ok()) return s;
   if (cube.present && !cubeAllOnes) {
     passes::IntMap setting = cube.setting;
     if (!cube.allAuto) setting.try_emplace(-1, 1);
