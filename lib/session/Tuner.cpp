@@ -158,6 +158,10 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
     absl::StatusOr<tune::Bank> opened = tune::Bank::open(options.bankPath);
     if (!opened.ok()) return opened.status();
     bank = *std::move(opened);
+  }
+  // A space of the caller's own is searched, not answered from the bank (whose best
+  // may lie outside it); its results are still recorded.
+  if (bank && !space) {
     absl::StatusOr<std::optional<BankAnswer>> answer =
         answerFromBank(*bank, facts->key, moduleText, options.baseKnobs);
     if (!answer.ok()) return answer.status();

@@ -157,3 +157,15 @@ def test_a_bad_space_is_an_error_that_says_what_to_write(space, message):
     x = np.ones((64, 256), np.float32)
     with pytest.raises(ptoc.Error, match=message):
         ptoc.tune(f, x, np.empty_like(x), space=space, use_bank=False, progress=False)
+
+
+def test_a_space_of_ones_own_is_searched_even_when_the_bank_knows_the_kernel(tmp_path):
+    bank = str(tmp_path / "bank")
+    x = np.random.default_rng(8).random((64, 256), dtype=np.float32)
+    known = ptoc.tune(ptoc.jit(softmax, device="tiny"), x, np.empty_like(x), strategy="random",
+                      budget=4, bank=bank, result_dir=str(tmp_path), progress=False)
+    assert not known.bank_hit
+    mine = ptoc.tune(ptoc.jit(softmax, device="tiny"), x, np.empty_like(x),
+                     space={"vec_tile": [(4, 256), (8, 256)]}, strategy="grid", bank=bank,
+                     result_dir=str(tmp_path), progress=False)
+    assert not mine.bank_hit and mine.evaluations == 2

@@ -109,8 +109,9 @@ absl::StatusOr<std::optional<BankAnswer>> lookupTuned(const Session &session,
                                                       llvm::StringRef bankPath = "",
                                                       const PassKnobs &baseKnobs = {});
 
-/// Tunes the function of `moduleText`: consults the bank first (a hit costs no
-/// evaluation), else searches `space` (derived when null) and records the results.
+/// Tunes the function of `moduleText`: with no `space`, consults the bank first (a hit
+/// costs no evaluation), else searches the derived space; a given `space` is always
+/// searched. Every valid config measured is recorded in the bank.
 absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef moduleText,
                                       const TuneOptions &options,
                                       const tune::SearchSpace *space = nullptr);
