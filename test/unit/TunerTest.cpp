@@ -421,15 +421,14 @@ TEST_CASE("the bank answers a repeated tuning with no evaluation; another shape 
   options.threads = 2;
   options.search.budget = 4;
   options.search.strategy = tune::Strategy::Random;
-  tune::SearchSpace space = smallSoftmaxSpace(s);
 
-  absl::StatusOr<session::TuneReport> first = session::tuneModule(s, kSoftmax, options, &space);
+  absl::StatusOr<session::TuneReport> first = session::tuneModule(s, kSoftmax, options);
   REQUIRE(first.ok());
   CHECK(!first->bankHit);
   CHECK(first->result.evaluationsUsed() == 4);
   REQUIRE(first->best);
 
-  absl::StatusOr<session::TuneReport> second = session::tuneModule(s, kSoftmax, options, &space);
+  absl::StatusOr<session::TuneReport> second = session::tuneModule(s, kSoftmax, options);
   REQUIRE(second.ok());
   CHECK(second->bankHit);
   CHECK(second->result.evaluationsUsed() == 0);
@@ -446,7 +445,14 @@ TEST_CASE("the bank answers a repeated tuning with no evaluation; another shape 
 
   // A different device never reuses the records.
   session::Session a2 = *session::Session::create("a2");
-  absl::StatusOr<session::TuneReport> other = session::tuneModule(a2, kSoftmax, options, &space);
+  absl::StatusOr<session::TuneReport> other = session::tuneModule(a2, kSoftmax, options);
   REQUIRE(other.ok());
   CHECK(!other->bankHit);
+
+  // A space of the caller's own is searched even though the bank knows the function.
+  tune::SearchSpace space = smallSoftmaxSpace(s);
+  absl::StatusOr<session::TuneReport> mine = session::tuneModule(s, kSoftmax, options, &space);
+  REQUIRE(mine.ok());
+  CHECK(!mine->bankHit);
+  CHECK(mine->result.evaluationsUsed() == 4);
 }
