@@ -1,5 +1,6 @@
-// simulate(): validates the inputs, builds the flattened program, region table, memory
-// system, cores and scheduler, then runs the discrete-event loop (docs/runtime.md).
+// simulate(): validates the inputs, prepares the program (flattened program, region
+// table, bound), builds the memory system, cores and scheduler, then runs the
+// discrete-event loop (docs/runtime.md).
 #include "ptoc/runtime/Simulator.h"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include "CoreModel.h"
 #include "EventQueue.h"
 #include "MemorySystem.h"
+#include "PreparedState.h"
 #include "RegionTable.h"
 #include "Scheduler.h"
 #include "SimProgram.h"
@@ -18,19 +20,30 @@ namespace ptoc::runtime {
 namespace {
 /// device_sched_mode values.
 constexpr int kMinSchedMode = 0, kMaxSchedMode = 3;
+
+absl::Status checkSchedMode(int mode) {
+  if (mode >= kMinSchedMode && mode <= kMaxSchedMode) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "simulate: device_sched_mode ", mode,
+      " is not a scheduler mode; valid modes: 0 (shared FIFO ready queue), 1 (L2 affinity), "
+      "2 (fair across scheduler threads), 3 (L2 affinity and fair)"));
+}
 } // namespace
 
 absl::StatusOr<RunRecord> simulate(const codegen::Program &program,
                                    const target::DeviceSpec &device, const SimOptions &options) {
-  if (options.schedMode < kMinSchedMode || options.schedMode > kMaxSchedMode)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "simulate: device_sched_mode ", options.schedMode,
-        " is not a scheduler mode; valid modes: 0 (shared FIFO ready queue), 1 (L2 affinity), "
-        "2 (fair across scheduler threads), 3 (L2 affinity and fair)"));
-  absl::StatusOr<sim::SimProgram> flat = sim::SimProgram::build(program, device);
-  if (!flat.ok()) return flat.status();
-  const sim::SimProgram &sp = *flat;
-  const sim::RegionTable regions = sim::RegionTable::build(program);
+  if (absl::Status mode = checkSchedMode(options.schedMode); !mode.ok()) return mode;
+  absl::StatusOr<PreparedProgram> prepared = PreparedProgram::prepare(program, device);
+  if (!prepared.ok()) return prepared.status();
+  return simulate(*prepared, options);
+}
+
+absl::StatusOr<RunRecord> simulate(const PreparedProgram &prepared, const SimOptions &options) {
+  if (absl::Status mode = checkSchedMode(options.schedMode); !mode.ok()) return mode;
+  const sim::PreparedState &state = prepared.state();
+  const target::DeviceSpec &device = state.device;
+  const sim::SimProgram &sp = state.program;
+  const sim::RegionTable &regions = state.regions;
 
   RunRecord rec;
   rec.device = device.name;
@@ -39,8 +52,8 @@ absl::StatusOr<RunRecord> simulate(const codegen::Program &program,
   rec.aivCores = device.aivCores;
   rec.schedulerThreads = device.scheduler.threads;
   rec.schedMode = options.schedMode;
-  rec.bound = sim::computeBound(program, device, regions);
-  const int numCalls = static_cast<int>(program.calls.size());
+  rec.bound = state.bound;
+  const int numCalls = state.numCalls;
   rec.tasks.resize(numCalls);
   for (int c = 0; c < numCalls; ++c) {
     rec.tasks[c].call = c;

@@ -184,7 +184,7 @@ absl::StatusOr<Kernel> Session::compile(ir::Module &module, const CompileOptions
     kernel.stats.tileOps = int64_t(kernel.stats.statistic("expand-tiles", "tile-ops"));
   }
   kernel.stage = options.stopAt;
-  collectSubgraphStats(*func, funcIndex, device_, kernel.stats);
+  if (options.collectStats) collectSubgraphStats(*func, funcIndex, device_, kernel.stats);
   if (options.keepIr) {
     kernel.ir = ir::toString(*func);
     if (kernel.stats.subgraphs > 0) kernel.irByStage[Stage::Partitioned] = kernel.ir;

@@ -22,6 +22,7 @@
 #include "ptoc/session/Version.h"
 #include "ptoc/target/DeviceSpec.h"
 #include "ptoc/tune/Bank.h"
+#include "TuneProgress.h"
 
 namespace ptoc::session {
 namespace {
@@ -46,12 +47,14 @@ device, operator structure and shapes. DIR defaults to $PTOC_TUNE_BANK_PATH, els
 ~/.cache/ptoc/bank.
 
   FILE.pto searches the tile shapes (each distinct vec_tile / cube_tile), the merge
-           count of the AIV groups and the scheduler mode of the file's function on
-           --device [a2]: a bank hit applies the best known config without searching;
-           else --strategy [auto] evaluates up to --budget [64] configs on --threads
-           [all cores] host threads, writes tune_result_<time>_pid<n>.json into
-           --result-dir [$PTOC_OUTPUT_DIR, else ./output] and records every valid
-           config in the bank (--no-bank: neither read nor written). --seed [0] seeds
+           count of each group of isomorphic subgraphs and the scheduler mode of the
+           file's function on --device [a2]: a bank hit applies the best known config
+           without searching; else --strategy [auto] evaluates up to --budget [64]
+           configs on --threads [all cores] host threads (a progress bar on stderr;
+           configs that differ only in the scheduler mode share one compile), writes
+           tune_result_<time>_pid<n>.json into --result-dir [$PTOC_OUTPUT_DIR, else
+           ./output] and records every valid config in the bank (--no-bank: neither
+           read nor written). --seed [0] seeds
            the search; --pass-option sets a knob every candidate starts from.
            --space searches a space of your own instead of the derived one: a JSON
            object {"knob": [values...]} (knob names: docs/tuning.md).
@@ -401,12 +404,8 @@ int searchCommand(const std::vector<std::string> &args) {
                    << std::string(s.message()) << "\n";
       return kExitUsage;
     }
-  options.progress = [](const tune::SearchProgress &p) {
-    llvm::errs() << "tune: " << p.evaluationsUsed << "/" << p.evaluationsPlanned << " evaluated";
-    if (p.pruned) llvm::errs() << ", " << p.pruned << " pruned";
-    if (p.bestMicros) llvm::errs() << absl::StrFormat(", best %.3f us", *p.bestMicros);
-    llvm::errs() << "\n";
-  };
+  TuneProgress progress(llvm::errs(), llvm::errs().is_displayed());
+  options.progress = [&](const tune::SearchProgress &p) { progress.report(p); };
 
   std::optional<tune::SearchSpace> space;
   if (!a->spaceFile.empty()) {
@@ -440,6 +439,7 @@ int searchCommand(const std::vector<std::string> &args) {
   }
   absl::StatusOr<TuneReport> report =
       tuneModule(*session, located, options, space ? &*space : nullptr);
+  progress.finish();
   if (!report.ok()) {
     llvm::errs() << a->file << ": " << std::string(report.status().message()) << "\n";
     return kExitError;
@@ -456,7 +456,8 @@ int searchCommand(const std::vector<std::string> &args) {
   os << absl::StrFormat("best: %.3f us (speed-up %.3fx)\n", report->bestUs,
                         report->bestUs > 0 ? report->baselineUs / report->bestUs : 0.0);
   os << "evaluations: " << report->result.evaluationsUsed() << " (strategy "
-     << report->result.strategy << ")\n";
+     << report->result.strategy << "; " << report->compiles
+     << (report->compiles == 1 ? " compile)\n" : " compiles)\n");
   printInvalid(os, report->space, report->result);
   os << "best config: " << report->best->configJson
      << (report->bestIsWritten ? " (the function as written)" : "") << "\n";

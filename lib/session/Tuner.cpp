@@ -17,29 +17,27 @@
 #include "ptoc/session/Version.h"
 #include "ptoc/tune/Bank.h"
 #include "ptoc/tune/TuneResult.h"
+#include "CandidateCompiler.h"
 #include "TuneSpace.h"
 
 namespace ptoc::session {
 namespace {
 
-/// The name compile errors of candidates carry (the text is the rewritten function).
-constexpr const char *kCandidateFileName = "<tune candidate>";
+/// Batches per host thread for the strategies whose path does not depend on the batch
+/// size (grid, random, ga): a batch of several distinct compiles keeps every thread
+/// busy while the configs that share a compile (they differ only in the scheduler
+/// mode) simulate its one program.
+constexpr std::size_t kOrderFreeBatchPerThread = 8;
 
-/// Compiles and simulates one applied config; invalid, with the error, when it does
-/// not compile or simulate (a tile that does not fit, a merge the device cannot hold).
-tune::Outcome evaluateConfig(const Session &session, const TunedConfig &config) {
-  CompileOptions compile;
-  compile.knobs = config.knobs;
-  // The final IR is still verified by codegen's inputs; per-pass verification only
-  // slows the search down.
-  compile.verifyEach = false;
-  compile.keepIr = false;
-  absl::StatusOr<Kernel> kernel = session.compileText(config.moduleText, kCandidateFileName, compile);
-  if (!kernel.ok()) return tune::Outcome::invalid(std::string(kernel.status().message()));
+/// Simulates `program` (prepared for the session's device) with the config's
+/// scheduler mode; invalid, with the error, when it did not compile or does not
+/// simulate (a tile that does not fit, a merge the device cannot hold).
+tune::Outcome simulateConfig(const TunedConfig &config,
+                             const absl::StatusOr<runtime::PreparedProgram> &program) {
+  if (!program.ok()) return tune::Outcome::invalid(std::string(program.status().message()));
   runtime::SimOptions sim;
   sim.schedMode = config.schedMode;
-  absl::StatusOr<runtime::RunRecord> record =
-      runtime::simulate(kernel->program, session.device(), sim);
+  absl::StatusOr<runtime::RunRecord> record = runtime::simulate(*program, sim);
   if (!record.ok()) return tune::Outcome::invalid(std::string(record.status().message()));
   return tune::Outcome(record->simulatedUs());
 }
@@ -132,7 +130,14 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
   if (!printed.ok()) return printed.status();
   TunedConfig written = *std::move(printed);
   written.configJson = "{}";
-  std::optional<double> baseline = evaluateConfig(session, written).micros;
+  unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
+  threads = std::max(threads, 1u);
+  llvm::ThreadPool pool(llvm::hardware_concurrency(threads));
+  // The written function's compile is shared with the search's first seed (the same
+  // function, the same knobs).
+  CandidateCompiler compiler(session, options.programCacheBytes);
+  std::optional<double> baseline =
+      simulateConfig(written, *compiler.compileBatch({&written}, pool)[0]).micros;
   if (!baseline) {
     // Report the real compile error: the search cannot start from a broken function.
     CompileOptions compile;
@@ -174,27 +179,40 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
     }
   }
 
-  unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
-  threads = std::max(threads, 1u);
   tune::SearchOptions search = options.search;
   search.cubeDominated = facts->cubeDominated;
   // The search starts from the function as written (when the space holds it).
   std::optional<tune::Config> asWritten = writtenConfig(report.space, moduleText, options.baseKnobs);
   if (asWritten && search.seeds.empty()) search.seeds.push_back(*asWritten);
-  if (search.parallelism <= 1) search.parallelism = threads;
+  if (search.parallelism <= 1) {
+    tune::Strategy strategy =
+        tune::resolveStrategy(search.strategy, report.space, search.cubeDominated);
+    search.parallelism = strategy == tune::Strategy::Bandit
+                             ? threads
+                             : std::size_t(threads) * kOrderFreeBatchPerThread;
+  }
 
-  llvm::ThreadPool pool(llvm::hardware_concurrency(threads));
   const tune::SearchSpace &theSpace = report.space;
+  // A batch: configs applied (in parallel), each distinct function and knobs compiled
+  // once (in parallel), then every config simulated (in parallel).
   tune::Evaluate evaluate = [&](const std::vector<tune::Config> &batch) {
     std::vector<tune::Outcome> outcomes(batch.size());
+    std::vector<std::optional<TunedConfig>> applied(batch.size());
     for (size_t i = 0; i < batch.size(); ++i)
       pool.async([&, i] {
-        absl::StatusOr<TunedConfig> applied =
+        absl::StatusOr<TunedConfig> config =
             applyConfig(theSpace, batch[i], moduleText, options.baseKnobs);
-        outcomes[i] = applied.ok()
-                          ? evaluateConfig(session, *applied)
-                          : tune::Outcome::invalid(std::string(applied.status().message()));
+        if (config.ok()) applied[i] = *std::move(config);
+        else outcomes[i] = tune::Outcome::invalid(std::string(config.status().message()));
       });
+    pool.wait();
+    std::vector<const TunedConfig *> toCompile(batch.size());
+    for (size_t i = 0; i < batch.size(); ++i)
+      if (applied[i]) toCompile[i] = &*applied[i];
+    std::vector<CompiledCandidate> programs = compiler.compileBatch(toCompile, pool);
+    for (size_t i = 0; i < batch.size(); ++i)
+      if (programs[i])
+        pool.async([&, i] { outcomes[i] = simulateConfig(*applied[i], *programs[i]); });
     pool.wait();
     return outcomes;
   };
@@ -206,6 +224,7 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
       tune::runSearch(theSpace, evaluate, search, prune, options.progress);
   if (!result.ok()) return result.status();
   report.result = *std::move(result);
+  report.compiles = compiler.compiles();
 
   if (const tune::Evaluation *best = report.result.bestEvaluation()) {
     absl::StatusOr<TunedConfig> applied =

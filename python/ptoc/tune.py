@@ -21,8 +21,9 @@ from .jit import JitFunction, session_for
 class TuneResult:
     """What ptoc.tune found: ``best_us`` (None if nothing compiled), ``baseline_us``
     (the kernel as written), ``config`` (dict), ``evaluations``, ``bank_hit``,
-    ``strategy``, ``result_path`` (the tune_result JSON), ``space_size``, ``pruned``
-    (configs rejected before compiling) and ``invalid`` ((config, reason) pairs)."""
+    ``compiles``, ``strategy``, ``result_path`` (the tune_result JSON), ``space_size``,
+    ``pruned`` (configs rejected before compiling) and ``invalid`` ((config, reason)
+    pairs)."""
 
     def __init__(self, report):
         self._report = report
@@ -30,6 +31,8 @@ class TuneResult:
         self.baseline_us = report["baseline_us"]
         self.config = json.loads(report["config"]) if "config" in report else None
         self.evaluations = report["evaluations"]
+        #: compiles made: configs that differ only in the scheduler mode share one
+        self.compiles = report["compiles"]
         self.bank_hit = report["bank_hit"]
         self.strategy = report["strategy"]
         self.result_path = report["result_path"]
@@ -94,14 +97,52 @@ def _space_json(space):
                     f"integers ({e})") from None
 
 
-def _progress_printer(name, file):
-    def show(used, planned, best):
-        best_text = f"{best:.3f} us" if best is not None else "-"
-        file.write(f"\rtuning {name}: {used}/{planned} evaluated, best {best_text}")
-        file.flush()
-        if used >= planned:
-            file.write("\n")
-    return show
+class _Progress:
+    """The progress bar of a search on ``file``:
+    ``tuning softmax: [#####...............]  16/64 evaluated, best 27.233 us``.
+    Redrawn in place on a terminal; in a log, a line per tenth of the plan and the
+    last one."""
+
+    _WIDTH = 20
+
+    def __init__(self, name, file):
+        self._name = name
+        self._file = file
+        self._interactive = hasattr(file, "isatty") and file.isatty()
+        self._next_tenth = 1
+        self._last = None
+        self._pending = False
+
+    def _line(self, used, planned, best, pruned):
+        planned_or_1 = max(planned, 1)
+        filled = min(used, planned_or_1) * self._WIDTH // planned_or_1
+        bar = "#" * filled + "." * (self._WIDTH - filled)
+        text = (f"tuning {self._name}: [{bar}] {used:>{len(str(planned))}}/{planned} evaluated, "
+                + (f"best {best:.3f} us" if best is not None else "no valid config yet"))
+        return text + (f", {pruned} pruned" if pruned else "")
+
+    def __call__(self, used, planned, best, pruned):
+        self._last = (used, planned, best, pruned)
+        if self._interactive:
+            self._file.write("\r" + self._line(*self._last) + "\x1b[K")
+            self._file.flush()
+            self._pending = True
+            return
+        planned_or_1 = max(planned, 1)
+        self._pending = used * 10 < self._next_tenth * planned_or_1
+        if self._pending:
+            return
+        self._file.write(self._line(*self._last) + "\n")
+        while self._next_tenth <= 10 and self._next_tenth * planned_or_1 <= used * 10:
+            self._next_tenth += 1
+
+    def finish(self):
+        """Ends the in-place line, or writes the last report if a log has not got it."""
+        if not self._pending:
+            return
+        self._file.write(("" if self._interactive else self._line(*self._last)) + "\n")
+        self._file.flush()
+        self._pending = False
 
 
 def tune(kernel, *args, space=None, strategy="auto", budget=64, seed=0, threads=0,
@@ -114,19 +155,22 @@ def tune(kernel, *args, space=None, strategy="auto", budget=64, seed=0, threads=
     "device_sched_mode": [0, 3], "pg_upper_bound": [0, 20000]}`` (knob names and
     meanings: docs/tuning.md). ``bank``: the knowledge bank folder
     (default PTOC_TUNE_BANK_PATH or ~/.cache/ptoc/bank); ``use_bank=False`` neither
-    reads nor writes it. ``progress``: a progress line on stderr."""
+    reads nor writes it. ``progress``: a progress bar on stderr."""
     if not isinstance(kernel, JitFunction):
         raise Error(f"ptoc.tune tunes a @ptoc.jit function, got {type(kernel).__name__}")
     space_json = _space_json(space) if space is not None else ""
     compiled = kernel.compile(*args, **kwargs)
     text = compiled._plan.tensor_text
     knobs = dict(compiled.options.pass_options)
-    report = _ptoc.tune_text(
-        session_for(kernel.device), text, strategy=strategy, budget=budget, seed=seed,
-        threads=threads, bank_path=bank or "", use_bank=use_bank, result_dir=result_dir or "",
-        knobs=knobs,
-        progress=_progress_printer(kernel.fn.__name__, sys.stderr) if progress else None,
-        space_json=space_json)
+    bar = _Progress(kernel.fn.__name__, sys.stderr) if progress else None
+    try:
+        report = _ptoc.tune_text(
+            session_for(kernel.device), text, strategy=strategy, budget=budget, seed=seed,
+            threads=threads, bank_path=bank or "", use_bank=use_bank,
+            result_dir=result_dir or "", knobs=knobs, progress=bar, space_json=space_json)
+    finally:
+        if bar is not None:
+            bar.finish()
     result = TuneResult(report)
     if "module_text" in report:
         kernel._use_tuned(kernel._bind(args, kwargs), report["module_text"], report["knobs"],

@@ -35,7 +35,7 @@ void bindTune(py::module_ &m) {
           opts.progress = [progress](const tune::SearchProgress &p) {
             py::gil_scoped_acquire gil;
             progress(p.evaluationsUsed, p.evaluationsPlanned,
-                     p.bestMicros ? py::cast(*p.bestMicros) : py::none());
+                     p.bestMicros ? py::cast(*p.bestMicros) : py::none(), p.pruned);
           };
         std::optional<tune::SearchSpace> space;
         if (!spaceJson.empty())
@@ -49,6 +49,7 @@ void bindTune(py::module_ &m) {
         py::dict d;
         d["bank_hit"] = r.bankHit;
         d["evaluations"] = r.result.evaluationsUsed();
+        d["compiles"] = r.compiles;
         d["pruned"] = r.result.prunedCount();
         d["strategy"] = r.result.strategy;
         d["baseline_us"] = r.baselineUs;

@@ -169,3 +169,27 @@ def test_a_space_of_ones_own_is_searched_even_when_the_bank_knows_the_kernel(tmp
                      space={"vec_tile": [(4, 256), (8, 256)]}, strategy="grid", bank=bank,
                      result_dir=str(tmp_path), progress=False)
     assert not mine.bank_hit and mine.evaluations == 2
+
+
+def test_progress_bar_and_shared_compiles(tmp_path, capsys):
+    x = np.random.default_rng(4).random((64, 256), dtype=np.float32)
+    # Only the scheduler mode varies: four evaluations, one compile.
+    r = ptoc.tune(ptoc.jit(softmax, device="tiny"), x, np.empty_like(x), strategy="grid",
+                  budget=4, use_bank=False, result_dir=str(tmp_path),
+                  space={"device_sched_mode": [0, 1, 2, 3]})
+    assert r.evaluations == 4 and r.compiles == 1
+    err = capsys.readouterr().err
+    # Not a terminal: a line per tenth of the plan, the last one complete.
+    lines = err.splitlines()
+    assert lines, err
+    assert all(line.startswith("tuning softmax: [") for line in lines), err
+    assert lines[-1].startswith("tuning softmax: [####################] 4/4 evaluated, best ")
+    assert lines[-1].endswith(" us")
+
+    # A search that ends below its plan (pruned tiles) still writes its last report.
+    ptoc.tune(ptoc.jit(softmax, device="tiny"), x, np.empty_like(x), strategy="grid",
+              budget=8, use_bank=False, result_dir=str(tmp_path),
+              space={"vec_tile": [(8, 256), (64, 256)], "device_sched_mode": [0, 1]})
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[-1].startswith("tuning softmax: [") and ", 2 pruned" in lines[-1], lines
+    assert " 2/4 evaluated" in lines[-1], lines

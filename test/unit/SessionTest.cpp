@@ -413,6 +413,17 @@ TEST_CASE("a kernel keeps the text of every stage it reached and its statistics"
   CHECK(quiet->stats.subgraphs == k.stats.subgraphs);
   CHECK_THAT(std::string(quiet->irAt(session::Stage::Tensor).status().message()),
              Catch::Contains("keepIr = false"));
+
+  // collectStats = false: the same program, no subgraph statistics (pass statistics
+  // are still kept).
+  CompileOptions noStats;
+  noStats.collectStats = false;
+  absl::StatusOr<Kernel> bare = s.compileText(exampleText("softmax"), "softmax.pto", noStats);
+  REQUIRE(bare.ok());
+  CHECK(bare->program.calls.size() == k.program.calls.size());
+  CHECK(bare->stats.subgraphs == 0);
+  CHECK(bare->stats.groups.empty());
+  CHECK(bare->stats.tileOps == k.stats.tileOps);
 }
 
 TEST_CASE("a kernel runs on caller-owned buffers, also in place", "[session]") {

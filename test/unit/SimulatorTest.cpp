@@ -204,6 +204,45 @@ TEST_CASE("simulation is deterministic", "[sim]") {
   }
 }
 
+TEST_CASE("a prepared program simulates as the program does, in every mode", "[sim]") {
+  for (uint64_t seed : {11u, 12u, 13u}) {
+    Program p = randomProgram(seed, {200, 3, 30});
+    DeviceSpec d = randomDevice(seed);
+    absl::StatusOr<ptoc::runtime::PreparedProgram> prepared =
+        ptoc::runtime::PreparedProgram::prepare(p, d);
+    REQUIRE(prepared.ok());
+    CHECK(prepared->numCalls() == int(p.calls.size()));
+    CHECK(prepared->bound().totalCycles() == ptoc::runtime::rooflineBound(p, d).totalCycles());
+    // The program may go away: the prepared one keeps what it needs.
+    p = Program();
+    Program again = randomProgram(seed, {200, 3, 30});
+    for (int mode = 0; mode <= 3; ++mode) {
+      INFO("seed " << seed << " mode " << mode);
+      SimOptions o;
+      o.schedMode = mode;
+      o.recordPipes = true;
+      absl::StatusOr<RunRecord> fromPrepared = ptoc::runtime::simulate(*prepared, o);
+      REQUIRE(fromPrepared.ok());
+      CHECK(sameRecord(*fromPrepared, run(again, d, mode, true)));
+    }
+  }
+  // Errors: a bad mode when simulating, a malformed program when preparing.
+  Program p = randomProgram(5, {10, 2, 5});
+  DeviceSpec d = preset("a2");
+  absl::StatusOr<ptoc::runtime::PreparedProgram> prepared =
+      ptoc::runtime::PreparedProgram::prepare(p, d);
+  REQUIRE(prepared.ok());
+  SimOptions bad;
+  bad.schedMode = 4;
+  CHECK_THAT(std::string(ptoc::runtime::simulate(*prepared, bad).status().message()),
+             Contains("device_sched_mode 4"));
+  p.calls[2].preds = {5};
+  absl::StatusOr<ptoc::runtime::PreparedProgram> cyclic =
+      ptoc::runtime::PreparedProgram::prepare(p, d);
+  REQUIRE_FALSE(cyclic.ok());
+  CHECK_THAT(std::string(cyclic.status().message()), Contains("call 2 waits for call 5"));
+}
+
 TEST_CASE("the record's bound is rooflineBound(), and a run without tasks is the head", "[sim]") {
   DeviceSpec d = preset("a2");
   Program p = randomProgram(3);

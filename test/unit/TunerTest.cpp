@@ -10,6 +10,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "ptoc/runtime/Simulator.h"
 #include "ptoc/session/Session.h"
 #include "ptoc/session/Tuner.h"
 #include "ptoc/target/DeviceSpec.h"
@@ -408,6 +409,66 @@ TEST_CASE("searches start from the function as written", "[tuner]") {
     REQUIRE(r->result.evaluations[0].micros);
     CHECK(*r->result.evaluations[0].micros == r->baselineUs);
   }
+}
+
+TEST_CASE("configs that differ only in the scheduler mode share one compile", "[tuner]") {
+  session::Session s = tinySession();
+  absl::StatusOr<tune::SearchSpace> derived = session::deriveSearchSpace(s, kSoftmax);
+  REQUIRE(derived.ok());
+  tune::SearchSpace space;
+  const tune::Dimension &tiles = dimension(*derived, "vec_tile[0]");
+  REQUIRE(tiles.values.size() >= 2);
+  REQUIRE(space.addDimension(tiles).ok());
+  REQUIRE(space
+              .addDimension({"device_sched_mode",
+                             {int64_t(0), int64_t(1), int64_t(2), int64_t(3)},
+                             tune::DimensionKind::Other})
+              .ok());
+  session::TuneOptions options;
+  options.useBank = false;
+  options.threads = 2;
+  TempDir results;
+  options.resultDir = results.path;
+  options.search.budget = space.size();
+  options.search.strategy = tune::Strategy::Grid;
+  absl::StatusOr<session::TuneReport> r = session::tuneModule(s, kSoftmax, options, &space);
+  REQUIRE(r.ok());
+  REQUIRE(r->result.evaluationsUsed() == space.size());
+  // One compile per tile (the written one shared with the baseline), four simulations.
+  CHECK(r->compiles == tiles.values.size());
+
+  // Each time is what a separate compile and simulation of that config gives.
+  for (const tune::Evaluation &e : r->result.evaluations) {
+    absl::StatusOr<session::TunedConfig> applied =
+        session::applyConfig(space, e.config, kSoftmax, {});
+    REQUIRE(applied.ok());
+    session::CompileOptions compile;
+    compile.knobs = applied->knobs;
+    absl::StatusOr<session::Kernel> k = s.compileText(applied->moduleText, "c.pto", compile);
+    REQUIRE(k.ok());
+    runtime::SimOptions sim;
+    sim.schedMode = applied->schedMode;
+    absl::StatusOr<runtime::RunRecord> rec = runtime::simulate(k->program, s.device(), sim);
+    REQUIRE(rec.ok());
+    INFO(space.configToString(e.config));
+    REQUIRE(e.micros);
+    CHECK(*e.micros == rec->simulatedUs());
+  }
+
+  // rl proposes one config per batch on one thread: only the kept programs let its
+  // scheduler-mode moves skip the compile; with no cache each config compiles.
+  options.threads = 1;
+  options.search.strategy = tune::Strategy::Bandit;
+  absl::StatusOr<session::TuneReport> cached = session::tuneModule(s, kSoftmax, options, &space);
+  REQUIRE(cached.ok());
+  options.programCacheBytes = 0;
+  absl::StatusOr<session::TuneReport> uncached = session::tuneModule(s, kSoftmax, options, &space);
+  REQUIRE(uncached.ok());
+  CHECK(cached->result.evaluationsUsed() == space.size());
+  CHECK(cached->compiles == tiles.values.size());
+  // The baseline's compile is not kept either: one more than the evaluations.
+  CHECK(uncached->compiles == space.size() + 1);
+  CHECK(uncached->bestUs == cached->bestUs);
 }
 
 TEST_CASE("the bank answers a repeated tuning with no evaluation; another shape misses",

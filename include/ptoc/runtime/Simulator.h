@@ -5,6 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "ptoc/codegen/Program.h"
+#include "ptoc/runtime/PreparedProgram.h"
 #include "ptoc/runtime/RunRecord.h"
 #include "ptoc/target/DeviceSpec.h"
 
@@ -24,6 +25,10 @@ struct SimOptions {
 /// device (a leaf for a core kind the device lacks).
 absl::StatusOr<RunRecord> simulate(const codegen::Program &program,
                                    const target::DeviceSpec &device, const SimOptions &options);
+/// The same for a program prepared once (PreparedProgram::prepare) on its device:
+/// simulating it again, e.g. under another scheduler mode, skips the preparation and
+/// gives what simulate(program, device, options) gives.
+absl::StatusOr<RunRecord> simulate(const PreparedProgram &prepared, const SimOptions &options);
 
 /// The roofline bound of a program on a device (also filled into every RunRecord).
 RooflineBound rooflineBound(const codegen::Program &program, const target::DeviceSpec &device);

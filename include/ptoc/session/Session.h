@@ -56,6 +56,10 @@ struct CompileOptions {
   /// which only simulates its candidates, turns it off: printing is a sizeable share
   /// of a small kernel's compile time.
   bool keepIr = true;
+  /// Fill `Kernel::stats` with the subgraphs and groups of the partitioned function
+  /// (pass statistics are always kept). The tuner's candidates, which are only
+  /// simulated, skip it: it re-reads the whole subgraph table.
+  bool collectStats = true;
 };
 
 /// A tensor's element type and shape.

@@ -36,6 +36,10 @@ struct TuneOptions {
   PassKnobs baseKnobs;
   /// Called after each batch (evaluations used, best so far), e.g. a progress bar.
   tune::Progress progress;
+  /// Compiled candidates kept for configs that differ only in runtime knobs (the
+  /// scheduler mode), by estimated size. 0 keeps none: configs still share a compile
+  /// within one batch.
+  uint64_t programCacheBytes = uint64_t(256) << 20;
 };
 
 /// One candidate applied: the tensor-level text with its tile shapes, the pass knobs
@@ -60,6 +64,9 @@ struct TuneReport {
   bool bankHit = false;
   /// Nothing the search found beat the function as written, which is `best`.
   bool bestIsWritten = false;
+  /// Compiles the search made (the written function's included): configs that differ
+  /// only in runtime knobs share one, so this may be below the evaluations.
+  uint64_t compiles = 0;
   std::string resultPath;   ///< the tune_result file ("" on a bank hit)
 };
 

@@ -1,0 +1,118 @@
+// CandidateCompiler: one compile per distinct candidate, a size-bounded LRU of programs.
+#include "CandidateCompiler.h"
+
+#include <optional>
+
+#include "llvm/Support/ThreadPool.h"
+#include "ptoc/session/Session.h"
+#include "ptoc/session/Tuner.h"
+
+namespace ptoc::session {
+namespace {
+
+/// The name compile errors of candidates carry (the text is the rewritten function,
+/// whose ops keep the user's locations when it was given with them).
+constexpr const char *kCandidateFileName = "<tune candidate>";
+
+/// What decides a candidate's program: the pipeline its knobs configure and the
+/// function text with its tile shapes.
+std::string compileKey(const TunedConfig &config) {
+  std::string key = config.knobs.pipeline();
+  key += '\n';
+  key += config.moduleText;
+  return key;
+}
+
+/// The candidate's program, prepared, and the program's approxProgramBytes.
+struct Compiled {
+  absl::StatusOr<runtime::PreparedProgram> prepared;
+  uint64_t bytes = 0;
+};
+
+Compiled compileCandidate(const Session &session, const TunedConfig &config) {
+  CompileOptions compile;
+  compile.knobs = config.knobs;
+  // Codegen still verifies the partitioned function it is given; per-pass
+  // verification, IR text and statistics only slow the search down.
+  compile.verifyEach = false;
+  compile.keepIr = false;
+  compile.collectStats = false;
+  absl::StatusOr<Kernel> kernel = session.compileText(config.moduleText, kCandidateFileName, compile);
+  if (!kernel.ok()) return {kernel.status()};
+  return {runtime::PreparedProgram::prepare(kernel->program, session.device()),
+          approxProgramBytes(kernel->program)};
+}
+
+} // namespace
+
+uint64_t approxProgramBytes(const codegen::Program &program) {
+  uint64_t bytes = sizeof(codegen::Program);
+  for (const codegen::GmTensor &t : program.tensors) bytes += sizeof(t) + t.name.size();
+  for (const codegen::Leaf &leaf : program.leaves)
+    bytes += sizeof(leaf) + leaf.ops.size() * sizeof(codegen::LeafOp) +
+             leaf.slots.size() * sizeof(codegen::BufferSlot) +
+             leaf.instrs.size() * sizeof(codegen::PipeInstr);
+  for (const codegen::Call &call : program.calls)
+    bytes += sizeof(call) + call.regions.size() * sizeof(codegen::Region) +
+             call.preds.size() * sizeof(int);
+  return bytes;
+}
+
+CompiledCandidate CandidateCompiler::lookup(const std::string &key) {
+  auto it = index_.find(key);
+  if (it == index_.end()) return nullptr;
+  lru_.splice(lru_.begin(), lru_, it->second);
+  return it->second->compiled;
+}
+
+void CandidateCompiler::insert(std::string key, CompiledCandidate compiled, uint64_t bytes) {
+  bytes += key.size();
+  if (bytes > capacityBytes_) return;
+  while (!lru_.empty() && cachedBytes_ + bytes > capacityBytes_) {
+    cachedBytes_ -= lru_.back().bytes;
+    index_.erase(lru_.back().key);
+    lru_.pop_back();
+  }
+  lru_.push_front(Entry{key, std::move(compiled), bytes});
+  index_.emplace(std::move(key), lru_.begin());
+  cachedBytes_ += bytes;
+}
+
+std::vector<CompiledCandidate>
+CandidateCompiler::compileBatch(llvm::ArrayRef<const TunedConfig *> batch, llvm::ThreadPool &pool) {
+  std::vector<CompiledCandidate> out(batch.size());
+  // The distinct keys not cached, each with the first config that needs it.
+  std::vector<std::string> keys(batch.size());
+  std::unordered_map<std::string, size_t> missing; // key -> index into `work`
+  std::vector<size_t> work;                         // batch index compiled for each key
+  std::vector<std::optional<size_t>> waitsFor(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (!batch[i]) continue;
+    keys[i] = compileKey(*batch[i]);
+    if ((out[i] = lookup(keys[i]))) {
+      ++reuses_;
+      continue;
+    }
+    auto [it, inserted] = missing.try_emplace(keys[i], work.size());
+    if (inserted) work.push_back(i);
+    else ++reuses_;
+    waitsFor[i] = it->second;
+  }
+  std::vector<CompiledCandidate> compiled(work.size());
+  std::vector<uint64_t> bytes(work.size());
+  for (size_t w = 0; w < work.size(); ++w)
+    pool.async([&, w] {
+      Compiled c = compileCandidate(session_, *batch[work[w]]);
+      compiled[w] =
+          std::make_shared<const absl::StatusOr<runtime::PreparedProgram>>(std::move(c.prepared));
+      bytes[w] = c.bytes;
+    });
+  pool.wait();
+  compiles_ += work.size();
+  for (size_t w = 0; w < work.size(); ++w) insert(keys[work[w]], compiled[w], bytes[w]);
+  for (size_t i = 0; i < batch.size(); ++i)
+    if (waitsFor[i]) out[i] = compiled[*waitsFor[i]];
+  return out;
+}
+
+} // namespace ptoc::session

@@ -1,0 +1,73 @@
+// Internal to the tuner (lib/session/Tuner.cpp): compiles tuning candidates once per
+// distinct (function text, pass knobs), prepared for simulation, and keeps the most
+// recent programs, so candidates that differ only in runtime knobs (the scheduler mode)
+// share one compile and one preparation, within a batch or across batches.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "ptoc/codegen/Program.h"
+#include "ptoc/runtime/PreparedProgram.h"
+
+namespace llvm {
+class ThreadPool;
+}
+
+namespace ptoc::session {
+
+class Session;
+struct TunedConfig;
+
+/// A compiled candidate: its program prepared for simulation on the session's device,
+/// or why it does not compile.
+using CompiledCandidate = std::shared_ptr<const absl::StatusOr<runtime::PreparedProgram>>;
+
+/// An estimate of the heap bytes `program` holds (what the cache budgets by).
+uint64_t approxProgramBytes(const codegen::Program &program);
+
+class CandidateCompiler {
+public:
+  /// Compiles for `session`'s device (no IR text, no statistics, no per-pass
+  /// verification: candidates are only simulated), keeping programs between batches up
+  /// to `capacityBytes` by estimated size (TuneOptions::programCacheBytes): small
+  /// kernels keep hundreds, a program too large for the budget is not kept.
+  CandidateCompiler(const Session &session, uint64_t capacityBytes)
+      : session_(session), capacityBytes_(capacityBytes) {}
+
+  /// The program of each config of `batch` (null entries stay null): those whose text
+  /// and knobs were compiled before are taken from the cache, each distinct new one is
+  /// compiled once, the distinct ones in parallel on `pool`. Called from one thread.
+  std::vector<CompiledCandidate> compileBatch(llvm::ArrayRef<const TunedConfig *> batch,
+                                              llvm::ThreadPool &pool);
+
+  /// Compiles done (distinct text and knobs), and configs answered by an earlier or
+  /// shared compile.
+  uint64_t compiles() const { return compiles_; }
+  uint64_t reuses() const { return reuses_; }
+
+private:
+  struct Entry {
+    std::string key;
+    CompiledCandidate compiled;
+    uint64_t bytes = 0;   ///< approxProgramBytes of the program it was prepared from
+  };
+  /// The cached result of `key`, now the most recently used, or null.
+  CompiledCandidate lookup(const std::string &key);
+  void insert(std::string key, CompiledCandidate compiled, uint64_t bytes);
+
+  const Session &session_;
+  uint64_t capacityBytes_;
+  uint64_t cachedBytes_ = 0;
+  std::list<Entry> lru_;   // most recently used first
+  std::unordered_map<std::string, std::list<Entry>::iterator> index_;
+  uint64_t compiles_ = 0, reuses_ = 0;
+};
+
+} // namespace ptoc::session

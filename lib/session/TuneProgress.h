@@ -1,0 +1,42 @@
+// Internal to `ptoc tune` (lib/session/TuneMain.cpp): the progress bar of a search.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "llvm/Support/raw_ostream.h"
+#include "ptoc/tune/Search.h"
+
+namespace ptoc::session {
+
+/// Draws a search's progress from its reports (tune::Progress):
+///
+///   tune: [#########...........]  28/64 evaluated, best 27.233 us, 3 pruned
+///
+/// On a terminal the line is redrawn in place after every batch; otherwise (a log, a
+/// pipe) a line is written each time another tenth of the planned evaluations is
+/// done, and at the end, so a long search does not flood the log.
+class TuneProgress {
+public:
+  /// `interactive`: redraw in place (`os` is a terminal).
+  TuneProgress(llvm::raw_ostream &os, bool interactive) : os_(os), interactive_(interactive) {}
+
+  void report(const tune::SearchProgress &progress);
+  /// Ends the display once the search is over: the in-place line gets its newline, a
+  /// log gets the last report if it was not written yet.
+  void finish();
+
+  /// The text of one report: bar, counts, best time, pruned configs.
+  static std::string line(const tune::SearchProgress &progress);
+
+private:
+  llvm::raw_ostream &os_;
+  bool interactive_;
+  /// The last report, and whether it still has to be ended (in place) or written (log).
+  tune::SearchProgress last_;
+  bool pending_ = false;
+  /// Non-interactive: the next tenth to report at.
+  uint64_t nextTenth_ = 1;
+};
+
+} // namespace ptoc::session
