@@ -22,5 +22,8 @@ absl::StatusOr<PreparedProgram> PreparedProgram::prepare(const codegen::Program 
 const target::DeviceSpec &PreparedProgram::device() const { return state_->device; }
 const RooflineBound &PreparedProgram::bound() const { return state_->bound; }
 int PreparedProgram::numCalls() const { return state_->numCalls; }
+uint64_t PreparedProgram::approxBytes() const {
+  return sizeof(sim::PreparedState) + state_->program.approxBytes() + state_->regions.approxBytes();
+}
 
 } // namespace ptoc::runtime

@@ -199,6 +199,12 @@ int64_t tensorBytes(const GmTensor &g) {
 
 } // namespace
 
+uint64_t RegionTable::approxBytes() const {
+  return callBegin_.capacity() * sizeof(int) + ids_.capacity() * sizeof(int) +
+         bytes_.capacity() * sizeof(int64_t) + writeBack_.capacity() +
+         coverBegin_.capacity() * sizeof(int) + coverIds_.capacity() * sizeof(int);
+}
+
 RegionTable RegionTable::build(const Program &p) {
   RegionTable t;
   const int numTensors = static_cast<int>(p.tensors.size());

@@ -46,6 +46,8 @@ public:
   /// for every written base visible outside the kernel, min(its size, distinct bytes
   /// written to it) (every such write goes to HBM). Written intermediates count zero.
   int64_t compulsoryHbmBytes() const { return compulsoryHbmBytes_; }
+  /// The heap bytes the table holds.
+  uint64_t approxBytes() const;
 
 private:
   std::vector<int> callBegin_; ///< per call (+1): offset into ids_

@@ -183,4 +183,11 @@ absl::StatusOr<SimProgram> SimProgram::build(const codegen::Program &p,
   return sp;
 }
 
+uint64_t SimProgram::approxBytes() const {
+  auto bytes = [](const auto &v) { return uint64_t(v.capacity()) * sizeof(v[0]); };
+  return bytes(leafBegin) + bytes(instrs) + bytes(inDegree) + bytes(succBegin) + bytes(succ) +
+         bytes(callLeaf) + bytes(callKind) + bytes(predCount) + bytes(callSuccBegin) +
+         bytes(callSucc);
+}
+
 } // namespace ptoc::runtime::sim

@@ -56,6 +56,9 @@ struct SimProgram {
   std::vector<int32_t> callSuccBegin; ///< per call (+1): into callSucc
   std::vector<int32_t> callSucc;
   int64_t tasksOfKind[2] = {0, 0};
+
+  /// The heap bytes the arrays hold.
+  uint64_t approxBytes() const;
 };
 
 } // namespace ptoc::runtime::sim

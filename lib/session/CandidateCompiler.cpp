@@ -23,13 +23,8 @@ std::string compileKey(const TunedConfig &config) {
   return key;
 }
 
-/// The candidate's program, prepared, and the program's approxProgramBytes.
-struct Compiled {
-  absl::StatusOr<runtime::PreparedProgram> prepared;
-  uint64_t bytes = 0;
-};
-
-Compiled compileCandidate(const Session &session, const TunedConfig &config) {
+absl::StatusOr<runtime::PreparedProgram> compileCandidate(const Session &session,
+                                                          const TunedConfig &config) {
   CompileOptions compile;
   compile.knobs = config.knobs;
   // Codegen still verifies the partitioned function it is given; per-pass
@@ -38,25 +33,11 @@ Compiled compileCandidate(const Session &session, const TunedConfig &config) {
   compile.keepIr = false;
   compile.collectStats = false;
   absl::StatusOr<Kernel> kernel = session.compileText(config.moduleText, kCandidateFileName, compile);
-  if (!kernel.ok()) return {kernel.status()};
-  return {runtime::PreparedProgram::prepare(kernel->program, session.device()),
-          approxProgramBytes(kernel->program)};
+  if (!kernel.ok()) return kernel.status();
+  return runtime::PreparedProgram::prepare(kernel->program, session.device());
 }
 
 } // namespace
-
-uint64_t approxProgramBytes(const codegen::Program &program) {
-  uint64_t bytes = sizeof(codegen::Program);
-  for (const codegen::GmTensor &t : program.tensors) bytes += sizeof(t) + t.name.size();
-  for (const codegen::Leaf &leaf : program.leaves)
-    bytes += sizeof(leaf) + leaf.ops.size() * sizeof(codegen::LeafOp) +
-             leaf.slots.size() * sizeof(codegen::BufferSlot) +
-             leaf.instrs.size() * sizeof(codegen::PipeInstr);
-  for (const codegen::Call &call : program.calls)
-    bytes += sizeof(call) + call.regions.size() * sizeof(codegen::Region) +
-             call.preds.size() * sizeof(int);
-  return bytes;
-}
 
 CompiledCandidate CandidateCompiler::lookup(const std::string &key) {
   auto it = index_.find(key);
@@ -65,8 +46,8 @@ CompiledCandidate CandidateCompiler::lookup(const std::string &key) {
   return it->second->compiled;
 }
 
-void CandidateCompiler::insert(std::string key, CompiledCandidate compiled, uint64_t bytes) {
-  bytes += key.size();
+void CandidateCompiler::insert(std::string key, CompiledCandidate compiled) {
+  uint64_t bytes = key.size() + (compiled->ok() ? (*compiled)->approxBytes() : 0);
   if (bytes > capacityBytes_) return;
   while (!lru_.empty() && cachedBytes_ + bytes > capacityBytes_) {
     cachedBytes_ -= lru_.back().bytes;
@@ -99,17 +80,14 @@ CandidateCompiler::compileBatch(llvm::ArrayRef<const TunedConfig *> batch, llvm:
     waitsFor[i] = it->second;
   }
   std::vector<CompiledCandidate> compiled(work.size());
-  std::vector<uint64_t> bytes(work.size());
   for (size_t w = 0; w < work.size(); ++w)
     pool.async([&, w] {
-      Compiled c = compileCandidate(session_, *batch[work[w]]);
-      compiled[w] =
-          std::make_shared<const absl::StatusOr<runtime::PreparedProgram>>(std::move(c.prepared));
-      bytes[w] = c.bytes;
+      compiled[w] = std::make_shared<const absl::StatusOr<runtime::PreparedProgram>>(
+          compileCandidate(session_, *batch[work[w]]));
     });
   pool.wait();
   compiles_ += work.size();
-  for (size_t w = 0; w < work.size(); ++w) insert(keys[work[w]], compiled[w], bytes[w]);
+  for (size_t w = 0; w < work.size(); ++w) insert(keys[work[w]], compiled[w]);
   for (size_t i = 0; i < batch.size(); ++i)
     if (waitsFor[i]) out[i] = compiled[*waitsFor[i]];
   return out;

@@ -13,7 +13,6 @@
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/ArrayRef.h"
-#include "ptoc/codegen/Program.h"
 #include "ptoc/runtime/PreparedProgram.h"
 
 namespace llvm {
@@ -28,9 +27,6 @@ struct TunedConfig;
 /// A compiled candidate: its program prepared for simulation on the session's device,
 /// or why it does not compile.
 using CompiledCandidate = std::shared_ptr<const absl::StatusOr<runtime::PreparedProgram>>;
-
-/// An estimate of the heap bytes `program` holds (what the cache budgets by).
-uint64_t approxProgramBytes(const codegen::Program &program);
 
 class CandidateCompiler {
 public:
@@ -56,11 +52,11 @@ private:
   struct Entry {
     std::string key;
     CompiledCandidate compiled;
-    uint64_t bytes = 0;   ///< approxProgramBytes of the program it was prepared from
+    uint64_t bytes = 0;   ///< the key's and the prepared program's estimated bytes
   };
   /// The cached result of `key`, now the most recently used, or null.
   CompiledCandidate lookup(const std::string &key);
-  void insert(std::string key, CompiledCandidate compiled, uint64_t bytes);
+  void insert(std::string key, CompiledCandidate compiled);
 
   const Session &session_;
   uint64_t capacityBytes_;

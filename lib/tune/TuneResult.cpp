@@ -68,6 +68,53 @@ llvm::json::Value tuneResultToJson(const SearchSpace &space, const SearchResult 
   };
 }
 
+// Keys in sorted order throughout: llvm::json prints an object's keys sorted, and the
+// streamed text must equal the tree's.
+void writeTuneResultJson(llvm::raw_ostream &os, const SearchSpace &space,
+                         const SearchResult &result) {
+  llvm::json::OStream j(os, 2);
+  j.object([&] {
+    j.attributeBegin("best");
+    if (const Evaluation *b = result.bestEvaluation())
+      j.object([&] {
+        j.attribute("config", space.configToJson(b->config));
+        j.attribute("index", static_cast<int64_t>(*result.best));
+        j.attribute("time_us", timeJson(b->micros));
+      });
+    else
+      j.value(nullptr);
+    j.attributeEnd();
+    j.attribute("budget", static_cast<int64_t>(result.budget));
+    j.attributeArray("evaluations", [&] {
+      for (std::size_t i = 0; i < result.evaluations.size(); ++i) {
+        const Evaluation &e = result.evaluations[i];
+        j.object([&] {
+          j.attribute("config", space.configToJson(e.config));
+          j.attribute("index", static_cast<int64_t>(i));
+          if (!e.micros) j.attribute("invalid_reason", e.invalidReason);
+          j.attribute("time_us", timeJson(e.micros));
+          j.attribute("valid", e.micros.has_value());
+        });
+      }
+    });
+    j.attribute("evaluations_used", static_cast<int64_t>(result.evaluationsUsed()));
+    j.attribute("format", kTuneResultFormat);
+    j.attribute("pruned", static_cast<int64_t>(result.prunedCount()));
+    j.attributeArray("pruned_configs", [&] {
+      for (const PrunedConfig &p : result.prunedConfigs)
+        j.object([&] {
+          j.attribute("config", space.configToJson(p.config));
+          j.attribute("reason", p.reason);
+        });
+    });
+    j.attribute("seed", static_cast<int64_t>(result.seed));
+    j.attribute("space", space.toJson());
+    j.attribute("space_exhausted", result.spaceExhausted);
+    j.attribute("strategy", result.strategy);
+    j.attribute("version", kTuneResultVersion);
+  });
+}
+
 absl::StatusOr<TuneResultFile> parseTuneResult(llvm::StringRef text) {
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
   if (!parsed)
@@ -156,13 +203,12 @@ absl::StatusOr<std::string> writeTuneResult(const SearchSpace &space,
     llvm::sys::path::append(path, attempt == 0 ? name
                                                : absl::StrCat(stem.str(), "_", attempt, ".json"));
     if (llvm::sys::fs::exists(path)) continue;
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << llvm::formatv("{0:2}", tuneResultToJson(space, result));
-    os.flush();
-    text.push_back('\n');
-    if (absl::Status written = profile::writeFileAtomically(path, text); !written.ok())
-      return written;
+    absl::Status written = profile::writeFileAtomically(path, [&](llvm::raw_ostream &os) {
+      writeTuneResultJson(os, space, result);
+      os << "\n";
+      return absl::OkStatus();
+    });
+    if (!written.ok()) return written;
     return std::string(path);
   }
   return absl::InternalError(absl::StrCat("could not find a fresh tune result file name in '",

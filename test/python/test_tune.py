@@ -1,7 +1,9 @@
 """ptoc.tune: the derived-space search from Python, applied to later calls, with
 the knowledge bank."""
+import io
 import json
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -193,3 +195,22 @@ def test_progress_bar_and_shared_compiles(tmp_path, capsys):
     lines = capsys.readouterr().err.splitlines()
     assert lines[-1].startswith("tuning softmax: [") and ", 2 pruned" in lines[-1], lines
     assert " 2/4 evaluated" in lines[-1], lines
+
+
+def test_progress_bar_redraws_in_place_on_a_terminal(tmp_path, monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    x = np.random.default_rng(5).random((64, 256), dtype=np.float32)
+    ptoc.tune(ptoc.jit(softmax, device="tiny"), x, np.empty_like(x), strategy="rl", budget=6,
+              threads=1, use_bank=False, result_dir=str(tmp_path))
+    out = terminal.getvalue()
+    # One line, redrawn after every batch ("\r", clear to its end), ended once.
+    assert out.count("\n") == 1 and out.endswith("\n"), repr(out)
+    frames = [f for f in out.rstrip("\n").split("\r") if f]
+    assert len(frames) == 6, repr(out)
+    assert all(f.endswith("\x1b[K") for f in frames), repr(out)
+    assert frames[-1].startswith("tuning softmax: [####################] 6/6 evaluated, best ")

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "ptoc/tune/Search.h"
@@ -481,6 +482,9 @@ TEST_CASE("tune result file: name, contents and round trip", "[tune]") {
   auto buffer = llvm::MemoryBuffer::getFile(*path);
   REQUIRE(buffer);
   std::string text = (*buffer)->getBuffer().str();
+  // The file is streamed; its text is exactly the JSON tree's.
+  std::string fromTree = llvm::formatv("{0:2}", tuneResultToJson(space, *result)).str() + "\n";
+  CHECK(text == fromTree);
   auto json = llvm::json::parse(text);
   REQUIRE(bool(json));
   const llvm::json::Object &root = *json->getAsObject();

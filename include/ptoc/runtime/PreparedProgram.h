@@ -30,6 +30,8 @@ public:
   const RooflineBound &bound() const;
   /// Calls (tasks) of the program.
   int numCalls() const;
+  /// An estimate of the heap bytes it holds (for caches that budget memory).
+  uint64_t approxBytes() const;
 
   /// For the simulator.
   const sim::PreparedState &state() const { return *state_; }

@@ -39,7 +39,7 @@ struct TuneOptions {
   /// Compiled candidates kept for configs that differ only in runtime knobs (the
   /// scheduler mode), by estimated size. 0 keeps none: configs still share a compile
   /// within one batch.
-  uint64_t programCacheBytes = uint64_t(256) << 20;
+  uint64_t programCacheBytes = uint64_t(64) << 20;
 };
 
 /// One candidate applied: the tensor-level text with its tile shapes, the pass knobs

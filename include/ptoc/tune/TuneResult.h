@@ -29,6 +29,11 @@ inline constexpr int64_t kTuneResultVersion = 2;
 /// ```
 /// An invalid config has "valid": false, "time_us": null and the reason.
 llvm::json::Value tuneResultToJson(const SearchSpace &space, const SearchResult &result);
+/// The same JSON streamed to `os` (indented by two, keys sorted: the text
+/// `llvm::formatv("{0:2}", tuneResultToJson(...))` gives), without building the tree,
+/// so a run of a million evaluations needs no more memory than its SearchResult.
+void writeTuneResultJson(llvm::raw_ostream &os, const SearchSpace &space,
+                         const SearchResult &result);
 
 /// A parsed tune result file: the space it searched and what the search did.
 struct TuneResultFile {
@@ -42,7 +47,7 @@ absl::StatusOr<TuneResultFile> parseTuneResult(llvm::StringRef text);
 /// (local time).
 std::string tuneResultFileName();
 
-/// Writes the run's JSON into `folder` (created if needed) atomically and returns the
+/// Writes the run's JSON (streamed) into `folder` (created if needed) atomically and returns the
 /// file's path. If a file of that name exists already (two runs in one second), a
 /// suffix `_<k>` goes before ".json" so no result is overwritten.
 absl::StatusOr<std::string> writeTuneResult(const SearchSpace &space,
