@@ -104,6 +104,19 @@ struct TempDir {
   ~TempDir() { (void)llvm::sys::fs::remove_directories(path); }
 };
 
+/// Options for a search of `budget` configs on two threads, with no bank, writing its
+/// tune_result into `results`.
+session::TuneOptions searchOptions(const TempDir &results, uint64_t budget,
+                                   tune::Strategy strategy = tune::Strategy::Auto) {
+  session::TuneOptions options;
+  options.useBank = false;
+  options.threads = 2;
+  options.resultDir = results.path;
+  options.search.budget = budget;
+  options.search.strategy = strategy;
+  return options;
+}
+
 } // namespace
 
 TEST_CASE("derived vector space: the written tile plus variants that compile", "[tuner]") {
@@ -270,14 +283,8 @@ TEST_CASE("custom-space knobs: whole-function tiles, every-group merges, pass op
 TEST_CASE("every strategy with budget = space size finds the exhaustive optimum", "[tuner]") {
   session::Session s = tinySession();
   tune::SearchSpace space = smallSoftmaxSpace(s);
-  session::TuneOptions options;
-  options.useBank = false;
-  options.threads = 2;
   TempDir results;
-  options.resultDir = results.path;
-  options.search.budget = space.size();
-
-  options.search.strategy = tune::Strategy::Grid;
+  session::TuneOptions options = searchOptions(results, space.size(), tune::Strategy::Grid);
   absl::StatusOr<session::TuneReport> grid = session::tuneModule(s, kSoftmax, options, &space);
   REQUIRE(grid.ok());
   REQUIRE(grid->result.evaluationsUsed() == space.size());
@@ -352,13 +359,8 @@ TEST_CASE("tiles that fail the verifier are pruned before compiling; invalid con
   REQUIRE(space.addDimension({"vec_tile", {std::vector<int64_t>{8, 256},
                                            std::vector<int64_t>{32, 256}}}).ok());
   REQUIRE(space.addDimension({"pg_lower_bound", {int64_t(64), std::string("big")}}).ok());
-  session::TuneOptions options;
-  options.useBank = false;
-  options.threads = 2;
   TempDir results;
-  options.resultDir = results.path;
-  options.search.strategy = tune::Strategy::Grid;
-  options.search.budget = 10;
+  session::TuneOptions options = searchOptions(results, 10, tune::Strategy::Grid);
   absl::StatusOr<session::TuneReport> r = session::tuneModule(s, kSoftmax, options, &space);
   REQUIRE(r.ok());
   // Pruned: both configs with the oversized tile, for free, with the verifier's reason.
@@ -392,12 +394,8 @@ TEST_CASE("searches start from the function as written", "[tuner]") {
   REQUIRE(written);
   CHECK(space->configToString(*written) ==
         R"({"device_sched_mode":0,"vec_nbuffer[0]":"auto","vec_tile[0]":[8,256]})");
-  session::TuneOptions options;
-  options.useBank = false;
-  options.threads = 2;
   TempDir results;
-  options.resultDir = results.path;
-  options.search.budget = 6;
+  session::TuneOptions options = searchOptions(results, 6);
   for (tune::Strategy st : {tune::Strategy::Random, tune::Strategy::Genetic, tune::Strategy::Bandit}) {
     INFO(tune::strategyName(st).str());
     options.search.strategy = st;
@@ -424,13 +422,8 @@ TEST_CASE("configs that differ only in the scheduler mode share one compile", "[
                              {int64_t(0), int64_t(1), int64_t(2), int64_t(3)},
                              tune::DimensionKind::Other})
               .ok());
-  session::TuneOptions options;
-  options.useBank = false;
-  options.threads = 2;
   TempDir results;
-  options.resultDir = results.path;
-  options.search.budget = space.size();
-  options.search.strategy = tune::Strategy::Grid;
+  session::TuneOptions options = searchOptions(results, space.size(), tune::Strategy::Grid);
   absl::StatusOr<session::TuneReport> r = session::tuneModule(s, kSoftmax, options, &space);
   REQUIRE(r.ok());
   REQUIRE(r->result.evaluationsUsed() == space.size());
