@@ -150,6 +150,7 @@ std::optional<std::string> readFile(const std::string &path) {
 struct Exhaustive {
   std::vector<std::optional<double>> times;   ///< by ordinal (nullopt = invalid)
   uint64_t compiles = 0;
+  bool cubeDominated = false;                 ///< what the tuner's `auto` decided
 };
 
 /// Evaluates every config of `space` for the function of `text` through the tuner.
@@ -181,6 +182,7 @@ absl::StatusOr<Exhaustive> exhaustive(const session::Session &session, const std
   for (const tune::Evaluation &e : report->result.evaluations)
     out.times[space.ordinalOf(e.config)] = e.micros;
   out.compiles = report->compiles;
+  out.cubeDominated = report->cubeDominated;
   return out;
 }
 
@@ -243,8 +245,9 @@ absl::StatusOr<OperatorResult> measureOperator(const session::Session &session,
   };
   // As the tuner does: start from the function as written.
   std::optional<tune::Config> written = session::writtenConfig(theSpace, *text, {});
-  // As the tuner decides for `auto` (a function with a cube tile is cube-dominated).
-  const bool cubeDominated = theSpace.hasCubeDimension();
+  // As the tuner decides for `auto` (from the written function's run: more busy time
+  // on the cube cores than on the vector cores).
+  const bool cubeDominated = all->cubeDominated;
   const std::size_t parallelism =
       args.parallelism ? args.parallelism : std::max(1u, std::thread::hardware_concurrency());
   std::vector<uint64_t> budgets;

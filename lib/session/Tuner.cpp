@@ -30,22 +30,32 @@ namespace {
 constexpr std::size_t kOrderFreeBatchPerThread = 8;
 
 /// Simulates `program` (prepared for the session's device) with the config's
-/// scheduler mode; invalid, with the error, when it did not compile or does not
-/// simulate (a tile that does not fit, a merge the device cannot hold).
-tune::Outcome simulateConfig(const TunedConfig &config,
-                             const absl::StatusOr<runtime::PreparedProgram> &program) {
-  if (!program.ok()) return tune::Outcome::invalid(std::string(program.status().message()));
+/// scheduler mode; the error when it did not compile or does not simulate (a tile
+/// that does not fit, a merge the device cannot hold).
+absl::StatusOr<runtime::RunRecord> simulateConfig(
+    const TunedConfig &config, const absl::StatusOr<runtime::PreparedProgram> &program) {
+  if (!program.ok()) return program.status();
   runtime::SimOptions sim;
   sim.schedMode = config.schedMode;
-  absl::StatusOr<runtime::RunRecord> record = runtime::simulate(*program, sim);
+  return runtime::simulate(*program, sim);
+}
+
+tune::Outcome outcomeOf(const absl::StatusOr<runtime::RunRecord> &record) {
   if (!record.ok()) return tune::Outcome::invalid(std::string(record.status().message()));
   return tune::Outcome(record->simulatedUs());
 }
 
-/// The bank key of the function of `moduleText`, and whether it has cube tiles.
+/// The run spent more core time on the cube cores than on the vector cores.
+bool cubeDominated(const runtime::RunRecord &record) {
+  double cube = 0, vector = 0;
+  for (size_t core = 0; core < record.coreBusyCycles.size(); ++core)
+    (int(core) < record.aicCores ? cube : vector) += record.coreBusyCycles[core];
+  return cube > vector;
+}
+
+/// The bank key of the function of `moduleText`.
 struct ModuleFacts {
   tune::BankKey key;
-  bool cubeDominated = false;
 };
 
 absl::StatusOr<ModuleFacts> moduleFacts(const Session &session, llvm::StringRef moduleText) {
@@ -58,9 +68,6 @@ absl::StatusOr<ModuleFacts> moduleFacts(const Session &session, llvm::StringRef 
   facts.key.deviceName = session.device().name;
   facts.key.graphHash = tune::graphHash(*func);
   facts.key.signature = tune::signatureOf(*func);
-  // A function with matmuls spends most of its time on the cube at the shapes ptoc
-  // is used for; `auto` then picks the genetic search.
-  facts.cubeDominated = !collectTileSites(*func).cubeTiles.empty();
   return facts;
 }
 
@@ -136,9 +143,9 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
   // The written function's compile is shared with the search's first seed (the same
   // function, the same knobs).
   CandidateCompiler compiler(session, options.programCacheBytes);
-  std::optional<double> baseline =
-      simulateConfig(written, *compiler.compileBatch({&written}, pool)[0]).micros;
-  if (!baseline) {
+  absl::StatusOr<runtime::RunRecord> baseline =
+      simulateConfig(written, *compiler.compileBatch({&written}, pool)[0]);
+  if (!baseline.ok()) {
     // Report the real compile error: the search cannot start from a broken function.
     CompileOptions compile;
     compile.knobs = options.baseKnobs;
@@ -146,7 +153,8 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
     if (!kernel.ok()) return kernel.status();
     return absl::InternalError("the function as written compiles but does not simulate");
   }
-  report.baselineUs = *baseline;
+  report.baselineUs = baseline->simulatedUs();
+  report.cubeDominated = cubeDominated(*baseline);
 
   if (space) {
     if (absl::Status s = checkSpaceApplies(*space, moduleText); !s.ok()) return s;
@@ -180,7 +188,7 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
   }
 
   tune::SearchOptions search = options.search;
-  search.cubeDominated = facts->cubeDominated;
+  search.cubeDominated = report.cubeDominated;
   // The search starts from the function as written (when the space holds it).
   std::optional<tune::Config> asWritten = writtenConfig(report.space, moduleText, options.baseKnobs);
   if (asWritten && search.seeds.empty()) search.seeds.push_back(*asWritten);
@@ -212,7 +220,8 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
     std::vector<CompiledCandidate> programs = compiler.compileBatch(toCompile, pool);
     for (size_t i = 0; i < batch.size(); ++i)
       if (programs[i])
-        pool.async([&, i] { outcomes[i] = simulateConfig(*applied[i], *programs[i]); });
+        pool.async(
+            [&, i] { outcomes[i] = outcomeOf(simulateConfig(*applied[i], *programs[i])); });
     pool.wait();
     return outcomes;
   };

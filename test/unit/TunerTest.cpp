@@ -49,6 +49,27 @@ func @mm(%a: tensor<64x128xf16>, %b: tensor<128x64xf16>) -> tensor<64x64xf32> {
 }
 )";
 
+/// A matmul and an elementwise chain over a large tensor: most core time is on the
+/// vector cores.
+constexpr const char *kVectorHeavy = R"(
+func @mixed(%a: tensor<32x64xf16>, %b: tensor<64x32xf16>, %x: tensor<256x1024xf32>) -> (tensor<32x32xf32>, tensor<256x1024xf32>) {
+  %c = matmul %a, %b {cube_tile = {m = [32, 32], k = [32, 64], n = [32, 32]}} : tensor<32x32xf32>
+  %e = exp %x {vec_tile = [2, 1024]} : tensor<256x1024xf32>
+  %f = mul %e, %x {vec_tile = [2, 1024]} : tensor<256x1024xf32>
+  %g = div %f, %e {vec_tile = [2, 1024]} : tensor<256x1024xf32>
+  return %c, %g
+}
+)";
+
+/// A larger matmul and a small elementwise op: most core time is on the cube cores.
+constexpr const char *kCubeHeavy = R"(
+func @mixed(%a: tensor<128x256xf16>, %b: tensor<256x128xf16>, %x: tensor<8x1024xf32>) -> (tensor<128x128xf32>, tensor<8x1024xf32>) {
+  %c = matmul %a, %b {cube_tile = {m = [32, 32], k = [32, 128], n = [32, 32]}} : tensor<128x128xf32>
+  %e = exp %x {vec_tile = [2, 1024]} : tensor<8x1024xf32>
+  return %c, %e
+}
+)";
+
 session::Session tinySession() {
   absl::StatusOr<session::Session> s = session::Session::create("tiny");
   REQUIRE(s.ok());
@@ -462,6 +483,25 @@ TEST_CASE("configs that differ only in the scheduler mode share one compile", "[
   // The baseline's compile is not kept either: one more than the evaluations.
   CHECK(uncached->compiles == space.size() + 1);
   CHECK(uncached->bestUs == cached->bestUs);
+}
+
+TEST_CASE("auto searches with ga where the cube cores are busier, else with rl", "[tuner]") {
+  session::Session s = tinySession();
+  TempDir results;
+  session::TuneOptions options = searchOptions(results, 4);
+  struct Case {
+    const char *name, *text;
+    bool cubeDominated;
+  };
+  for (const Case &c : {Case{"matmul", kMatmul, true}, Case{"cube-heavy", kCubeHeavy, true},
+                        Case{"vector-heavy", kVectorHeavy, false},
+                        Case{"softmax", kSoftmax, false}}) {
+    INFO(c.name);
+    absl::StatusOr<session::TuneReport> r = session::tuneModule(s, c.text, options);
+    REQUIRE(r.ok());
+    CHECK(r->cubeDominated == c.cubeDominated);
+    CHECK(r->result.strategy == (c.cubeDominated ? "ga" : "rl"));
+  }
 }
 
 TEST_CASE("the bank answers a repeated tuning with no evaluation; another shape misses",

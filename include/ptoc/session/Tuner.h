@@ -67,6 +67,9 @@ struct TuneReport {
   /// Compiles the search made (the written function's included): configs that differ
   /// only in runtime knobs share one, so this may be below the evaluations.
   uint64_t compiles = 0;
+  /// The function as written spent more core time on the cube cores than on the
+  /// vector cores (its baseline run): `auto` searches with `ga` then, else with `rl`.
+  bool cubeDominated = false;
   std::string resultPath;   ///< the tune_result file ("" on a bank hit)
 };
 
