@@ -183,6 +183,7 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
       report.bestUs = (*answer)->simulatedUs;
       report.bankHit = true;
       report.result.strategy = (*answer)->strategy;
+      report.compiles = compiler.compiles();
       return report;
     }
   }
