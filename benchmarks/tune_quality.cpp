@@ -12,7 +12,7 @@
 //   build/benchmarks/bench_tune_quality --seeds=20             (seeds 0..19; default 10)
 //   build/benchmarks/bench_tune_quality --max-space=1200000    (attention's whole derived
 //                                                               space, 1,198,080 configs:
-//                                                               about 12 min on 2 cores)
+//                                                               about 20 min on 2 cores)
 //   build/benchmarks/bench_tune_quality --no-start             (searches start from
 //                                                               nothing, not the written
 //                                                               config)
