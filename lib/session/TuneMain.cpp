@@ -54,10 +54,11 @@ device, operator structure and shapes. DIR defaults to $PTOC_TUNE_BANK_PATH, els
            configs that differ only in the scheduler mode share one compile), writes
            tune_result_<time>_pid<n>.json into --result-dir [$PTOC_OUTPUT_DIR, else
            ./output] and records every valid config in the bank (--no-bank: neither
-           read nor written). --seed [0] seeds
-           the search; --pass-option sets a knob every candidate starts from.
-           --space searches a space of your own instead of the derived one: a JSON
-           object {"knob": [values...]} (knob names: docs/tuning.md).
+           read nor written). --seed [0] seeds the search; --pass-option sets a
+           knob every candidate starts from. --space searches a space of your own
+           instead of the derived one: a JSON object {"knob": [values...]} (knob
+           names: docs/tuning.md). auto is ga when the function as written keeps
+           the cube cores busier than the vector cores, else rl.
 
   show     print the bank's records as a table (the best of each key marked *);
            --device keeps one device's records
