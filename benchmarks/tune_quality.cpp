@@ -221,11 +221,11 @@ absl::StatusOr<OperatorResult> measureOperator(const session::Session &session,
   absl::StatusOr<Exhaustive> all = exhaustive(session, *text, *space, name);
   if (!all.ok()) return all.status();
   out.exhaustiveCompiles = all->compiles;
-  const std::vector<std::optional<double>> *times = &all->times;
+  const std::vector<std::optional<double>> &times = all->times;
   out.exhaustiveSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   double optimum = std::numeric_limits<double>::infinity();
-  for (const std::optional<double> &t : *times)
+  for (const std::optional<double> &t : times)
     if (t) {
       ++out.valid;
       optimum = std::min(optimum, *t);
@@ -238,7 +238,7 @@ absl::StatusOr<OperatorResult> measureOperator(const session::Session &session,
     std::vector<tune::Outcome> answer;
     answer.reserve(batch.size());
     for (const tune::Config &c : batch) {
-      const std::optional<double> &t = (*times)[theSpace.ordinalOf(c)];
+      const std::optional<double> &t = times[theSpace.ordinalOf(c)];
       answer.push_back(t ? tune::Outcome(*t) : tune::Outcome::invalid("invalid in the exhaustive run"));
     }
     return answer;

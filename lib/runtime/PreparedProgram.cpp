@@ -15,13 +15,13 @@ absl::StatusOr<PreparedProgram> PreparedProgram::prepare(const codegen::Program 
   state->program = *std::move(flat);
   state->regions = sim::RegionTable::build(program);
   state->bound = sim::computeBound(program, device, state->regions);
-  state->numCalls = static_cast<int>(program.calls.size());
   return PreparedProgram(std::move(state));
 }
 
-const target::DeviceSpec &PreparedProgram::device() const { return state_->device; }
 const RooflineBound &PreparedProgram::bound() const { return state_->bound; }
-int PreparedProgram::numCalls() const { return state_->numCalls; }
+int PreparedProgram::numCalls() const {
+  return static_cast<int>(state_->program.callLeaf.size());
+}
 uint64_t PreparedProgram::approxBytes() const {
   return sizeof(sim::PreparedState) + state_->program.approxBytes() + state_->regions.approxBytes();
 }

@@ -14,7 +14,6 @@ struct PreparedState {
   SimProgram program;
   RegionTable regions;
   RooflineBound bound;
-  int numCalls = 0;
 };
 
 } // namespace ptoc::runtime::sim

@@ -53,7 +53,7 @@ absl::StatusOr<RunRecord> simulate(const PreparedProgram &prepared, const SimOpt
   rec.schedulerThreads = device.scheduler.threads;
   rec.schedMode = options.schedMode;
   rec.bound = state.bound;
-  const int numCalls = state.numCalls;
+  const int numCalls = prepared.numCalls();
   rec.tasks.resize(numCalls);
   for (int c = 0; c < numCalls; ++c) {
     rec.tasks[c].call = c;

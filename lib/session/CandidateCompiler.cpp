@@ -70,13 +70,9 @@ CandidateCompiler::compileBatch(llvm::ArrayRef<const TunedConfig *> batch, llvm:
   for (size_t i = 0; i < batch.size(); ++i) {
     if (!batch[i]) continue;
     keys[i] = compileKey(*batch[i]);
-    if ((out[i] = lookup(keys[i]))) {
-      ++reuses_;
-      continue;
-    }
+    if ((out[i] = lookup(keys[i]))) continue;
     auto [it, inserted] = missing.try_emplace(keys[i], work.size());
     if (inserted) work.push_back(i);
-    else ++reuses_;
     waitsFor[i] = it->second;
   }
   std::vector<CompiledCandidate> compiled(work.size());

@@ -43,10 +43,8 @@ public:
   std::vector<CompiledCandidate> compileBatch(llvm::ArrayRef<const TunedConfig *> batch,
                                               llvm::ThreadPool &pool);
 
-  /// Compiles done (distinct text and knobs), and configs answered by an earlier or
-  /// shared compile.
+  /// Compiles done (distinct text and knobs).
   uint64_t compiles() const { return compiles_; }
-  uint64_t reuses() const { return reuses_; }
 
 private:
   struct Entry {
@@ -63,7 +61,7 @@ private:
   uint64_t cachedBytes_ = 0;
   std::list<Entry> lru_;   // most recently used first
   std::unordered_map<std::string, std::list<Entry>::iterator> index_;
-  uint64_t compiles_ = 0, reuses_ = 0;
+  uint64_t compiles_ = 0;
 };
 
 } // namespace ptoc::session

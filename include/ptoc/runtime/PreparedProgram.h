@@ -25,7 +25,6 @@ public:
   static absl::StatusOr<PreparedProgram> prepare(const codegen::Program &program,
                                                  const target::DeviceSpec &device);
 
-  const target::DeviceSpec &device() const;
   /// The program's roofline bound on the device.
   const RooflineBound &bound() const;
   /// Calls (tasks) of the program.
