@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "ptoc/profile/OutputDir.h"
@@ -32,44 +31,7 @@ absl::Status fieldError(const std::string &field, const std::string &what) {
 
 } // namespace
 
-llvm::json::Value tuneResultToJson(const SearchSpace &space, const SearchResult &result) {
-  llvm::json::Array evaluations;
-  for (std::size_t i = 0; i < result.evaluations.size(); ++i) {
-    const Evaluation &e = result.evaluations[i];
-    llvm::json::Object entry{{"index", static_cast<int64_t>(i)},
-                             {"config", space.configToJson(e.config)},
-                             {"valid", e.micros.has_value()},
-                             {"time_us", timeJson(e.micros)}};
-    if (!e.micros) entry["invalid_reason"] = e.invalidReason;
-    evaluations.push_back(std::move(entry));
-  }
-  llvm::json::Array pruned;
-  for (const PrunedConfig &p : result.prunedConfigs)
-    pruned.push_back(
-        llvm::json::Object{{"config", space.configToJson(p.config)}, {"reason", p.reason}});
-  llvm::json::Value best = nullptr;
-  if (const Evaluation *b = result.bestEvaluation())
-    best = llvm::json::Object{{"index", static_cast<int64_t>(*result.best)},
-                              {"config", space.configToJson(b->config)},
-                              {"time_us", timeJson(b->micros)}};
-  return llvm::json::Object{
-      {"format", kTuneResultFormat},
-      {"version", kTuneResultVersion},
-      {"strategy", result.strategy},
-      {"seed", static_cast<int64_t>(result.seed)},
-      {"budget", static_cast<int64_t>(result.budget)},
-      {"evaluations_used", static_cast<int64_t>(result.evaluationsUsed())},
-      {"pruned", static_cast<int64_t>(result.prunedCount())},
-      {"space_exhausted", result.spaceExhausted},
-      {"space", space.toJson()},
-      {"evaluations", std::move(evaluations)},
-      {"pruned_configs", std::move(pruned)},
-      {"best", std::move(best)},
-  };
-}
-
-// Keys in sorted order throughout: llvm::json prints an object's keys sorted, and the
-// streamed text must equal the tree's.
+// Keys in sorted order throughout, as llvm::json prints an object's keys.
 void writeTuneResultJson(llvm::raw_ostream &os, const SearchSpace &space,
                          const SearchResult &result) {
   llvm::json::OStream j(os, 2);

@@ -27,11 +27,10 @@ inline constexpr int64_t kTuneResultVersion = 2;
 ///  "pruned_configs": [{"config": {...}, "reason": "..."}, ...],
 ///  "best": {"index": 7, "config": {...}, "time_us": 9.75} | null}
 /// ```
-/// An invalid config has "valid": false, "time_us": null and the reason.
-llvm::json::Value tuneResultToJson(const SearchSpace &space, const SearchResult &result);
-/// The same JSON streamed to `os` (indented by two, keys sorted: the text
-/// `llvm::formatv("{0:2}", tuneResultToJson(...))` gives), without building the tree,
-/// so a run of a million evaluations needs no more memory than its SearchResult.
+/// An invalid config has "valid": false, "time_us": null and the reason. Streamed to
+/// `os` (indented by two, keys sorted, as llvm::json prints a tree) without building a
+/// JSON tree, so a run of a million evaluations needs no more memory than its
+/// SearchResult.
 void writeTuneResultJson(llvm::raw_ostream &os, const SearchSpace &space,
                          const SearchResult &result);
 
