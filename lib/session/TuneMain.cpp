@@ -18,11 +18,11 @@
 #include "ptoc/ir/Parser.h"
 #include "ptoc/ir/Printer.h"
 #include "ptoc/session/Session.h"
+#include "ptoc/session/TuneProgress.h"
 #include "ptoc/session/Tuner.h"
 #include "ptoc/session/Version.h"
 #include "ptoc/target/DeviceSpec.h"
 #include "ptoc/tune/Bank.h"
-#include "TuneProgress.h"
 
 namespace ptoc::session {
 namespace {

@@ -1,5 +1,5 @@
-// TuneProgress: `ptoc tune`'s progress bar (in place on a terminal, tenths in a log).
-#include "TuneProgress.h"
+// TuneProgress: a search's progress bar (in place on a terminal, tenths in a log).
+#include "ptoc/session/TuneProgress.h"
 
 #include <algorithm>
 
@@ -10,11 +10,11 @@ namespace {
 constexpr int kBarWidth = 20;
 } // namespace
 
-std::string TuneProgress::line(const tune::SearchProgress &p) {
+std::string TuneProgress::line(const tune::SearchProgress &p) const {
   uint64_t planned = std::max<uint64_t>(p.evaluationsPlanned, 1);
   uint64_t used = std::min(p.evaluationsUsed, planned);
   int filled = static_cast<int>(used * kBarWidth / planned);
-  std::string text = "tune: [" + std::string(filled, '#') + std::string(kBarWidth - filled, '.') +
+  std::string text = label_ + ": [" + std::string(filled, '#') + std::string(kBarWidth - filled, '.') +
                      "] " + absl::StrFormat("%*llu/%llu evaluated", int(std::to_string(planned).size()),
                                             static_cast<unsigned long long>(p.evaluationsUsed),
                                             static_cast<unsigned long long>(p.evaluationsPlanned));

@@ -98,51 +98,27 @@ def _space_json(space):
 
 
 class _Progress:
-    """The progress bar of a search on ``file``:
-    ``tuning softmax: [#####...............]  16/64 evaluated, best 27.233 us``.
-    Redrawn in place on a terminal; in a log, a line per tenth of the plan and the
-    last one."""
-
-    _WIDTH = 20
+    """The progress bar of a search on ``file`` (the same bar as ``ptoc tune``, drawn by
+    the C++ session::TuneProgress): ``tuning softmax: [#####...............] 16/64
+    evaluated, best 27.233 us``. Redrawn in place on a terminal; in a log, a line per
+    tenth of the plan and the last one."""
 
     def __init__(self, name, file):
-        self._name = name
         self._file = file
-        self._interactive = hasattr(file, "isatty") and file.isatty()
-        self._next_tenth = 1
-        self._last = None
-        self._pending = False
-
-    def _line(self, used, planned, best, pruned):
-        planned_or_1 = max(planned, 1)
-        filled = min(used, planned_or_1) * self._WIDTH // planned_or_1
-        bar = "#" * filled + "." * (self._WIDTH - filled)
-        text = (f"tuning {self._name}: [{bar}] {used:>{len(str(planned))}}/{planned} evaluated, "
-                + (f"best {best:.3f} us" if best is not None else "no valid config yet"))
-        return text + (f", {pruned} pruned" if pruned else "")
+        self._bar = _ptoc.TuneProgress(f"tuning {name}",
+                                       hasattr(file, "isatty") and file.isatty())
 
     def __call__(self, used, planned, best, pruned):
-        self._last = (used, planned, best, pruned)
-        if self._interactive:
-            self._file.write("\r" + self._line(*self._last) + "\x1b[K")
-            self._file.flush()
-            self._pending = True
-            return
-        planned_or_1 = max(planned, 1)
-        self._pending = used * 10 < self._next_tenth * planned_or_1
-        if self._pending:
-            return
-        self._file.write(self._line(*self._last) + "\n")
-        while self._next_tenth <= 10 and self._next_tenth * planned_or_1 <= used * 10:
-            self._next_tenth += 1
+        self._write(self._bar.report(used, planned, best, pruned))
 
     def finish(self):
         """Ends the in-place line, or writes the last report if a log has not got it."""
-        if not self._pending:
-            return
-        self._file.write(("" if self._interactive else self._line(*self._last)) + "\n")
-        self._file.flush()
-        self._pending = False
+        self._write(self._bar.finish())
+
+    def _write(self, text):
+        if text:
+            self._file.write(text)
+            self._file.flush()
 
 
 def tune(kernel, *args, space=None, strategy="auto", budget=64, seed=0, threads=0,

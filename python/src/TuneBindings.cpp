@@ -2,19 +2,68 @@
 // the GIL back for each report.
 #include "TuneBindings.h"
 
+#include <optional>
+#include <string>
+
 #include <pybind11/stl.h>
 
 #include "Conversions.h"
 #include "Errors.h"
 #include "KernelBindings.h"
 #include "llvm/Support/raw_ostream.h"
+#include "ptoc/session/TuneProgress.h"
 #include "ptoc/session/Tuner.h"
 
 namespace py = pybind11;
 
 namespace ptoc::python {
 
+namespace {
+
+/// session::TuneProgress drawing into text the caller writes (Python writes it to its
+/// own sys.stderr, which tests and notebooks may have replaced).
+class TuneProgressText {
+public:
+  TuneProgressText(std::string label, bool interactive)
+      : os_(text_), bar_(os_, interactive, std::move(label)) {}
+
+  std::string report(uint64_t used, uint64_t planned, std::optional<double> best,
+                     uint64_t pruned) {
+    tune::SearchProgress p;
+    p.evaluationsUsed = used;
+    p.evaluationsPlanned = planned;
+    p.bestMicros = best;
+    p.pruned = pruned;
+    bar_.report(p);
+    return take();
+  }
+  std::string finish() {
+    bar_.finish();
+    return take();
+  }
+
+private:
+  std::string take() {
+    std::string out;
+    out.swap(text_);
+    return out;
+  }
+  std::string text_;
+  llvm::raw_string_ostream os_; // unbuffered: every write lands in text_
+  session::TuneProgress bar_;
+};
+
+} // namespace
+
 void bindTune(py::module_ &m) {
+  py::class_<TuneProgressText>(m, "TuneProgress",
+                               "A search's progress bar (session::TuneProgress): report() and "
+                               "finish() return the text to write.")
+      .def(py::init<std::string, bool>(), py::arg("label"), py::arg("interactive"))
+      .def("report", &TuneProgressText::report, py::arg("used"), py::arg("planned"),
+           py::arg("best"), py::arg("pruned"))
+      .def("finish", &TuneProgressText::finish);
+
   m.def(
       "tune_text",
       [](const py::object &sessionObj, const std::string &text, const std::string &strategy,

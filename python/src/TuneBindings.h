@@ -1,5 +1,6 @@
-// Bindings of the tuner: `_ptoc.tune_text` (search a tensor-level module's knobs) and
-// `Session.compile_text` (compile a tuned module for the jit cache).
+// Bindings of the tuner: `_ptoc.tune_text` (search a tensor-level module's knobs),
+// `_ptoc.TuneProgress` (its progress bar, as text) and `Session.compile_text` (compile a
+// tuned module for the jit cache).
 #pragma once
 
 #include <pybind11/pybind11.h>

@@ -1,4 +1,4 @@
-// Internal to `ptoc tune` (lib/session/TuneMain.cpp): the progress bar of a search.
+// The progress bar of a search, as `ptoc tune` and Python's `ptoc.tune` draw it.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 
 namespace ptoc::session {
 
-/// Draws a search's progress from its reports (tune::Progress):
+/// Draws a search's progress from its reports (tune::Progress), after a label:
 ///
 ///   tune: [#########...........]  28/64 evaluated, best 27.233 us, 3 pruned
 ///
@@ -18,20 +18,23 @@ namespace ptoc::session {
 /// done, and at the end, so a long search does not flood the log.
 class TuneProgress {
 public:
-  /// `interactive`: redraw in place (`os` is a terminal).
-  TuneProgress(llvm::raw_ostream &os, bool interactive) : os_(os), interactive_(interactive) {}
+  /// `interactive`: redraw in place (`os` is a terminal). `label` starts each line
+  /// ("tune", "tuning softmax").
+  TuneProgress(llvm::raw_ostream &os, bool interactive, std::string label = "tune")
+      : os_(os), interactive_(interactive), label_(std::move(label)) {}
 
   void report(const tune::SearchProgress &progress);
   /// Ends the display once the search is over: the in-place line gets its newline, a
   /// log gets the last report if it was not written yet.
   void finish();
 
-  /// The text of one report: bar, counts, best time, pruned configs.
-  static std::string line(const tune::SearchProgress &progress);
+  /// The text of one report: label, bar, counts, best time, pruned configs.
+  std::string line(const tune::SearchProgress &progress) const;
 
 private:
   llvm::raw_ostream &os_;
   bool interactive_;
+  std::string label_;
   /// The last report, and whether it still has to be ended (in place) or written (log).
   tune::SearchProgress last_;
   bool pending_ = false;
