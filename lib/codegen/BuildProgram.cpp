@@ -172,15 +172,16 @@ private:
     for (const ir::Operation *op : ops) {
       ir::Type type = op->resultType();
       bool isCopyIn = op->code() == OpCode::CopyIn, isCopyOut = op->code() == OpCode::CopyOut;
-      // A copy_in's operand count varies with its tokens from other subgraphs, which
-      // are not code: its own tokens are counted below instead.
+      // A copy's operand count varies with its dependencies on other subgraphs,
+      // which are not code: the data operands count, and its own dependencies are
+      // counted below.
+      unsigned firstDep = op->firstDependencyOperand();
       sig_.push_back(static_cast<int64_t>(op->code()) | int64_t(type.dtype()) << 16 |
                      int64_t(type.isTile() ? type.space() : ir::MemSpace::GM) << 24 |
-                     int64_t(type.rank()) << 32 |
-                     int64_t(isCopyIn ? 0 : op->numOperands()) << 40);
+                     int64_t(type.rank()) << 32 | int64_t(isCopyIn ? 0 : firstDep) << 40);
       sig_.append(type.shape().begin(), type.shape().end());
-      size_t tokensAt = sig_.size();
-      if (isCopyIn) sig_.push_back(0);
+      size_t depsAt = sig_.size();
+      if (isCopyIn || isCopyOut) sig_.push_back(0);
       for (unsigned i = 0; i < op->numOperands(); ++i) {
         const ir::Value *v = op->operand(i);
         if ((isCopyIn && i == 0) || (isCopyOut && i == 1)) {
@@ -202,12 +203,13 @@ private:
         }
         const ir::Operation *def = v->definingOp();
         int from = def ? sgOf_[positionOf(*def)] : -1;
+        bool isDep = i >= firstDep;
         if (from == s) {
           sig_.push_back(rank_[localOf_[positionOf(*def)]]);
-          if (isCopyIn) ++sig_[tokensAt];
-        } else if (isCopyIn && from >= 0) {
-          preds_.push_back(from); // a write by another subgraph: order, not code
-        } else if (!isCopyIn) {
+          if (isDep) ++sig_[depsAt];
+        } else if (isDep && from >= 0) {
+          preds_.push_back(from); // an access by another subgraph: order, not code
+        } else if (!isDep) {
           return opError(*op, s,
                          from >= 0 ? absl::StrCat("operand ", i, " is a local tile of subgraph ",
                                                   table_[from].id,

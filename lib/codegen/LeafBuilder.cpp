@@ -208,6 +208,18 @@ private:
     out.op = k;
     out.bytes = lo.bytes;
     out.region = lo.region;
+    // Earlier accesses of the region by this subgraph (a read or a write it
+    // overwrites) complete first; other subgraphs' are dependencies between calls.
+    for (unsigned i = op.firstDependencyOperand(); i < op.numOperands(); ++i) {
+      const ir::Operation *def = op.operand(i)->definingOp();
+      int j = def ? req_.localIndex(def) : -1;
+      if (j < 0) continue;
+      if (j >= k || instrOfOp_[j] < 0 ||
+          (leaf_.ops[j].code != OpCode::CopyOut && leaf_.ops[j].code != OpCode::CopyIn))
+        return opError(op, absl::StrCat("operand ", i, " is not a copy_in or copy_out of "
+                                        "the subgraph before it"));
+      out.deps.push_back(instrOfOp_[j]);
+    }
     int instr = emit(std::move(out));
     read(*src, instr);
     instrOfOp_[k] = instr;

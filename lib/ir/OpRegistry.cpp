@@ -449,10 +449,19 @@ Type copyInRule(const TypeRuleInput &in, std::string &error) {
   return d;
 }
 
-// copy_out %tile, %dst {offsets}: writes the tile into `dst` at `offsets`; the
-// result is a token (a gm tile) that readers of that region wait on.
+// copy_out %tile, %dst, %deps... {offsets}: writes the tile into `dst` at `offsets`;
+// the result is a token (a gm tile) that readers of that region wait on. %deps are
+// the earlier accesses of the region it overwrites: copy_out tokens (gm tiles) and
+// copy_in reads (ub or l1 tiles).
 Type copyOutRule(const TypeRuleInput &in, std::string &error) {
   Type t = in.operands[0], dst = in.operands[1];
+  for (Type dep : in.operands.drop_front(2))
+    if (!dep.isTile() || (dep.space() != MemSpace::GM && dep.space() != MemSpace::UB &&
+                          dep.space() != MemSpace::L1)) {
+      fail(error, "waits only on copy_out tokens (gm tiles) and copy_in reads (ub or l1 "
+                  "tiles), got " + dep.str());
+      return {};
+    }
   if (!t.isTile() || (t.space() != MemSpace::UB && t.space() != MemSpace::L0C)) {
     fail(error, "writes a tile from ub or l0c, got " + t.str());
     return {};
@@ -552,7 +561,7 @@ std::vector<Entry> entries() {
       {OpCode::Return, C::None, T::None, 0, V, 0, {}, returnRule},
       {OpCode::GmTensor, C::None, T::None, 0, 0, 1, {}, gmTensorRule},
       {OpCode::CopyIn, C::None, T::None, 1, V, 1, kOffsetAttrs, copyInRule},
-      {OpCode::CopyOut, C::None, T::None, 2, 2, 1, kOffsetAttrs, copyOutRule},
+      {OpCode::CopyOut, C::None, T::None, 2, V, 1, kOffsetAttrs, copyOutRule},
       {OpCode::Subgraph, C::None, T::None, 0, 0, 0, kSubgraphAttrs, subgraphRule},
   };
 }

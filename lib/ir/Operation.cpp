@@ -74,6 +74,14 @@ bool Operation::isTileOp() const {
   return numResults() == 1 && resultType().isTile();
 }
 
+unsigned Operation::firstDependencyOperand() const {
+  switch (code()) {
+  case OpCode::CopyIn: return std::min(numOperands(), 1u);
+  case OpCode::CopyOut: return std::min(numOperands(), 2u);
+  default: return numOperands();
+  }
+}
+
 bool Operation::useEmpty() const {
   for (const Value &r : results())
     if (!r.useEmpty()) return false;

@@ -1,5 +1,6 @@
-// The IR verifier: structure, attributes, type rules, tile shapes, SSA dominance and
-// acyclicity. Every problem is reported at the op's location with the fix.
+// The IR verifier: structure, attributes, type rules, tile shapes, SSA dominance,
+// acyclicity and (at the tile level) the memory order of copies. Every problem is
+// reported at the op's location with the fix.
 #include "ptoc/ir/Verifier.h"
 
 #include <algorithm>
@@ -14,6 +15,8 @@
 #include "ptoc/ir/Printer.h"
 #include "ptoc/ir/TileShape.h"
 #include "ptoc/target/DeviceSpec.h"
+
+#include "MemoryOrderCheck.h"
 
 namespace ptoc::ir {
 namespace {
@@ -63,6 +66,7 @@ public:
     uint64_t mark = walkBase_;
     for (const Operation &op : f_.ops()) {
       verifyOp(op);
+      hasCopies_ |= op.code() == OpCode::CopyIn || op.code() == OpCode::CopyOut;
       for (unsigned i = 0, e = op.numOperands(); i < e; ++i) {
         const Value *v = op.operand(i);
         const Operation *def = v ? v->definingOp() : nullptr;
@@ -76,6 +80,7 @@ public:
                     << "' must be 'return'";
     if (ok_ && maybeLateUse_) verifyOrder();
     if (ok_) verifyLevel();
+    if (ok_ && hasCopies_) ok_ = checkMemoryOrder(f_);
     return ok_;
   }
 
@@ -427,6 +432,7 @@ private:
 
   uint64_t walkBase_ = 0;
   bool maybeLateUse_ = false;
+  bool hasCopies_ = false;
 
   /// Whether `verifyOp` skips ops whose signature was already checked clean: the
   /// checks after the structural ones read only the OpDef, the attribute dictionary

@@ -163,8 +163,9 @@ int64_t localPeakBytes(llvm::ArrayRef<const ir::Operation *> ordered, ir::MemSpa
     auto it = def ? index.find(def) : index.end();
     return it == index.end() ? -1 : it->second;
   };
+  // Dependency operands only order ops: they do not keep a tile alive.
   for (size_t i = 0; i < n; ++i)
-    for (unsigned o = 0; o < ordered[i]->numOperands(); ++o)
+    for (unsigned o = 0; o < ordered[i]->firstDependencyOperand(); ++o)
       if (int d = localOperand(*ordered[i], o); d >= 0)
         lastUse[d] = std::max(lastUse[d], static_cast<int>(i));
   // Sweep: at op i, live = results defined earlier and read at or after i, plus i's

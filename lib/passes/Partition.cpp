@@ -5,8 +5,10 @@
 //     and a copy_in its consumers; ops with the same sg_scope (not -1) are joined
 //     too, and their cluster is scoped: it merges with nothing else. A cluster
 //     with AIC and AIV ops, or two scopes, is an error.
-//  2. One subgraph per cluster, ids in order of first op; edges copy_out token ->
-//     copy_in. A cluster that waits on its own results through GM is an error.
+//  2. One subgraph per cluster, ids in order of first op; an edge from the definer
+//     of every dependency operand (copy_out token -> copy_in; earlier access of a
+//     region -> copy_out overwriting it). A cluster that waits on its own results
+//     through GM is an error.
 //  3. Merging, in rounds, in the spirit of PyPTO's partitioner: a group of
 //     isomorphic subgraphs whose members are under pg-lower-bound cycles merges
 //     with a neighbouring group (producer or consumer, same core kind, unscoped),
@@ -139,9 +141,12 @@ private:
     OpUnion sets(n);
     llvm::DenseMap<int64_t, uint32_t> firstOfScope;
     for (size_t i = 0; i < n; ++i) {
-      for (const ir::OpOperand &o : ops[i]->opOperands()) {
-        int64_t def = indexOf(o.get()->definingOp());
-        if (def >= 0 && isLocalTile(o.get()->type())) sets.unite(uint32_t(i), uint32_t(def));
+      // Dependency operands only order tasks (a copy_out waiting on a read of the
+      // region it overwrites names that read's tile): they join nothing.
+      for (unsigned o = 0, e = ops[i]->firstDependencyOperand(); o < e; ++o) {
+        const ir::Value *v = ops[i]->operand(o);
+        int64_t def = indexOf(v->definingOp());
+        if (def >= 0 && isLocalTile(v->type())) sets.unite(uint32_t(i), uint32_t(def));
       }
       if (int64_t scope = scopeOf(*ops[i]); scope != -1) {
         auto [it, inserted] = firstOfScope.try_emplace(scope, uint32_t(i));

@@ -61,8 +61,11 @@ uint64_t hashOps(llvm::ArrayRef<Operation *> ops, LocalIndex localIndex) {
       h = ir::hashMix(h, a.value.contentHash());
     }
     for (const ir::Value &r : op->results()) h = ir::hashMix(h, r.type().contentHash());
+    // A copy's dependency operands vary with what else touched its region: the
+    // data operands count, and (for all but copy_in, whose count was never mixed
+    // in) their number is part of the hash.
     bool isCopyIn = op->code() == ir::OpCode::CopyIn;
-    if (!isCopyIn) h = ir::hashMix(h, op->numOperands());
+    if (!isCopyIn) h = ir::hashMix(h, op->firstDependencyOperand());
     for (unsigned i = 0; i < op->numOperands(); ++i) {
       const ir::Value *v = op->operand(i);
       int64_t local = localIndex(v->definingOp());
@@ -71,8 +74,8 @@ uint64_t hashOps(llvm::ArrayRef<Operation *> ops, LocalIndex localIndex) {
       if (local >= 0 && size_t(local) < k) {
         h = ir::hashMix(h, sigs[local]);
         h = ir::hashMix(h, v->index());
-      } else if (isCopyIn && i > 0) {
-        continue; // a token from another subgraph orders tasks; it is not code
+      } else if (op->isDependencyOperand(i)) {
+        continue; // an access by another subgraph orders tasks; it is not code
       } else {
         h = ir::hashMix(h, 0x2);
         h = ir::hashMix(h, v->type().contentHash());

@@ -314,12 +314,13 @@ func @cycle(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
   subgraph {copy_in_bytes = 256, core = "aiv", cycles = 10, group_size = 1, hash = "a", hash_order = 0, id = 0}
   subgraph {copy_in_bytes = 256, core = "aiv", cycles = 10, group_size = 1, hash = "b", hash_order = 1, id = 1}
   %t = gm_tensor : tensor<4x64xf32>
+  %u = gm_tensor : tensor<4x64xf32>
   %a0 = copy_in %x {offsets = [0, 0], sg = 0} : tile<1x64xf32, ub>
   %c0 = copy_out %a0, %t {offsets = [0, 0], sg = 0} : tile<1x64xf32, gm>
   %a1 = copy_in %t, %c0 {offsets = [0, 0], sg = 1} : tile<1x64xf32, ub>
   %c1 = copy_out %a1, %t {offsets = [1, 0], sg = 1} : tile<1x64xf32, gm>
   %a2 = copy_in %t, %c1 {offsets = [1, 0], sg = 0} : tile<1x64xf32, ub>
-  %c2 = copy_out %a2, %x {offsets = [2, 0], sg = 0} : tile<1x64xf32, gm>
+  %c2 = copy_out %a2, %u {offsets = [2, 0], sg = 0} : tile<1x64xf32, gm>
   return %t
 }
 )");

@@ -52,6 +52,14 @@ public:
     return llvm::map_range(opOperands(), [](const OpOperand &o) { return o.get(); });
   }
   Type operandType(unsigned i) const { return operand(i)->type(); }
+  /// Operands from this index on are dependency operands: they order this op after
+  /// the ops defining them and carry no data. A copy_in's operands after its source
+  /// are the copy_out tokens of earlier writes into the region it reads; a
+  /// copy_out's operands after its tile and destination are the earlier copy_outs
+  /// (tokens) and copy_ins (reads) of the region it overwrites. Every other op
+  /// has none (the index is numOperands()).
+  unsigned firstDependencyOperand() const;
+  bool isDependencyOperand(unsigned i) const { return i >= firstDependencyOperand(); }
 
   // --- results ---
   unsigned numResults() const { return numResults_; }

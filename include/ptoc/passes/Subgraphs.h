@@ -48,7 +48,7 @@ std::string hashOrderKey(unsigned funcIndex, int64_t hashOrder);
 /// Structural hash of a set of ops (given with definers before users, e.g. in
 /// body order): op kinds, attributes other than tile offsets, `sg` and
 /// `sg_scope`, result types, the types of values read from outside the set, and
-/// how the ops use each other's results. A copy_in's tokens from outside the set
+/// how the ops use each other's results. Dependency operands from outside the set
 /// are left out (they order tasks, they are not code). Tiles of one op at
 /// different offsets hash equally, and so do isomorphic sets whose ops come in
 /// another (topological) order. Stable across runs and platforms (built on
