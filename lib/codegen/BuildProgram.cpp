@@ -168,6 +168,7 @@ private:
     llvm::ArrayRef<const ir::Operation *> ops = scheduleSubgraph(s);
     sig_.clear();
     preds_.clear();
+    orderPreds_.clear();
     sig_.push_back(static_cast<int64_t>(table_[s].core));
     for (const ir::Operation *op : ops) {
       ir::Type type = op->resultType();
@@ -208,7 +209,9 @@ private:
           sig_.push_back(rank_[localOf_[positionOf(*def)]]);
           if (isDep) ++sig_[depsAt];
         } else if (isDep && from >= 0) {
-          preds_.push_back(from); // an access by another subgraph: order, not code
+          // An access by another subgraph: order, not code. A copy_out's keeps
+          // writes of one region in order (data may flow on the edge too).
+          (isCopyOut ? orderPreds_ : preds_).push_back(from);
         } else if (!isDep) {
           return opError(*op, s,
                          from >= 0 ? absl::StrCat("operand ", i, " is a local tile of subgraph ",
@@ -230,6 +233,12 @@ private:
         ++sig_[countAt];
       }
     }
+    std::sort(preds_.begin(), preds_.end());
+    preds_.erase(std::unique(preds_.begin(), preds_.end()), preds_.end());
+    std::sort(orderPreds_.begin(), orderPreds_.end());
+    orderPreds_.erase(std::unique(orderPreds_.begin(), orderPreds_.end()), orderPreds_.end());
+    call.writeOrderPreds.assign(orderPreds_.begin(), orderPreds_.end());
+    preds_.append(orderPreds_.begin(), orderPreds_.end());
     std::sort(preds_.begin(), preds_.end());
     preds_.erase(std::unique(preds_.begin(), preds_.end()), preds_.end());
     call.subgraph = static_cast<int>(table_[s].id);
@@ -334,6 +343,8 @@ private:
       Call &call = calls[c];
       for (int &p : call.preds) p = callOf[p];
       std::sort(call.preds.begin(), call.preds.end());
+      for (int &p : call.writeOrderPreds) p = callOf[p];
+      std::sort(call.writeOrderPreds.begin(), call.writeOrderPreds.end());
       program_.calls.push_back(std::move(call));
     }
     return absl::OkStatus();
@@ -404,7 +415,7 @@ private:
   std::vector<const ir::Operation *> scheduled_;   ///< the subgraph's ops in leaf order
   // Leaf deduplication: signatures of compiled leaves in one arena, found by hash.
   llvm::SmallVector<int64_t, 64> sig_;
-  llvm::SmallVector<int, 8> preds_;
+  llvm::SmallVector<int, 8> preds_, orderPreds_;
   std::vector<int64_t> sigArena_;
   std::vector<std::pair<int64_t, int64_t>> sigRange_;
   llvm::DenseMap<uint64_t, llvm::SmallVector<int, 1>> leavesByHash_;

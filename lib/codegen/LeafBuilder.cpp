@@ -248,8 +248,9 @@ private:
       touched = std::max(touched, op.operandType(i).sizeInBytes());
       if (passes::computesInPlace(op, i)) inPlace.push_back(*v);
     }
-    // The same quantity the cost model charges: the largest tile the op touches.
-    leaf_.vectorBytes += touched;
+    // The same quantity the cost model charges: the largest tile the op touches
+    // (nothing for an op that moves no data).
+    if (!passes::CostModel::movesNoData(op)) leaf_.vectorBytes += touched;
     instrOfOp_[k] = instr;
     valueOfOp_[k] = newValue(MemSpace::UB,
                              localTileBytes(op.resultType(), device_.buffers.blockBytes), k,

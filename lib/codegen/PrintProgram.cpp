@@ -188,7 +188,14 @@ void printProgram(const Program &program, llvm::raw_ostream &os) {
     }
     os << "] preds [";
     for (size_t i = 0; i < call.preds.size(); ++i) os << (i ? ", " : "") << call.preds[i];
-    os << "]\n";
+    os << "]";
+    if (!call.writeOrderPreds.empty()) {
+      os << " write-order [";
+      for (size_t i = 0; i < call.writeOrderPreds.size(); ++i)
+        os << (i ? ", " : "") << call.writeOrderPreds[i];
+      os << "]";
+    }
+    os << "\n";
   }
 }
 

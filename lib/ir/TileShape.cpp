@@ -148,13 +148,34 @@ Attribute CubeTile::toAttr(Context &ctx) const {
   return ctx.dictAttr(entries, /*sortByName=*/false);
 }
 
-std::string checkVecTile(llvm::ArrayRef<int64_t> tile, llvm::ArrayRef<int64_t> iterShape,
+std::optional<llvm::SmallVector<int64_t, 4>> adaptVecTile(llvm::ArrayRef<int64_t> tile,
+                                                         llvm::ArrayRef<int64_t> iterShape) {
+  if (tile.size() > iterShape.size()) // the trailing sizes, as for the row `x[i]`
+    return llvm::SmallVector<int64_t, 4>(tile.end() - iterShape.size(), tile.end());
+  size_t lead = iterShape.size() - tile.size();
+  for (size_t d = 0; d < lead; ++d)
+    if (iterShape[d] != 1) return std::nullopt;
+  llvm::SmallVector<int64_t, 4> out(lead, 1);
+  out.append(tile.begin(), tile.end());
+  return out;
+}
+
+unsigned vecTileBuffers(OpCode code, unsigned numOperands, unsigned numResults) {
+  if (code == OpCode::Assemble || code == OpCode::Concat) return 1;
+  return std::max(numOperands + numResults, 1u);
+}
+
+std::string checkVecTile(llvm::ArrayRef<int64_t> written, llvm::ArrayRef<int64_t> iterShape,
                          unsigned minElemSize, unsigned maxElemSize, unsigned numBuffers,
                          const target::DeviceSpec *device) {
-  if (tile.size() != iterShape.size())
-    return absl::StrCat("vec_tile has rank ", tile.size(), " but the op iterates over a rank-",
+  std::optional<llvm::SmallVector<int64_t, 4>> adapted = adaptVecTile(written, iterShape);
+  if (!adapted)
+    return absl::StrCat("vec_tile has rank ", written.size(), " but the op iterates over a rank-",
                         iterShape.size(), " shape ", shapeText(iterShape),
+                        " whose leading dimensions are not all 1 (a shorter vec_tile "
+                        "applies to the trailing dimensions only when the others are 1)",
                         "; give set_vec_tile_shapes one size per dimension");
+  llvm::ArrayRef<int64_t> tile = *adapted;
   for (size_t i = 0; i < tile.size(); ++i)
     if (tile[i] <= 0)
       return absl::StrCat("vec_tile ", shapeText(tile), " has size ", tile[i], " in dimension ", i,

@@ -282,10 +282,11 @@ private:
         minE = std::min(minE, elementSize(t.dtype()));
         maxE = std::max(maxE, elementSize(t.dtype()));
       }
-      unsigned buffers = static_cast<unsigned>(operandTypes.size() + resultTypes.size());
+      unsigned buffers = vecTileBuffers(op.code(), unsigned(operandTypes.size()),
+                                        unsigned(resultTypes.size()));
       std::string err = checkVecTile(vt.getIntArray(),
                                      iterationShape(op.def(), operandTypes, resultTypes), minE,
-                                     maxE, std::max(buffers, 1u), device);
+                                     maxE, buffers, device);
       if (!err.empty()) opError(op) << err;
     }
     if (Attribute ct = op.attr("cube_tile")) {

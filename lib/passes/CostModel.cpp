@@ -22,7 +22,16 @@ int64_t CostModel::copyInBytes(const ir::Operation &op) {
   return op.code() == OpCode::CopyIn ? op.resultType().sizeInBytes() : 0;
 }
 
+bool CostModel::movesNoData(const ir::Operation &op) {
+  if (op.code() != OpCode::Reshape || op.numOperands() != 1 || !op.resultType().isTile())
+    return false;
+  ir::Type in = op.operandType(0), out = op.resultType();
+  return in.isTile() && in.rank() > 0 && out.rank() > 0 &&
+         in.dim(in.rank() - 1) == out.dim(out.rank() - 1);
+}
+
 int64_t CostModel::opCycles(const ir::Operation &op) const {
+  if (movesNoData(op)) return 0;
   switch (op.code()) {
   case OpCode::CopyIn: return transferCycles(op.resultType().sizeInBytes());
   case OpCode::CopyOut: return transferCycles(op.resultType().sizeInBytes());

@@ -18,16 +18,26 @@
 // is broadcast collapse to [0, 1), missing leading dims are dropped) uses V's UB
 // tile with exactly that region when there is one (fusion, no GM round trip); else
 // V is written to GM once (every tile copied out) and the consumer copy_ins R,
-// waiting on the tokens that overlap R. A UB tile is reused only when
+// waiting on the writes that overlap R. A UB tile is reused only when
 //   - fuse-local is on (the option; off, every intermediate goes through GM),
 //   - producer and consumer have the same sg_scope (a local edge forces one
-//     subgraph, which must not join two scopes), and
+//     subgraph, which must not join two scopes),
 //   - one tile of the consumer needs it (a broadcast operand shared by several
 //     output tiles is read once per tile: reusing it would chain all of them into
-//     one subgraph and serialise the op).
+//     one subgraph and serialise the op), and
+//   - joining the tile's cluster (the ops local tiles already tie to it) to the
+//     consumer's other operands, or making it wait on the accesses a write must
+//     follow, would not make a task wait on its own results through GM
+//     (FusionClusters): such a read goes through GM instead (statistic
+//     unfused-to-avoid-cycles).
 // The same rules let later consumers share one copy_in of a GM region. `full`
 // values never touch GM unless they must (returned, a matmul operand): a consumer
 // gets a fresh `full` tile of the region it needs.
+//
+// Memory order. Every copy_in and copy_out takes as dependency operands the earlier
+// accesses its region conflicts with (ir::MemoryOrder, docs/ir.md "Memory order"):
+// a read the overlapping writes, a write the overlapping reads and writes. Writes
+// of disjoint regions are independent.
 //
 // Ops.
 //  - elementwise, cast: one tile op per output tile on the operands' regions.
@@ -42,10 +52,20 @@
 //    carrying cube_tile, and one copy_out into the result's gm_tensor (FIXPIPE
 //    converts the element type). Matmul results always live in GM.
 //  - transpose: the output is tiled; each tile transposes the permuted input region.
-//  - reshape, view: GM aliases of the source's home (of a `full`: another `full`).
-//  - assemble / concat: a new gm_tensor; dst's parts outside src (a rectangle
-//    difference, tiled with vec_tile) and src's tiles (each concat input's) are
-//    read into UB and copied out at their destination offsets.
+//  - view, reshape: GM aliases of the source's home (of a `full`: another `full`).
+//    A reshape that only adds or drops size-1 dims of a value held in UB tiles
+//    keeps it there: one tile `reshape` per tile, no GM round trip.
+//  - assemble (a slice write): only src's tiles move, written at the offsets into
+//    the destination's memory. In place when the destination dies here (no op
+//    after it reads it, directly or through an alias), it is a gm_tensor of this
+//    pass that nothing else still reads as it was, and src does not read that
+//    memory; a destination held in UB tiles is first written to GM except the
+//    tiles the write covers. Otherwise (an argument, an alias, a value read later)
+//    the result is a new gm_tensor whose other parts come from the destination
+//    lazily: a part is copied (a fill) only when a read or the return needs it
+//    before any write covered it, so a tensor written slice by slice is never
+//    copied at all.
+//  - concat: a new gm_tensor; each input's tiles are copied to their place.
 //  - return: values are written to GM; an argument is returned as is; an alias is
 //    copied into a gm_tensor of its own (tiled with the alias op's vec_tile).
 // Every tile op, copies included, takes the location and sg_scope of the tensor op
@@ -56,14 +76,16 @@
 // Checks (errors at the op, the pass fails). An op that needs a tile shape and has
 // none. UB: each step of a vector op holds one tile per operand and one for the
 // result, each counted at the clamped tile size and the largest element size
-// (ir::checkVecTile, the verifier's rule); a step of a split reduction holds the
-// chunk, its partial and the running combine (3 tiles; 4 for mean, with the 1/N
-// tile); a copy through UB (assemble, concat, returning an alias) holds 1. Tiles are
-// single-buffered here: multi-buffering is NBufferMerge's decision, under its own
-// budget. Cube: ir::checkCubeTile (L0A/L0B double buffered, L0C, L1), and the K loop
-// keeps the whole mL1 x nL1 accumulator (clamped to M x N) in L0C. Alignment: the
-// vec_tile's last dim (ir::checkVecTile), and for transpose the input tile's last
-// dim, which is a permuted vec_tile dim.
+// (ir::checkVecTile, the verifier's rule; a vec_tile shorter than the op's rank
+// applies to its trailing dims, ir::adaptVecTile); a step of a split reduction
+// holds the chunk, its partial and the running combine (3 tiles; 4 for mean, with
+// the 1/N tile); a copy through UB (assemble, concat, a fill, returning an alias)
+// holds 1 (ir::vecTileBuffers). Tiles are single-buffered here: multi-buffering is
+// NBufferMerge's decision, under its own budget. Cube: ir::checkCubeTile (L0A/L0B
+// double buffered, L0C, L1), and the K loop keeps the whole mL1 x nL1 accumulator
+// (clamped to M x N) in L0C. Alignment: the vec_tile's last dim
+// (ir::checkVecTile), and for transpose the input tile's last dim, which is a
+// permuted vec_tile dim.
 //
 // `--debug-only=expand-tiles` prints one line per tensor op: its tile, grid, tile
 // count and tails.
@@ -86,13 +108,19 @@
 
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Func.h"
+#include "ptoc/ir/MemoryOrder.h"
+#include "ptoc/ir/Region.h"
 #include "ptoc/ir/TileShape.h"
 #include "ptoc/target/DeviceSpec.h"
+
+#include "FusionClusters.h"
 
 namespace ptoc::passes {
 namespace {
 
 using ir::Attribute;
+using ir::Box;
+using ir::Dims;
 using ir::DType;
 using ir::Location;
 using ir::MemSpace;
@@ -100,14 +128,8 @@ using ir::OpCode;
 using ir::Operation;
 using ir::Type;
 using ir::Value;
-using Dims = llvm::SmallVector<int64_t, 4>;
 
-// ---------------------------------------------------------------- regions and grids
-
-/// A rectangular region: per dim an offset and a size.
-struct Box {
-  Dims off, size;
-};
+// ---------------------------------------------------------------- grids
 
 /// Row-major tiles of `shape` with `tile` (clamped to the shape).
 struct Grid {
@@ -169,134 +191,42 @@ std::string shapeText(llvm::ArrayRef<int64_t> dims) {
   return dims.empty() ? std::string("scalar") : absl::StrJoin(dims, "x");
 }
 
-/// Row-major linear index of `coords` in `shape`.
-int64_t ravel(llvm::ArrayRef<int64_t> coords, llvm::ArrayRef<int64_t> shape) {
-  int64_t index = 0;
-  for (size_t d = 0; d < shape.size(); ++d) index = index * shape[d] + coords[d];
-  return index;
+/// Whether two shapes differ only in size-1 dims.
+bool sameUpToUnitDims(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b) {
+  Dims x, y;
+  for (int64_t d : a)
+    if (d != 1) x.push_back(d);
+  for (int64_t d : b)
+    if (d != 1) y.push_back(d);
+  return x == y;
 }
 
-/// The first and last linear element indices of `b` in `shape`.
-std::pair<int64_t, int64_t> linearRange(const Box &b, llvm::ArrayRef<int64_t> shape) {
-  Dims last(b.off.begin(), b.off.end());
-  for (size_t d = 0; d < last.size(); ++d) last[d] += b.size[d] - 1;
-  return {ravel(b.off, shape), ravel(last, shape)};
-}
-
-/// The smallest box of `shape` holding every element whose linear index lies in
-/// [first, last]: fixed leading coordinates, a range in the first dim where the
-/// two ends differ, full extent after it.
-Box boundingBox(int64_t first, int64_t last, llvm::ArrayRef<int64_t> shape) {
-  size_t r = shape.size();
-  Dims cf(r), cl(r);
-  for (int d = int(r) - 1; d >= 0; --d) {
-    cf[d] = first % shape[d];
-    first /= shape[d];
-    cl[d] = last % shape[d];
-    last /= shape[d];
-  }
-  Box b;
-  bool differ = false;
-  for (size_t d = 0; d < r; ++d) {
-    if (differ) {
-      b.off.push_back(0);
-      b.size.push_back(shape[d]);
-    } else {
-      b.off.push_back(cf[d]);
-      b.size.push_back(cl[d] - cf[d] + 1);
-      differ = cf[d] != cl[d];
-    }
-  }
-  return b;
-}
+struct ValueInfo;
 
 // ---------------------------------------------------------------- GM homes
 
-/// copy_out tokens written into a home as one regular grid placed at `origin`
-/// (null entries: pieces not written).
-struct TokenGroup {
-  Dims origin;
-  Grid grid;
-  std::vector<Value *> tokens;
-};
-
-/// Where a tensor value lives in GM.
+/// Where a tensor value lives in GM: a root (a function argument or a `gm_tensor`
+/// created at the start of the body) or a `view` / `reshape` alias of another home.
+/// The copies into a root and their order are kept by the pass's ir::MemoryOrder.
 struct Home {
   enum class Kind : uint8_t { Root, View, Reshape };
   Value *value = nullptr;
   Kind kind = Kind::Root;
   Home *base = nullptr; ///< aliases: the home they alias
-  Dims offsets;         ///< views: where the view starts in `base`
-  std::vector<TokenGroup> groups; ///< roots: the writes into it
+  // Roots only:
+  bool writable = false; ///< a gm_tensor of this pass (arguments are read-only)
+  bool frozen = false;   ///< some value still reads it as it is: no write in place
+  /// Where its parts that no write has covered yet come from (a slice write's
+  /// destination that could not be updated in place), or null.
+  ValueInfo *background = nullptr;
+  const Operation *fillOp = nullptr; ///< whose vec_tile tiles a fill
+  int64_t uncovered = 0; ///< elements no write has covered yet (while it has a background)
 };
 
-/// Appends the tokens of `g` whose pieces overlap `b` (root coordinates). With
-/// `linear`, a piece also needs its linear element range to meet [first, last].
-void collectTokens(const TokenGroup &g, const Box &b, llvm::ArrayRef<int64_t> rootShape,
-                   const std::pair<int64_t, int64_t> *linear,
-                   llvm::SmallVectorImpl<Value *> &out) {
-  unsigned r = g.grid.rank();
-  Dims lo(r), hi(r);
-  for (unsigned d = 0; d < r; ++d) {
-    int64_t s = std::max(b.off[d], g.origin[d]);
-    int64_t e = std::min(b.off[d] + b.size[d], g.origin[d] + g.grid.shape[d]);
-    if (s >= e) return;
-    lo[d] = (s - g.origin[d]) / g.grid.tile[d];
-    hi[d] = (e - 1 - g.origin[d]) / g.grid.tile[d];
-  }
-  Dims c(lo.begin(), lo.end());
-  Box piece;
-  while (true) {
-    int64_t index = 0;
-    for (unsigned d = 0; d < r; ++d) index = index * g.grid.counts[d] + c[d];
-    if (Value *t = g.tokens[index]) {
-      bool keep = true;
-      if (linear) {
-        g.grid.box(index, piece);
-        for (unsigned d = 0; d < r; ++d) piece.off[d] += g.origin[d];
-        auto [first, last] = linearRange(piece, rootShape);
-        keep = first <= linear->second && linear->first <= last;
-      }
-      if (keep) out.push_back(t);
-    }
-    int d = int(r) - 1;
-    for (; d >= 0; --d) {
-      if (++c[d] <= hi[d]) break;
-      c[d] = lo[d];
-    }
-    if (d < 0) break;
-  }
-}
-
-/// Appends the tokens a read of region `b` of `home` must wait for: every write
-/// into the memory the region covers (through aliases, conservatively).
-void lookupTokens(const Home &home, const Box &b, llvm::SmallVectorImpl<Value *> &out) {
-  switch (home.kind) {
-  case Home::Kind::Root:
-    for (const TokenGroup &g : home.groups)
-      collectTokens(g, b, home.value->type().shape(), nullptr, out);
-    return;
-  case Home::Kind::View: {
-    Box shifted = b;
-    for (size_t d = 0; d < shifted.off.size(); ++d) shifted.off[d] += home.offsets[d];
-    lookupTokens(*home.base, shifted, out);
-    return;
-  }
-  case Home::Kind::Reshape: {
-    // A reshape keeps the linear element order: the region's elements lie in its
-    // linear range, whose bounding box in the base contains every piece it meets.
-    auto range = linearRange(b, home.value->type().shape());
-    llvm::ArrayRef<int64_t> baseShape = home.base->value->type().shape();
-    Box box = boundingBox(range.first, range.second, baseShape);
-    if (home.base->kind == Home::Kind::Root) {
-      for (const TokenGroup &g : home.base->groups)
-        collectTokens(g, box, baseShape, &range, out);
-    } else {
-      lookupTokens(*home.base, box, out);
-    }
-    return;
-  }
-  }
+Home &rootOf(Home &h) {
+  Home *r = &h;
+  while (r->kind != Home::Kind::Root) r = r->base;
+  return *r;
 }
 
 // ---------------------------------------------------------------- values
@@ -395,8 +325,10 @@ struct Step {
   Attribute scope;
 };
 
+
 struct Statistics {
-  PassStatistic &tileOps, &copyInBytes, &copyOutBytes, &fused;
+  PassStatistic &tileOps, &copyInBytes, &copyOutBytes, &fused, &sliceWrites, &fillBytes,
+      &unfused;
 };
 
 // ---------------------------------------------------------------- the expansion
@@ -425,23 +357,24 @@ public:
     anchor_ = &f_.ops().front();
 
     // Liveness: ops whose results reach the return (users follow their definers).
-    llvm::DenseSet<const Operation *> live;
-    live.insert(ret_);
+    live_.insert(ret_);
     std::vector<Operation *> original;
     for (auto it = f_.ops().rbegin(); it != f_.ops().rend(); ++it) {
       Operation &op = *it;
       original.push_back(&op);
       for (const Value &r : op.results())
         for (const ir::OpOperand &u : r.uses())
-          if (live.contains(u.owner())) live.insert(&op);
+          if (live_.contains(u.owner())) live_.insert(&op);
     }
+    for (size_t i = 0; i < original.size(); ++i)
+      position_[original[i]] = uint32_t(original.size() - 1 - i);
     for (Operation *op : original) // uses by live ops, for freeing tiles early
-      if (live.contains(op))
+      if (live_.contains(op))
         for (Value *v : op->operands()) ++info(v).remainingUses;
 
     for (auto it = original.rbegin(); it != original.rend(); ++it) {
       Operation *op = *it;
-      if (op == ret_ || !live.contains(op)) continue;
+      if (op == ret_ || !live_.contains(op)) continue;
       if (!expand(*op)) return Outcome::Failed;
       for (Value *v : op->operands()) release(info(v));
     }
@@ -487,8 +420,43 @@ private:
     return &h;
   }
 
+  /// A new gm_tensor this pass writes, as a root home.
+  Home *newRoot(Type type, const Value *nameFrom, Location loc) {
+    Home *h = newHome(newGmTensor(type, nameFrom, loc));
+    h->writable = true;
+    return h;
+  }
+
   static Attribute scopeOf(const Operation &op) { return op.attr("sg_scope"); }
   static Step stepOf(const Operation &op) { return {op.loc(), scopeOf(op)}; }
+
+  /// Whether a live op after `op` in the body reads `v`, directly or through an
+  /// alias (view / reshape) of it.
+  bool usedLater(const Value *v, const Operation &op) const {
+    uint32_t at = position_.lookup(&op);
+    for (const ir::OpOperand &u : v->uses()) {
+      const Operation *user = u.owner();
+      if (user == &op || !live_.contains(user)) continue;
+      if (position_.lookup(user) > at) return true;
+      bool alias = (user->code() == OpCode::View || user->code() == OpCode::Reshape) &&
+                   user->numResults() == 1;
+      if (alias && usedLater(user->result(), op)) return true;
+    }
+    return false;
+  }
+
+  /// Whether reading `v` may read root `target`: v lives there, or in a root whose
+  /// unwritten parts come (lazily) from it.
+  static bool readsRoot(const ValueInfo &v, const Home *target) {
+    if (v.kind == ValueInfo::Kind::Tiles || v.kind == ValueInfo::Kind::Full || !v.home)
+      return false;
+    for (const Home *r = &rootOf(*v.home); r;) {
+      if (r == target) return true;
+      const ValueInfo *bg = r->background;
+      r = bg && bg->home ? &rootOf(*bg->home) : nullptr;
+    }
+    return false;
+  }
 
   // ---------------------------------------------------------------- emitting
 
@@ -515,6 +483,7 @@ private:
   Value *emit(OpCode code, llvm::ArrayRef<Value *> operands, Type type, Attribute attrs,
               Location loc) {
     Operation *n = f_.createOp(ctx_.opDef(code), operands, {type}, attrs, loc, ret_);
+    clusters_.add(*n);
     ++stats_.tileOps;
     return n->result();
   }
@@ -526,19 +495,69 @@ private:
     return n->result();
   }
 
-  Value *copyIn(const Home &home, const Box &b, MemSpace space, const Step &s) {
+  /// Reads region `b` of `home` into a local tile, after the writes it overlaps.
+  /// Null after an error.
+  Value *copyIn(Home &home, const Box &b, MemSpace space, const Step &s) {
+    Home &root = rootOf(home);
+    ir::GmRegion region = ir::resolveGmRegion(home.value, b);
+    if (!region.root) {
+      ctx_.emitError(s.loc) << "internal error in expand-tiles: a read of a value that has "
+                               "no GM home (a bug in ptoc)";
+      return nullptr;
+    }
+    if (root.background && !fill(root, region.box)) return nullptr;
+    llvm::SmallVector<const Operation *, 8> deps;
+    order_.conflicts(region, /*write=*/false, deps);
     llvm::SmallVector<Value *, 8> operands{home.value};
-    lookupTokens(home, b, operands);
+    for (const Operation *d : deps) operands.push_back(const_cast<Operation *>(d)->result());
     Type t = ctx_.tileType(home.value->type().dtype(), b.size, space);
     stats_.copyInBytes += t.sizeInBytes();
-    return emit(OpCode::CopyIn, operands, t, offsetsDict(b.off, s), s.loc);
+    Value *tile = emit(OpCode::CopyIn, operands, t, offsetsDict(b.off, s), s.loc);
+    // Only memory that may still be written in place needs its reads remembered.
+    if (root.writable && !root.frozen) order_.record(tile->definingOp(), region, false);
+    return tile;
   }
 
-  Value *copyOut(Value *tile, Value *dst, llvm::ArrayRef<int64_t> offsets, const Step &s) {
-    Type t = ctx_.tileType(dst->type().dtype(), tile->type().shape(), MemSpace::GM);
+  static ir::GmRegion regionOf(const Home &root, const Box &at) {
+    return {root.value, at, ir::linearRange(at, root.value->type().shape())};
+  }
+
+  /// Writes `tile` at `at` into root `root`, after the accesses it overlaps.
+  Value *copyOut(Value *tile, Home &root, const Box &at, const Step &s) {
+    ir::GmRegion region = regionOf(root, at);
+    llvm::SmallVector<const Operation *, 8> deps;
+    order_.conflicts(region, /*write=*/true, deps);
+    return emitCopyOut(tile, root, region, deps, s);
+  }
+
+  Value *emitCopyOut(Value *tile, Home &root, const ir::GmRegion &region,
+                     llvm::ArrayRef<const Operation *> deps, const Step &s) {
+    llvm::SmallVector<Value *, 8> operands{tile, root.value};
+    for (const Operation *d : deps) operands.push_back(const_cast<Operation *>(d)->result());
+    Type t = ctx_.tileType(root.value->type().dtype(), tile->type().shape(), MemSpace::GM);
     stats_.copyOutBytes += t.sizeInBytes();
-    Value *v = emit(OpCode::CopyOut, {tile, dst}, t, offsetsDict(offsets, s), s.loc);
-    return v;
+    Value *token = emit(OpCode::CopyOut, operands, t, offsetsDict(region.box.off, s), s.loc);
+    order_.record(token->definingOp(), region, /*write=*/true);
+    return token;
+  }
+
+  /// Copies region `from` of `src` to `at` in root `root` (which `src` does not
+  /// read): through UB, from the tile that holds it when fusion allows. False after
+  /// an error.
+  bool copyPiece(ValueInfo &src, const Box &from, Home &root, const Box &at, const Step &s) {
+    Value *t = fetch(src, from, s, true);
+    if (!t) return false;
+    ir::GmRegion region = regionOf(root, at);
+    llvm::SmallVector<const Operation *, 8> deps;
+    order_.conflicts(region, /*write=*/true, deps);
+    if (!deps.empty() && clusters_.waitWouldCycle(t, deps)) {
+      // The tile's task would wait on an access that waits on it: read through GM.
+      ++stats_.unfused;
+      t = fetch(src, from, s, false);
+      if (!t) return false;
+    }
+    emitCopyOut(t, root, region, deps, s);
+    return true;
   }
 
   Value *fullTile(Attribute value, DType dtype, llvm::ArrayRef<int64_t> shape, Location loc,
@@ -557,13 +576,23 @@ private:
     return false;
   }
 
-  /// The op's vec_tile, or an error saying how to set one (`why` says what for).
-  std::optional<llvm::ArrayRef<int64_t>> vecTile(const Operation &op, const char *why = "") {
+  /// The op's vec_tile for iteration shape `iter` (a shorter one adapted,
+  /// ir::adaptVecTile), or an error saying how to set one (`why` says what for).
+  std::optional<Dims> vecTile(const Operation &op, llvm::ArrayRef<int64_t> iter,
+                              const char *why = "") {
     Attribute vt = op.attr("vec_tile");
-    if (vt && vt.isIntArray()) return vt.getIntArray();
-    opError(op, absl::StrCat("has no vec_tile", why,
-                             "; call set_vec_tile_shapes(...) before it or write vec_tile = [...]"));
-    return std::nullopt;
+    if (!vt || !vt.isIntArray()) {
+      opError(op, absl::StrCat("has no vec_tile", why,
+                               "; call set_vec_tile_shapes(...) before it or write vec_tile = "
+                               "[...]"));
+      return std::nullopt;
+    }
+    std::optional<Dims> tile = ir::adaptVecTile(vt.getIntArray(), iter);
+    if (!tile) {
+      opError(op, ir::checkVecTile(vt.getIntArray(), iter, 1, 1, 1, nullptr));
+      return std::nullopt;
+    }
+    return tile;
   }
 
   /// UB check of a vector op's tile: `buffers` tiles at the largest element size.
@@ -594,8 +623,10 @@ private:
 
   // ---------------------------------------------------------------- reading values
 
-  /// Makes sure `v` is in GM and returns its home (null after an error).
-  Home *materialise(ValueInfo &v) {
+  /// Makes sure `v` is in GM and returns its home (null after an error). Tiles of
+  /// a value held in UB that lie wholly inside `except` are not written (a slice
+  /// write is about to cover them).
+  Home *materialise(ValueInfo &v, const Box *except = nullptr) {
     if (v.home) return v.home;
     switch (v.kind) {
     case ValueInfo::Kind::Tiles: {
@@ -605,34 +636,28 @@ private:
         return nullptr;
       }
       Step s{v.producer->loc(), v.scope};
-      Home *h = newHome(newGmTensor(v.type, v.producer->result(), v.producer->loc()));
-      TokenGroup &g = h->groups.emplace_back();
-      g.origin.assign(v.type.rank(), 0);
-      g.grid = v.grid;
-      g.tokens.resize(v.grid.numTiles);
+      Home *h = newRoot(v.type, v.producer->result(), v.producer->loc());
       Box b;
       for (int64_t i = 0; i < v.grid.numTiles; ++i) {
         v.grid.box(i, b);
-        g.tokens[i] = copyOut(v.tiles[i], h->value, b.off, s);
+        if (except && ir::contains(*except, b)) continue;
+        copyOut(v.tiles[i], *h, b, s);
       }
       v.home = h;
       return h;
     }
     case ValueInfo::Kind::Full: {
       const Operation &op = *v.tilingOp;
-      auto vt = vecTile(op, " and its value must be written to GM in tiles");
+      auto vt = vecTile(op, v.type.shape(), " and its value must be written to GM in tiles");
       if (!vt || !checkVec(op, *vt, v.type.shape(), 1)) return nullptr;
       Step s = stepOf(op);
-      Home *h = newHome(newGmTensor(v.type, op.result(), op.loc()));
-      TokenGroup &g = h->groups.emplace_back();
-      g.origin.assign(v.type.rank(), 0);
-      g.grid = Grid(v.type.shape(), *vt);
-      g.tokens.resize(g.grid.numTiles);
+      Home *h = newRoot(v.type, op.result(), op.loc());
+      Grid g(v.type.shape(), *vt);
       Box b;
-      for (int64_t i = 0; i < g.grid.numTiles; ++i) {
-        g.grid.box(i, b);
+      for (int64_t i = 0; i < g.numTiles; ++i) {
+        g.box(i, b);
         Value *t = fullTile(v.fullValue, v.type.dtype(), b.size, v.producer->loc(), s);
-        g.tokens[i] = copyOut(t, h->value, b.off, s);
+        copyOut(t, *h, b, s);
       }
       v.home = h;
       return h;
@@ -643,32 +668,36 @@ private:
     return v.home;
   }
 
+  /// The tile already in UB that may serve region `b` of `v` for step `s` (one of
+  /// v's tiles, or a copy_in of that region an earlier consumer made), or null.
+  Value *tileInUb(ValueInfo &v, const Box &b, const Step &s) {
+    if (!options_.fuseLocal) return nullptr;
+    if (v.kind == ValueInfo::Kind::Tiles && v.scope == s.scope && !v.tiles.empty())
+      if (int64_t index = v.grid.exactIndex(b); index >= 0) return v.tiles[index];
+    if (!v.shared.empty())
+      if (std::optional<RegionKey> key = keyOf(b)) return v.shared.find(*key, s.scope);
+    return nullptr;
+  }
+
   /// A UB tile holding region `b` of `v` for step `s`; `reusable`: only this tile
-  /// of the consumer needs the region (see the header). Null after an error.
+  /// of the consumer needs the region, so a tile already in UB may serve it (see
+  /// the header). Null after an error.
   Value *fetch(ValueInfo &v, const Box &b, const Step &s, bool reusable) {
     if (v.kind == ValueInfo::Kind::Full)
       return fullTile(v.fullValue, v.type.dtype(), b.size, v.producer->loc(), s);
-    bool share = options_.fuseLocal && reusable;
-    if (share && v.kind == ValueInfo::Kind::Tiles && v.scope == s.scope && !v.tiles.empty()) {
-      int64_t index = v.grid.exactIndex(b);
-      if (index >= 0) {
-        ++stats_.fused;
-        return v.tiles[index];
-      }
-    }
-    std::optional<RegionKey> key = share ? keyOf(b) : std::nullopt;
-    if (key && !v.shared.empty()) {
-      if (Value *t = v.shared.find(*key, s.scope)) {
+    if (reusable)
+      if (Value *t = tileInUb(v, b, s)) {
         ++stats_.fused;
         return t;
       }
-    }
+    std::optional<RegionKey> key =
+        options_.fuseLocal && reusable ? keyOf(b) : std::nullopt;
     Home *home = materialise(v);
     if (!home) return nullptr;
     Value *t = copyIn(*home, b, MemSpace::UB, s);
     // Worth remembering only if another read may follow (this op's other operand
     // counts: `add %x, %x`).
-    if (key && v.remainingUses > 1) v.shared.insert(*key, s.scope, t);
+    if (t && key && v.remainingUses > 1) v.shared.insert(*key, s.scope, t);
     return t;
   }
 
@@ -715,6 +744,80 @@ private:
     return out;
   }
 
+  // ---------------------------------------------------------------- backgrounds
+
+  /// The parts of `region` of root `h` that no write has covered yet.
+  llvm::SmallVector<Box, 4> unwritten(const Home &h, const Box &region) {
+    llvm::SmallVector<Box, 4> parts;
+    order_.unwritten(regionOf(h, region), parts);
+    return parts;
+  }
+
+  /// Elements of `region` of root `h` a write there would cover for the first time
+  /// (0 once it has no background: nothing is counted any more).
+  int64_t newlyCovered(const Home &h, const Box &region) {
+    if (!h.background) return 0;
+    int64_t n = 0;
+    for (const Box &p : unwritten(h, region)) n += p.volume();
+    return n;
+  }
+
+  /// Counts `n` more elements of root `h` written; its background goes once every
+  /// element is.
+  static void covered(Home &h, int64_t n) {
+    if (!h.background) return;
+    h.uncovered -= n;
+    if (h.uncovered <= 0) h.background = nullptr;
+  }
+
+  /// Fills the parts of `region` of root `h` that no write has covered yet from its
+  /// background. False after an error.
+  bool fill(Home &h, const Box &region) {
+    if (!h.background) return true;
+    for (const Box &p : unwritten(h, region))
+      if (!fillPart(h, p)) return false;
+    return true;
+  }
+
+  /// Copies part `p` of root `h` from its background, in tiles of the fill op's
+  /// vec_tile (leading dims 1 when it is shorter) made to fit UB.
+  bool fillPart(Home &h, const Box &p) {
+    const Operation &op = *h.fillOp;
+    llvm::ArrayRef<int64_t> written = op.attr("vec_tile").getIntArray();
+    Dims tile(p.rank() - std::min<size_t>(p.rank(), written.size()), 1);
+    tile.append(written.begin(), written.end());
+    unsigned esize = ir::elementSize(h.value->type().dtype());
+    // A fill is a copy through UB: halve the first leading size above 1 (then the
+    // last, keeping it aligned) until one tile fits.
+    int64_t block = device_.buffers.blockBytes;
+    int64_t granule = block / std::gcd<int64_t>(block, esize);
+    unsigned r = p.rank();
+    for (int guard = 0; guard < 256; ++guard) {
+      if (ir::checkVecTile(tile, p.size, esize, esize, 1, &device_).empty()) break;
+      bool halved = false;
+      for (unsigned d = 0; d + 1 < r && !halved; ++d)
+        if (int64_t eff = std::min(tile[d], p.size[d]); eff > 1) {
+          tile[d] = (eff + 1) / 2;
+          halved = true;
+        }
+      if (halved) continue;
+      int64_t eff = std::min(tile[r - 1], (p.size[r - 1] + granule - 1) / granule * granule);
+      if (eff <= granule) break;
+      tile[r - 1] = std::max(granule, eff / 2 / granule * granule);
+    }
+    Grid g(p.size, tile);
+    Step s = stepOf(op);
+    Box b;
+    for (int64_t i = 0; i < g.numTiles; ++i) {
+      g.box(i, b);
+      for (unsigned d = 0; d < b.rank(); ++d) b.off[d] += p.off[d];
+      stats_.fillBytes += b.volume() * int64_t(esize);
+      if (!copyPiece(*h.background, b, h, b, s)) return false;
+    }
+    covered(h, p.volume());
+    return true;
+  }
+
   // ---------------------------------------------------------------- ops
 
   bool expand(Operation &op) {
@@ -745,9 +848,10 @@ private:
   }
 
   bool expandElementwise(Operation &op) {
-    auto vt = vecTile(op);
     Type type = op.resultType();
-    if (!vt || !checkVec(op, *vt, type.shape(), op.numOperands() + 1)) return false;
+    auto vt = vecTile(op, type.shape());
+    if (!vt || !checkVec(op, *vt, type.shape(), ir::vecTileBuffers(op.code(), op.numOperands(), 1)))
+      return false;
     Grid g(type.shape(), *vt);
     logGrid(op, g);
     ValueInfo &out = defineTiles(op, g);
@@ -768,6 +872,19 @@ private:
         broadcastRegion(b, op.operandType(i).shape(), ob);
         operands[i] = fetch(*in[i], ob, s, reusable[i]);
         if (!operands[i]) return false;
+        // Tiles of two tasks where one waits on the other through GM cannot be read
+        // by one op: the one whose task comes first is read through GM instead.
+        for (unsigned j = 0; j < i; ++j) {
+          unsigned k = clusters_.reachesThroughGm(operands[j], operands[i])   ? j
+                       : clusters_.reachesThroughGm(operands[i], operands[j]) ? i
+                                                                              : n;
+          if (k == n) continue;
+          ++stats_.unfused;
+          Box kb;
+          broadcastRegion(b, op.operandType(k).shape(), kb);
+          operands[k] = fetch(*in[k], kb, s, false);
+          if (!operands[k]) return false;
+        }
       }
       out.tiles[t] = emit(op.code(), operands, ctx_.tileType(type.dtype(), b.size, MemSpace::UB),
                           attrs, s.loc);
@@ -776,10 +893,10 @@ private:
   }
 
   bool expandReduction(Operation &op) {
-    auto vt = vecTile(op);
-    if (!vt) return false;
     Type inType = op.operandType(0), outType = op.resultType();
     llvm::ArrayRef<int64_t> X = inType.shape();
+    auto vt = vecTile(op, X);
+    if (!vt) return false;
     llvm::ArrayRef<int64_t> axes = op.attr("axes").getIntArray();
     Attribute keepAttr = op.attr("keepdim");
     bool keepdim = keepAttr && keepAttr.getBool();
@@ -860,7 +977,18 @@ private:
                          ctx_.opDef(combineCode).name.str(), "'",
                          op.code() == OpCode::Mean ? absl::StrCat(", then x 1/", count) : ""));
     Attribute scale = ctx_.floatAttr(1.0 / double(count));
-    std::vector<Value *> partials;
+    std::vector<Value *> partials, inUb;
+    // Chunk c of an output tile's input region: the split axes cut by the tile.
+    auto chunkBox = [&](const Box &region, int64_t c, Box &out) {
+      out = region;
+      for (int i = int(split.size()) - 1; i >= 0; --i) {
+        unsigned a = split[i];
+        int64_t k = c % chunkCounts[i];
+        c /= chunkCounts[i];
+        out.off[a] = k * in.tile[a];
+        out.size[a] = std::min(in.tile[a], X[a] - out.off[a]);
+      }
+    };
     for (int64_t t = 0; t < g.numTiles; ++t) {
       g.box(t, ob);
       // The input region of this output tile: kept dims from the output tile,
@@ -875,17 +1003,24 @@ private:
         if (reduced[d]) keptShape[d] = 1;
       Type partialType = ctx_.tileType(dtype, keptShape, MemSpace::UB);
       partials.clear();
-      for (int64_t c = 0; c < chunks; ++c) {
-        ib = region;
-        int64_t rest = c;
-        for (int i = int(split.size()) - 1; i >= 0; --i) {
-          unsigned a = split[i];
-          int64_t k = rest % chunkCounts[i];
-          rest /= chunkCounts[i];
-          ib.off[a] = k * in.tile[a];
-          ib.size[a] = std::min(in.tile[a], X[a] - ib.off[a]);
+      // The chunks' partials are combined in one task: if tiles already in UB for
+      // two chunks belong to tasks where one waits on the other through GM, every
+      // chunk is read through GM instead.
+      bool reuse = true;
+      inUb.clear();
+      for (int64_t c = 0; c < chunks && reuse; ++c) {
+        chunkBox(region, c, ib);
+        if (Value *t = tileInUb(src, ib, s)) {
+          for (Value *e : inUb)
+            if (clusters_.reachesThroughGm(e, t) || clusters_.reachesThroughGm(t, e))
+              reuse = false;
+          inUb.push_back(t);
         }
-        Value *x = fetch(src, ib, s, true);
+      }
+      if (!reuse) ++stats_.unfused;
+      for (int64_t c = 0; c < chunks; ++c) {
+        chunkBox(region, c, ib);
+        Value *x = fetch(src, ib, s, reuse);
         if (!x) return false;
         partials.push_back(emit(partialCode, {x}, partialType, partialAttrs, s.loc));
       }
@@ -953,18 +1088,13 @@ private:
     Home *aHome = materialise(info(op.operand(0)));
     Home *bHome = materialise(info(op.operand(1)));
     if (!aHome || !bHome) return false;
-    Value *c = newGmTensor(cType, op.result(), op.loc());
-    Home *cHome = newHome(c);
+    Home *cHome = newRoot(cType, op.result(), op.loc());
     defineGm(op, cHome);
 
     Dims outTile(r, 1);
     outTile[r - 2] = ct.m[1];
     outTile[r - 1] = ct.n[1];
     Grid g(cType.shape(), outTile);
-    TokenGroup &tokens = cHome->groups.emplace_back();
-    tokens.origin.assign(r, 0);
-    tokens.grid = g;
-    tokens.tokens.resize(g.numTiles);
     int64_t kSteps = (K + ct.k[1] - 1) / ct.k[1];
     logGrid(op, g,
             absl::StrCat(", K ", K, " in ", kSteps, " steps of ", std::min(ct.k[1], K),
@@ -1003,17 +1133,18 @@ private:
                     : operandBox(bType.shape(), k0, ks, n0, ns);
         Value *a = copyIn(*aHome, ab, MemSpace::L1, s);
         Value *b = copyIn(*bHome, bb, MemSpace::L1, s);
+        if (!a || !b) return false;
         partial = partial ? emit(OpCode::Matmul, {a, b, partial}, accType, attrs, s.loc)
                           : emit(OpCode::Matmul, {a, b}, accType, attrs, s.loc);
       }
-      tokens.tokens[t] = copyOut(partial, c, ob.off, s);
+      if (!copyOut(partial, *cHome, ob, s)) return false;
     }
     return true;
   }
 
   bool expandTranspose(Operation &op) {
-    auto vt = vecTile(op);
     Type type = op.resultType();
+    auto vt = vecTile(op, type.shape());
     if (!vt || !checkVec(op, *vt, type.shape(), 2)) return false;
     llvm::ArrayRef<int64_t> perm = op.attr("perm").getIntArray();
     llvm::ArrayRef<int64_t> X = op.operandType(0).shape();
@@ -1075,6 +1206,10 @@ private:
       logOp(op, "of a constant: a constant");
       return true;
     }
+    if (op.code() == OpCode::Reshape && src.kind == ValueInfo::Kind::Tiles &&
+        src.tiles.size() == size_t(src.grid.numTiles) &&
+        sameUpToUnitDims(src.type.shape(), type.shape()))
+      return reshapeTiles(op, src);
     Home *base = materialise(src);
     if (!base) return false;
     bool isView = op.code() == OpCode::View;
@@ -1090,91 +1225,125 @@ private:
     Home *h = newHome(alias->result());
     h->base = base;
     h->kind = isView ? Home::Kind::View : Home::Kind::Reshape;
-    if (isView) {
-      llvm::ArrayRef<int64_t> off = op.attr("offsets").getIntArray();
-      h->offsets.assign(off.begin(), off.end());
-    }
     defineGm(op, h);
     logOp(op, "GM alias: no tiles");
     return true;
   }
 
-  /// Copies `grid`'s pieces of `v` (v's coordinates) into `dst` at `shift`,
-  /// recording the tokens as one group of `home`.
-  bool copyPieces(ValueInfo &v, const Grid &grid, llvm::ArrayRef<int64_t> srcOrigin,
-                  llvm::ArrayRef<int64_t> shift, Home &home, const Step &s) {
-    TokenGroup g;
-    g.grid = grid;
-    g.tokens.resize(grid.numTiles);
-    for (size_t d = 0; d < shift.size(); ++d) g.origin.push_back(srcOrigin[d] + shift[d]);
+  /// A reshape that only adds or drops size-1 dims of a value held in UB tiles:
+  /// each tile is reshaped in UB (the grid keeps its tiles, with size 1 in the unit
+  /// dims).
+  bool reshapeTiles(Operation &op, ValueInfo &src) {
+    llvm::ArrayRef<int64_t> to = op.resultType().shape();
+    // The source grid's tile sizes of its non-unit dims, in order.
+    Dims kept;
+    for (unsigned d = 0; d < src.grid.rank(); ++d)
+      if (src.grid.shape[d] != 1) kept.push_back(src.grid.tile[d]);
+    Dims tile;
+    size_t k = 0;
+    for (int64_t n : to) tile.push_back(n == 1 ? 1 : kept[k++]);
+    Grid g(to, tile);
+    ValueInfo &out = defineTiles(op, g);
+    out.scope = src.scope; // the tiles stay in the source's tasks
+    out.tilingOp = src.tilingOp;
+    Step s{op.loc(), src.scope};
+    Attribute attrs = scopeDict(s);
     Box b;
-    Dims at(shift.size());
-    for (int64_t t = 0; t < grid.numTiles; ++t) {
-      grid.box(t, b);
-      for (size_t d = 0; d < b.off.size(); ++d) {
-        b.off[d] += srcOrigin[d];
-        at[d] = b.off[d] + shift[d];
-      }
-      Value *x = fetch(v, b, s, true);
-      if (!x) return false;
-      g.tokens[t] = copyOut(x, home.value, at, s);
+    for (int64_t i = 0; i < g.numTiles; ++i) {
+      g.box(i, b);
+      Value *t = src.tiles[i];
+      out.tiles[i] = t->type().shape() == llvm::ArrayRef<int64_t>(b.size)
+                         ? t
+                         : emit(OpCode::Reshape, {t},
+                                ctx_.tileType(t->type().dtype(), b.size, MemSpace::UB), attrs,
+                                s.loc);
     }
-    home.groups.push_back(std::move(g));
+    logGrid(op, g, ", size-1 dims only: each tile reshaped in UB");
     return true;
   }
 
-  bool expandAssemble(Operation &op) {
-    auto vt = vecTile(op);
-    Type type = op.resultType(), srcType = op.operandType(1);
-    if (!vt || !checkVec(op, *vt, srcType.shape(), 1)) return false;
-    llvm::ArrayRef<int64_t> off = op.attr("offsets").getIntArray();
-    unsigned r = type.rank();
-    Home *h = newHome(newGmTensor(type, op.result(), op.loc()));
-    defineGm(op, h);
-    Step s = stepOf(op);
-    Dims zero(r, 0);
+  /// Copies `grid`'s pieces of `v` (v's coordinates, shifted by `srcOrigin`) into
+  /// root `root` at `shift` more. False after an error.
+  bool copyPieces(ValueInfo &v, const Grid &grid, llvm::ArrayRef<int64_t> srcOrigin,
+                  llvm::ArrayRef<int64_t> shift, Home &root, const Step &s) {
+    Box b, at;
+    for (int64_t t = 0; t < grid.numTiles; ++t) {
+      grid.box(t, b);
+      at = b;
+      for (size_t d = 0; d < b.off.size(); ++d) {
+        b.off[d] += srcOrigin[d];
+        at.off[d] = b.off[d] + shift[d];
+      }
+      if (!copyPiece(v, b, root, at, s)) return false;
+    }
+    return true;
+  }
 
-    // dst outside the src box: per dim, the slabs before and after it within the
-    // part of the box not yet covered.
-    std::vector<Box> pieces;
-    Box rest{zero, Dims(type.shape().begin(), type.shape().end())};
-    for (unsigned d = 0; d < r; ++d) {
-      int64_t lo = off[d], hi = off[d] + srcType.dim(d);
-      int64_t end = rest.off[d] + rest.size[d];
-      if (lo > rest.off[d]) {
-        Box p = rest;
-        p.size[d] = lo - rest.off[d];
-        pieces.push_back(p);
-      }
-      if (hi < end) {
-        Box p = rest;
-        p.off[d] = hi;
-        p.size[d] = end - hi;
-        pieces.push_back(p);
-      }
-      rest.off[d] = lo;
-      rest.size[d] = hi - lo;
+  /// Where a slice write `op` of region `w` puts its result: the destination's own
+  /// memory when it may be updated in place (see the header), else a new root whose
+  /// other parts come from the destination when needed. `why` says why not in place.
+  Home *writeTarget(Operation &op, ValueInfo &dst, ValueInfo &src, const Box &w,
+                    std::string &why) {
+    Home *dstRoot = dst.home ? &rootOf(*dst.home) : nullptr;
+    if (usedLater(op.operand(0), op))
+      why = "the destination is read later as it was";
+    else if (dst.kind == ValueInfo::Kind::Arg)
+      why = "the destination is a function argument (read-only)";
+    else if (dst.kind == ValueInfo::Kind::Full)
+      why = "the destination is a constant";
+    else if (dst.kind == ValueInfo::Kind::Gm && dst.home->kind != Home::Kind::Root)
+      why = "the destination is a view or reshape of another tensor";
+    else if (dstRoot && dstRoot->frozen)
+      why = "the destination's memory is still read as it was";
+    else if (dstRoot && readsRoot(src, dstRoot))
+      why = "the written value reads the destination's memory";
+    if (why.empty()) {
+      if (dst.kind == ValueInfo::Kind::Tiles) return materialise(dst, &w);
+      return dst.home;
     }
-    int64_t tiles = 0;
-    ValueInfo &dst = info(op.operand(0));
-    for (const Box &p : pieces) {
-      Grid g(p.size, *vt);
-      tiles += g.numTiles;
-      if (!copyPieces(dst, g, p.off, zero, *h, s)) return false;
-    }
+    // A new tensor; its other parts come from the destination as it is now.
+    if (dst.kind == ValueInfo::Kind::Tiles && !materialise(dst)) return nullptr;
+    if (dst.home) rootOf(*dst.home).frozen = true;
+    Home *h = newRoot(op.resultType(), op.result(), op.loc());
+    h->background = &dst;
+    h->fillOp = &op;
+    h->uncovered = Box::whole(op.resultType().shape()).volume();
+    return h;
+  }
+
+  bool expandAssemble(Operation &op) {
+    Type srcType = op.operandType(1);
+    auto vt = vecTile(op, srcType.shape());
+    if (!vt || !checkVec(op, *vt, srcType.shape(), ir::vecTileBuffers(op.code(), 2, 1)))
+      return false;
+    llvm::ArrayRef<int64_t> off = op.attr("offsets").getIntArray();
+    Box w(off, srcType.shape());
+    ValueInfo &dst = info(op.operand(0)), &src = info(op.operand(1));
+    std::string why;
+    Home *target = writeTarget(op, dst, src, w, why);
+    if (!target) return false;
+    defineGm(op, target);
+    ++stats_.sliceWrites;
     Grid g(srcType.shape(), *vt);
-    logGrid(op, g, absl::StrCat(" for src, plus ", tiles, " tiles of dst in ", pieces.size(),
-                                " pieces around it"));
-    return copyPieces(info(op.operand(1)), g, zero, off, *h, s);
+    logGrid(op, g,
+            why.empty() ? absl::StrCat(", written in place at ", w.str())
+                        : absl::StrCat(", written at ", w.str(), " of a new tensor (", why,
+                                       "; its other parts are copied only if read)"));
+    Dims zero(srcType.rank(), 0);
+    int64_t fresh = newlyCovered(*target, w);
+    if (!copyPieces(src, g, zero, off, *target, stepOf(op))) return false;
+    covered(*target, fresh);
+    return true;
   }
 
   bool expandConcat(Operation &op) {
-    auto vt = vecTile(op);
     Type type = op.resultType();
-    if (!vt || !checkVec(op, *vt, type.shape(), 1)) return false;
+    auto vt = vecTile(op, type.shape());
+    if (!vt || !checkVec(op, *vt, type.shape(), ir::vecTileBuffers(op.code(), op.numOperands(), 1)))
+      return false;
     int64_t axis = op.attr("axis").getInt();
     unsigned r = type.rank();
-    Home *h = newHome(newGmTensor(type, op.result(), op.loc()));
+    Home *h = newRoot(type, op.result(), op.loc());
     defineGm(op, h);
     Step s = stepOf(op);
     Dims zero(r, 0), shift(r, 0);
@@ -1197,13 +1366,17 @@ private:
     if (v.kind == ValueInfo::Kind::Arg) return v.home->value;
     Home *h = materialise(v);
     if (!h) return nullptr;
-    if (h->kind == Home::Kind::Root) return h->value;
+    if (h->kind == Home::Kind::Root) {
+      // Parts never written come from the background now.
+      if (!fill(*h, Box::whole(h->value->type().shape()))) return nullptr;
+      return h->value;
+    }
     // An alias is copied out so every result is a tensor of its own.
     if (v.returnCopy) return v.returnCopy;
     const Operation &op = *v.tilingOp;
-    auto vt = vecTile(op, " and its result is returned, so it is copied to GM in tiles");
+    auto vt = vecTile(op, v.type.shape(), " and its result is returned, so it is copied to GM in tiles");
     if (!vt || !checkVec(op, *vt, v.type.shape(), 1)) return nullptr;
-    Home *copy = newHome(newGmTensor(v.type, op.result(), op.loc()));
+    Home *copy = newRoot(v.type, op.result(), op.loc());
     Grid g(v.type.shape(), *vt);
     Dims zero(v.type.rank(), 0);
     if (!copyPieces(v, g, zero, zero, *copy, stepOf(op))) return nullptr;
@@ -1219,9 +1392,13 @@ private:
   Statistics stats_;
   Operation *ret_ = nullptr;
   Operation *anchor_ = nullptr; ///< gm_tensors go before it: the start of the body
+  llvm::DenseSet<const Operation *> live_;          ///< tensor ops whose results reach the return
+  llvm::DenseMap<const Operation *, uint32_t> position_; ///< tensor ops' body positions
   llvm::DenseMap<Value *, ValueInfo *> infos_;
   std::deque<ValueInfo> infoStorage_;
   std::deque<Home> homes_;
+  ir::MemoryOrder order_;    ///< the copies of every root and their order
+  FusionClusters clusters_;  ///< the tasks the tile ops will form
   ir::Identifier offsetsId_, scopeId_, valueId_, axesId_, keepdimId_;
 };
 
@@ -1234,7 +1411,8 @@ public:
     bool changed = false;
     for (ir::Func &f : m.funcs()) {
       Expander e(f, options_, ctx.device, ctx.debugStream(argument()),
-                 {tileOps_, copyInBytes_, copyOutBytes_, fused_});
+                 {tileOps_, copyInBytes_, copyOutBytes_, fused_, sliceWrites_, fillBytes_,
+                  unfused_});
       switch (e.run()) {
       case Expander::Outcome::Failed: return PassResult::failure();
       case Expander::Outcome::Changed: changed = true; break;
@@ -1252,6 +1430,14 @@ private:
                               "Bytes written to GM by the copy_outs created"};
   PassStatistic fused_{this, "fused-tiles",
                        "Reads served by a tile already in UB instead of a copy_in"};
+  PassStatistic sliceWrites_{this, "slice-writes",
+                             "Slice writes (assemble) lowered; each moves only its slice"};
+  PassStatistic fillBytes_{this, "fill-bytes",
+                           "Bytes of a destination copied because a slice write could not "
+                           "update it in place and a read or the return needed its other parts"};
+  PassStatistic unfused_{this, "unfused-to-avoid-cycles",
+                         "Reads made through GM because fusing them would make a task wait on "
+                         "its own results"};
 };
 
 } // namespace

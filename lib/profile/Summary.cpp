@@ -151,6 +151,8 @@ void summarizeCriticalPath(const Program &program, const RunRecord &record, Summ
     int next = preds.front();
     for (int p : preds)
       if (record.tasks[p].endCycle > record.tasks[next].endCycle) next = p;
+    const std::vector<int> &order = program.calls[current].writeOrderPreds;
+    path.writeOrderEdges += std::binary_search(order.begin(), order.end(), next);
     current = next; // preds are earlier calls, so this terminates
   }
   std::reverse(path.calls.begin(), path.calls.end());
@@ -447,6 +449,13 @@ std::string summaryText(const Summary &s) {
       steps.push_back(absl::StrCat(groupKey(order), " x", count));
     absl::StrAppend(&out, "  groups on it: ", absl::StrJoin(steps, " -> "), "\n");
   }
+  if (path.writeOrderEdges > 0)
+    absl::StrAppendFormat(&out,
+                          "  write order: along %d of its %d edges a task overwrites what the "
+                          "one before wrote or read (in-place updates of one region: a real "
+                          "chain; to shorten it, update disjoint regions or keep the running "
+                          "value in one task)\n",
+                          path.writeOrderEdges, int(path.calls.size()) - 1);
 
   text::appendVerdicts(out, s.verdicts);
   return out;
@@ -554,6 +563,7 @@ std::string summaryJson(const Summary &s) {
       usKey("busy_us", path.busyUs);
       usKey("wait_us", path.waitUs);
       json.attribute("tasks", static_cast<int64_t>(path.calls.size()));
+      json.attribute("write_order_edges", static_cast<int64_t>(path.writeOrderEdges));
       json.attributeArray("calls", [&] {
         for (int c : path.calls) json.value(c);
       });

@@ -196,7 +196,8 @@ void writeTasks(EventWriter &events, const Program &program, const RunRecord &re
   }
 }
 
-/// One flow pair per edge. Each end sits just inside its slice (1 ns from the
+/// One flow pair per edge (named "dep", or "write order" for an edge along which
+/// a task overwrites what another wrote or read). Each end sits just inside its slice (1 ns from the
 /// producer's end, 1 ns after the consumer's start, clamped to the slice): viewers
 /// bind a flow end to the slice open at its timestamp, and at an exact boundary a
 /// back-to-back neighbour on the same lane could take it.
@@ -207,8 +208,12 @@ void writeFlows(EventWriter &events, const Program &program, const RunRecord &re
     const TaskRecord &consumer = record.tasks[c];
     int64_t consumerStart = layout.ns(consumer.startCycle);
     int64_t consumerTs = std::min(layout.ns(consumer.endCycle), consumerStart + 1);
+    const std::vector<int> &writeOrder = program.calls[c].writeOrderPreds;
     for (int p : program.calls[c].preds) {
       const TaskRecord &producer = record.tasks[p];
+      // An edge that keeps writes of one region in order is named so.
+      const char *name =
+          std::binary_search(writeOrder.begin(), writeOrder.end(), p) ? "write order" : "dep";
       int64_t producerEnd = layout.ns(producer.endCycle);
       int64_t producerTs = std::max(layout.ns(producer.startCycle), producerEnd - 1);
       ++id;
@@ -217,7 +222,7 @@ void writeFlows(EventWriter &events, const Program &program, const RunRecord &re
           json.attribute("ph", phase);
           json.attribute("id", id);
           json.attribute("cat", "dep");
-          json.attribute("name", "dep");
+          json.attribute("name", name);
           if (phase[0] == 'f') json.attribute("bp", "e");
           json.attribute("pid", layout.pid(task.core));
           json.attribute("tid", layout.coreTid(task.core, task.coreIndex));

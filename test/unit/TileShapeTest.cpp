@@ -73,10 +73,31 @@ TEST_CASE("malformed cube_tile attributes are rejected", "[tiles]") {
       false)));
 }
 
+TEST_CASE("a vec_tile of another rank adapts to the op: its trailing sizes", "[tiles]") {
+  using V = llvm::SmallVector<int64_t, 4>;
+  CHECK(adaptVecTile({8, 64}, {4, 64}) == V{8, 64});
+  CHECK(adaptVecTile({8, 64}, {1, 4, 64}) == V{1, 8, 64});
+  CHECK(adaptVecTile({64}, {1, 1, 64}) == V{1, 1, 64});
+  CHECK_FALSE(adaptVecTile({8, 64}, {2, 4, 64}));
+  // A longer tile gives its trailing sizes: the row x[i] of a 2-D x.
+  CHECK(adaptVecTile({8, 64}, {64}) == V{64});
+  CHECK(adaptVecTile({8, 64}, {}) == V{});
+  // The adapted tile is checked like any other: UB holds 2 x 8x64 f32.
+  CHECK(checkVecTile({8, 64}, {1, 4, 64}, 4, 4, 2, nullptr) == "");
+}
+
+TEST_CASE("copies through UB hold one tile per step", "[tiles]") {
+  CHECK(vecTileBuffers(OpCode::Concat, 257, 1) == 1);
+  CHECK(vecTileBuffers(OpCode::Assemble, 2, 1) == 1);
+  CHECK(vecTileBuffers(OpCode::Add, 2, 1) == 3);
+  CHECK(vecTileBuffers(OpCode::Exp, 1, 1) == 2);
+}
+
 TEST_CASE("vec_tile rank and positivity", "[tiles]") {
   CHECK(checkVecTile({64}, {64, 512}, 4, 4, 2, nullptr) ==
-        "vec_tile has rank 1 but the op iterates over a rank-2 shape 64x512; give "
-        "set_vec_tile_shapes one size per dimension");
+        "vec_tile has rank 1 but the op iterates over a rank-2 shape 64x512 whose leading "
+        "dimensions are not all 1 (a shorter vec_tile applies to the trailing dimensions only "
+        "when the others are 1); give set_vec_tile_shapes one size per dimension");
   CHECK(checkVecTile({64, 0}, {64, 512}, 4, 4, 2, nullptr) ==
         "vec_tile 64x0 has size 0 in dimension 1; every size must be positive");
   CHECK_THAT(checkVecTile({-8, 64}, {64, 512}, 4, 4, 2, nullptr),

@@ -125,6 +125,11 @@ struct Call {
   int subgraph = -1;                ///< the subgraph id in the partitioned IR
   std::vector<Region> regions;      ///< indexed by LeafOp::region / PipeInstr::region
   std::vector<int> preds;           ///< calls it waits for (sorted, unique, all earlier)
+  /// The preds it waits for to keep writes of one GM region in program order (it
+  /// overwrites what they wrote or read; data may flow from them too, as in a
+  /// read-modify-write): a subset of `preds`, sorted. The summary's critical path
+  /// counts these edges.
+  std::vector<int> writeOrderPreds;
 };
 
 /// The compiled function.

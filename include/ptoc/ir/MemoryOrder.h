@@ -44,38 +44,50 @@ bool overlaps(const GmRegion &a, const GmRegion &b);
 class MemoryOrder {
 public:
   /// Appends the live accesses an access of `region` (a write when `write`) must
-  /// wait for, each once.
+  /// wait for, each once, in the order they were recorded.
   void conflicts(const GmRegion &region, bool write, llvm::SmallVectorImpl<const Operation *> &out);
   /// Records `op`'s access of `region`, which waits for everything conflicts()
   /// returned; a write first supersedes what it covers.
   void record(const Operation *op, const GmRegion &region, bool write);
+  /// Appends the parts of `region` that no recorded write covers (disjoint boxes).
+  void unwritten(const GmRegion &region, llvm::SmallVectorImpl<Box> &out);
   /// Number of live accesses of `root` (for tests and statistics).
   size_t numLive(const Value *root) const;
 
 private:
   struct Entry {
     const Operation *op = nullptr;
-    bool write = false;
+    uint64_t seq = 0; ///< program order: the record() call that made it
     bool dead = false;
     LinearRange range;
     Box box;                         ///< what it accessed
     llvm::SmallVector<Box, 1> parts; ///< what no later write has covered yet
     mutable uint32_t stamp = 0;      ///< the last query that visited it
   };
-  struct Root {
+  /// The live accesses of one kind (reads or writes) of one root, on a grid.
+  struct Index {
     std::vector<Entry> entries;
     Dims cell; ///< grid cell size per dimension
     llvm::DenseMap<uint64_t, llvm::SmallVector<uint32_t, 4>> cells;
     std::vector<uint32_t> wide; ///< entries too big for the grid: always checked
     size_t live = 0, dead = 0;
   };
+  /// Reads and writes apart: a read looks only at the writes, however many reads
+  /// of a tensor nobody writes pile up.
+  struct Root {
+    Index writes, reads;
+  };
 
-  template <typename Visit> void visit(Root &root, const Box &box, Visit &&f);
-  void index(Root &root, uint32_t e);
-  void rebuild(Root &root);
+  template <typename Visit> void visit(Index &index, const Box &box, Visit &&f);
+  void add(Index &index, uint32_t e);
+  void rebuild(Index &index);
+  void supersede(Index &index, const Box &written);
+  void insert(Index &index, const Operation *op, const GmRegion &region);
 
   llvm::DenseMap<const Value *, Root> roots_;
   uint32_t stamp_ = 0;
+  uint64_t seq_ = 0;
+  std::vector<std::pair<uint64_t, const Operation *>> found_; ///< scratch for a query
 };
 
 } // namespace ptoc::ir

@@ -7,9 +7,11 @@
 #include <string>
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include "ptoc/ir/Attribute.h"
 #include "ptoc/ir/DType.h"
+#include "ptoc/ir/OpDef.h"
 
 namespace ptoc::target {
 struct DeviceSpec;
@@ -29,6 +31,20 @@ struct CubeTile {
   Attribute toAttr(Context &ctx) const;
   friend bool operator==(const CubeTile &, const CubeTile &) = default;
 };
+
+/// The vec_tile an op iterating over `iterShape` uses: `tile` itself when the ranks
+/// match; a longer tile gives its trailing sizes (the tile set for a 2-D `x` cuts
+/// its row `x[i]` by its last size); a shorter tile applies to the trailing
+/// dimensions when every leading dimension it leaves out has size 1 (those get size
+/// 1), so the tile set for `r` (S x D) also cuts the 1 x S x D slice `o[h]` it is
+/// written to. Nullopt otherwise.
+std::optional<llvm::SmallVector<int64_t, 4>> adaptVecTile(llvm::ArrayRef<int64_t> tile,
+                                                         llvm::ArrayRef<int64_t> iterShape);
+
+/// How many tiles of a vector op are held in UB together for one step: one per
+/// operand and result, except copies through UB (assemble, concat), which hold the
+/// one tile on its way.
+unsigned vecTileBuffers(OpCode code, unsigned numOperands, unsigned numResults);
 
 /// Checks a vector tile for an op iterating over `iterShape` whose operands and
 /// results have element sizes in [minElemSize, maxElemSize]; `numBuffers` tiles of

@@ -20,8 +20,12 @@ public:
   explicit CostModel(const target::DeviceSpec &device) : device_(device) {}
 
   /// Cycles of one tile op (copies, vector and cube compute). Ops that move no
-  /// data (return, gm_tensor, subgraph, GM aliases) cost 0.
+  /// data (return, gm_tensor, subgraph, GM aliases, movesNoData tiles) cost 0.
   int64_t opCycles(const ir::Operation &op) const;
+  /// Whether a tile op only renames its operand's data: a tile `reshape` that keeps
+  /// the last dimension (it adds or drops size-1 dims), so every row keeps its
+  /// place in the buffer.
+  static bool movesNoData(const ir::Operation &op);
   /// Cycles to move `bytes` between GM and a core-local buffer.
   int64_t transferCycles(int64_t bytes) const;
   /// Bytes a copy_in brings into the core (0 for other ops).

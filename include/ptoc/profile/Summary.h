@@ -83,6 +83,9 @@ struct CriticalPath {
   double waitUs = 0;         ///< lengthUs - busyUs: dependency resolution, dispatch, queueing
   /// Hash orders on the path in order of first appearance, with their task counts.
   std::vector<std::pair<int, int>> hashOrders;
+  /// Edges of the path along which a task overwrites what its predecessor wrote or
+  /// read in GM (an in-place update chain: read-modify-writes of one region).
+  int writeOrderEdges = 0;
 };
 
 /// A bottleneck verdict: what the numbers say and what to try.
