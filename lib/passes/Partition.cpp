@@ -105,11 +105,21 @@ public:
     counts_.clusters += clusters.size();
     SubgraphGraph graph = SubgraphGraph::fromSubgraphs(f_, cost_, std::move(clusters));
     if (int64_t member = graph.cycleMember(); member >= 0) {
-      const Operation &op = *graph.find(member)->ops.front();
-      ctx_.emitError(op.loc())
-          << "'" << op.name() << "' op starts a group of ops that must run as one "
-          << "subgraph (joined by local tiles or an sg_scope) and that waits, through "
-          << "GM, on its own results; no schedule can run it: split the sg_scope";
+      const Subgraph &s = *graph.find(member);
+      const Operation &op = *s.ops.front();
+      if (s.scope != -1)
+        ctx_.emitError(op.loc())
+            << "'" << op.name() << "' op starts a group of ops that must run as one "
+            << "subgraph (sg_scope " << s.scope << ", and ops joined to it by local tiles) "
+            << "and that waits, through GM, on its own results; no schedule can run it: "
+               "split the sg_scope";
+      else // expand-tiles joins tiles into one task only where that keeps the tasks acyclic
+        ctx_.emitError(op.loc())
+            << "'" << op.name() << "' op starts a group of ops joined by local tiles that "
+            << "waits, through GM, on its own results; no schedule can run it: read one of "
+               "the tiles through GM instead (expand-tiles never joins tiles this way, so if "
+               "this IR came from it, it is a bug in ptoc; set_pass_options(fuse_local="
+               "False) works around it)";
       return false;
     }
     note("@" + f_.name().str() + ": " + std::to_string(graph.numLive()) +
