@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -156,13 +157,123 @@ public:
   }
 
 private:
+  /// What a merged subgraph holds once its duplicate copy_ins are gone: one L1
+  /// copy_in per dedupe key (the earliest in the body), the deduplicated byte
+  /// totals, and the token sets read per region (for the log). Kept up to date
+  /// member by member, so merging costs the member's size, not the anchor's.
+  struct Holdings {
+    std::map<DedupeKey, Operation *> kept;
+    std::set<DedupeKey> all; ///< every copy_in's key (the copy-in measure)
+    int64_t copyInBytes = 0, l1Bytes = 0;
+    std::map<RegionKey, std::set<std::vector<const Value *>>> tokenSets;
+    /// Duplicates inside the anchor as it was made: removed at its first merge.
+    std::vector<std::pair<Operation *, Operation *>> pendingDuplicates;
+  };
   struct Anchor {
     int64_t id;
     int64_t members = 1;
+    bool merged = false;
+    Holdings holdings;
   };
   /// How many sharing anchors (the earliest first) a member tries before it
   /// becomes an anchor itself.
   static constexpr size_t kMaxCandidatesTried = 8;
+
+  unsigned position(const Operation *op) const { return bodyPosition_.lookup(op); }
+
+  /// The L1 copy_ins of `ops` in body order.
+  std::vector<Operation *> l1CopyIns(llvm::ArrayRef<Operation *> ops) const {
+    std::vector<Operation *> out;
+    for (Operation *op : ops)
+      if (isL1CopyIn(*op)) out.push_back(op);
+    std::sort(out.begin(), out.end(),
+              [&](Operation *a, Operation *b) { return position(a) < position(b); });
+    return out;
+  }
+
+  Holdings holdingsOf(const Subgraph &s) const {
+    Holdings h;
+    for (Operation *op : s.ops)
+      if (op->code() == OpCode::CopyIn && h.all.insert(dedupeKeyOf(*op)).second)
+        h.copyInBytes += CostModel::copyInBytes(*op);
+    for (Operation *op : l1CopyIns(s.ops)) {
+      DedupeKey key = dedupeKeyOf(*op);
+      h.tokenSets[key.region].insert(key.tokens);
+      auto [it, inserted] = h.kept.try_emplace(key, op);
+      if (inserted) h.l1Bytes += CostModel::copyInBytes(*op);
+      else h.pendingDuplicates.push_back({op, it->second});
+    }
+    return h;
+  }
+
+  /// Bytes (all copy_ins, L1 copy_ins) that `ops` add to `h`, duplicates counted once.
+  static std::pair<int64_t, int64_t> addedBytes(const Holdings &h,
+                                                llvm::ArrayRef<Operation *> ops) {
+    std::set<DedupeKey> seen;
+    int64_t all = 0, l1 = 0;
+    for (Operation *op : ops) {
+      if (op->code() != OpCode::CopyIn) continue;
+      DedupeKey key = dedupeKeyOf(*op);
+      if (h.all.count(key) || !seen.insert(key).second) continue;
+      all += CostModel::copyInBytes(*op);
+      if (isL1CopyIn(*op)) l1 += CostModel::copyInBytes(*op);
+    }
+    return {all, l1};
+  }
+
+  /// Removes copy_in `dup` in favour of `rep` (same region, same tokens): the
+  /// earlier of the two stays, and the other's uses move to it. Returns the one
+  /// kept. The removed one leaves the IR when the group is done.
+  Operation *collapse(Operation *dup, Operation *rep, uint64_t &removed, uint64_t &bytes) {
+    if (position(dup) < position(rep)) std::swap(dup, rep);
+    dup->result()->replaceAllUsesWith(rep->result());
+    bytes += CostModel::copyInBytes(*dup);
+    ++removed;
+    doomed_.insert(dup);
+    return rep;
+  }
+
+  /// Takes the member's copy_ins (merged into the anchor) into its holdings,
+  /// collapsing duplicates. Returns the copy_ins removed and their bytes; `notes`
+  /// gets a line for each region now read by copy_ins that wait on different tokens
+  /// (all kept).
+  std::pair<uint64_t, uint64_t> absorb(Anchor &anchor, llvm::ArrayRef<Operation *> memberOps,
+                                       std::vector<std::string> &notes) {
+    Holdings &h = anchor.holdings;
+    uint64_t removed = 0, bytes = 0;
+    if (!anchor.merged) {
+      for (auto [dup, rep] : h.pendingDuplicates) {
+        Operation *kept = collapse(dup, rep, removed, bytes);
+        h.kept[dedupeKeyOf(*kept)] = kept;
+      }
+      h.pendingDuplicates.clear();
+      anchor.merged = true;
+    }
+    for (Operation *op : memberOps)
+      if (op->code() == OpCode::CopyIn && h.all.insert(dedupeKeyOf(*op)).second)
+        h.copyInBytes += CostModel::copyInBytes(*op);
+    std::set<RegionKey> grew;
+    for (Operation *op : l1CopyIns(memberOps)) {
+      DedupeKey key = dedupeKeyOf(*op);
+      if (h.tokenSets[key.region].insert(key.tokens).second && h.tokenSets[key.region].size() > 1)
+        grew.insert(key.region);
+      auto [it, inserted] = h.kept.try_emplace(key, op);
+      if (inserted) {
+        h.l1Bytes += CostModel::copyInBytes(*op);
+        continue;
+      }
+      it->second = collapse(op, it->second, removed, bytes);
+    }
+    if (log_)
+      for (Operation *op : l1CopyIns(memberOps)) {
+        RegionKey region = regionOf(*op);
+        if (grew.erase(region))
+          notes.push_back("sg " + std::to_string(anchor.id) + ": kept " +
+                          std::to_string(h.tokenSets[region].size()) + " copy_ins of " +
+                          regionText(*op) + ": they wait on different tokens");
+      }
+    return {removed, bytes};
+  }
 
   bool mergeGroup(const std::vector<int64_t> &members, int64_t maxMembers,
                   MergeTotals &totals) {
@@ -175,9 +286,9 @@ private:
     };
     std::map<RegionKey, ReaderList> readers;
     std::vector<llvm::SmallPtrSet<const ReaderList *, 8>> regionsOfAnchor;
-    auto addRegions = [&](size_t anchor, const Subgraph &s) {
+    auto addRegions = [&](size_t anchor, llvm::ArrayRef<Operation *> ops) {
       if (regionsOfAnchor.size() <= anchor) regionsOfAnchor.resize(anchor + 1);
-      for (Operation *op : s.ops)
+      for (Operation *op : ops)
         if (isL1CopyIn(*op)) {
           ReaderList &r = readers[regionOf(*op)];
           if (regionsOfAnchor[anchor].insert(&r).second) r.anchors.push_back(anchor);
@@ -212,22 +323,36 @@ private:
                                    [](const auto &x, const auto &y) { return x.first == y.first; }),
                        candidates.end());
       if (candidates.size() > kMaxCandidatesTried) candidates.resize(kMaxCandidatesTried);
+      // The member's own ops: after a merge they are the anchor's newest.
+      std::vector<Operation *> memberOps(member->ops.begin(), member->ops.end());
       bool merged = false;
       for (auto [a, shared] : candidates) {
-        Anchor &anchor = anchors[a];
-        if (!tryMerge(anchor.id, *member, *shared, totals)) {
+        if (!tryMerge(anchors[a], *member, memberOps, *shared, totals)) {
           if (!mergeLog_.hasFuel()) break; // no later candidate can merge either
           continue;
         }
-        ++anchor.members;
-        addRegions(a, *graph_.find(anchor.id));
+        ++anchors[a].members;
+        addRegions(a, memberOps);
         merged = changed = true;
         break;
       }
       if (!merged) {
-        anchors.push_back({id});
-        addRegions(anchors.size() - 1, *member);
+        anchors.push_back({id, 1, false, holdingsOf(*member)});
+        addRegions(anchors.size() - 1, memberOps);
       }
+    }
+    // The collapsed copy_ins leave their subgraphs and the IR, once per group.
+    if (!doomed_.empty()) {
+      for (const Anchor &a : anchors) {
+        if (!a.merged) continue;
+        std::vector<Operation *> &ops = graph_.find(a.id)->ops;
+        ops.erase(std::remove_if(ops.begin(), ops.end(),
+                                 [&](Operation *op) { return doomed_.contains(op); }),
+                  ops.end());
+      }
+      for (Operation *op : doomed_) op->dropOperandUses();
+      for (Operation *op : doomed_) f_.erase(op);
+      doomed_.clear();
     }
     return changed;
   }
@@ -240,31 +365,31 @@ private:
     });
   }
 
-  // Checks the refusal rules and merges `member` into `anchorId` when none applies.
-  bool tryMerge(int64_t anchorId, Subgraph &member, const Operation &shared,
-                MergeTotals &totals) {
-    Subgraph &anchor = *graph_.find(anchorId);
+  // Checks the refusal rules and merges `member` into the anchor when none applies.
+  bool tryMerge(Anchor &anchor, Subgraph &member, llvm::ArrayRef<Operation *> memberOps,
+                const Operation &shared, MergeTotals &totals) {
+    int64_t anchorId = anchor.id;
+    Subgraph &anchorSg = *graph_.find(anchorId);
     auto refuse = [&](MergeVerdict v, const std::string &detail) {
       mergeLog_.record(anchorId, member.id, v, detail);
       return false;
     };
-    if (isScoped(anchor) || isScoped(member)) {
-      const Subgraph &scoped = isScoped(anchor) ? anchor : member;
+    if (isScoped(anchorSg) || isScoped(member)) {
+      const Subgraph &scoped = isScoped(anchorSg) ? anchorSg : member;
       return refuse(MergeVerdict::RefusedScope,
                     "sg " + std::to_string(scoped.id) + " is in an sg_scope");
     }
     if (graph_.mergeCreatesCycle(anchorId, member.id))
       return refuse(MergeVerdict::RefusedCycle,
                     "a dependency path between them runs through another subgraph");
-    std::vector<Operation *> together(anchor.ops);
-    together.insert(together.end(), member.ops.begin(), member.ops.end());
-    int64_t copyIn = dedupedCopyInBytes(together);
+    auto [addedAll, addedL1] = addedBytes(anchor.holdings, memberOps);
+    int64_t copyIn = anchor.holdings.copyInBytes + addedAll;
     if (options_.copyInUpperBound >= 0 && copyIn > options_.copyInUpperBound)
       return refuse(MergeVerdict::RefusedCopyInCap,
                     std::to_string(copyIn) + " > " +
                         std::to_string(options_.copyInUpperBound) +
                         " copy-in bytes (mg-copyin-upper-bound)");
-    int64_t footprint = l1FootprintBytes(together);
+    int64_t footprint = anchor.holdings.l1Bytes + addedL1;
     if (footprint > device_.buffers.l1)
       return refuse(MergeVerdict::RefusedL1Capacity,
                     std::to_string(footprint) + " > " + std::to_string(device_.buffers.l1) +
@@ -277,7 +402,7 @@ private:
     if (!graph_.merge(anchorId, memberId))
       return refuse(MergeVerdict::RefusedCycle, "the subgraph graph refused the merge");
     std::vector<std::string> keptNotes;
-    auto [removed, bytes] = dedupe(*graph_.find(anchorId), keptNotes);
+    auto [removed, bytes] = absorb(anchor, memberOps, keptNotes);
     totals.copyInsRemoved += removed;
     totals.bytesSaved += bytes;
     mergeLog_.record(anchorId, memberId, MergeVerdict::Merged,
@@ -286,51 +411,6 @@ private:
                          std::to_string(footprint) + " bytes");
     for (const std::string &note : keptNotes) mergeLog_.note(note);
     return true;
-  }
-
-  // Collapses the interchangeable copy_ins of `s` into the earliest of each kind.
-  // Returns the number removed and their bytes; `keptNotes` gets a line for each
-  // region read by several copy_ins that wait on different tokens (all kept).
-  std::pair<uint64_t, uint64_t> dedupe(Subgraph &s, std::vector<std::string> &keptNotes) {
-    std::map<DedupeKey, Operation *> kept;
-    std::map<RegionKey, std::set<std::vector<const Value *>>> tokenSets;
-    std::vector<Operation *> copyIns;
-    for (Operation *op : s.ops)
-      if (isL1CopyIn(*op)) copyIns.push_back(op);
-    std::sort(copyIns.begin(), copyIns.end(), [&](Operation *a, Operation *b) {
-      return bodyPosition_.lookup(a) < bodyPosition_.lookup(b);
-    });
-    uint64_t removed = 0, bytes = 0;
-    std::vector<Operation *> erased;
-    for (Operation *op : copyIns) {
-      DedupeKey key = dedupeKeyOf(*op);
-      tokenSets[key.region].insert(key.tokens);
-      auto [it, inserted] = kept.try_emplace(key, op);
-      if (inserted) continue;
-      // The kept copy_in comes first in the body and has the same operands, so it
-      // is defined before every use of `op`.
-      op->result()->replaceAllUsesWith(it->second->result());
-      bytes += CostModel::copyInBytes(*op);
-      ++removed;
-      erased.push_back(op);
-    }
-    // In body order (a stable order), before the duplicates are destroyed.
-    std::set<RegionKey> noted;
-    if (log_)
-      for (Operation *op : copyIns) {
-        RegionKey region = regionOf(*op);
-        size_t kinds = tokenSets[region].size();
-        if (kinds > 1 && noted.insert(region).second)
-          keptNotes.push_back("sg " + std::to_string(s.id) + ": kept " +
-                              std::to_string(kinds) + " copy_ins of " + regionText(*op) +
-                              ": they wait on different tokens");
-      }
-    for (Operation *op : erased) {
-      s.ops.erase(std::remove(s.ops.begin(), s.ops.end(), op), s.ops.end());
-      op->dropOperandUses();
-      f_.erase(op);
-    }
-    return {removed, bytes};
   }
 
   ir::Func &f_;
@@ -342,6 +422,7 @@ private:
   llvm::raw_ostream *log_;
   MergeLog &mergeLog_;
   llvm::DenseMap<const Operation *, unsigned> bodyPosition_;
+  llvm::DenseSet<Operation *> doomed_; ///< collapsed copy_ins, erased once per group
 };
 
 bool isPartitioned(const ir::Func &f) {

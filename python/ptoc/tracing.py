@@ -16,10 +16,20 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _local = threading.local()
 
 
+def _in_package(code, _cache={}):
+    """Whether a code object's file lies in the ptoc package (cached per file name:
+    every traced op asks, for each frame between it and the user)."""
+    name = code.co_filename
+    inside = _cache.get(name)
+    if inside is None:
+        inside = _cache[name] = os.path.abspath(name).startswith(_PACKAGE_DIR)
+    return inside
+
+
 def user_location():
     """(file, line) of the innermost frame outside the ptoc package."""
     f = sys._getframe(1)
-    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PACKAGE_DIR):
+    while f is not None and _in_package(f.f_code):
         f = f.f_back
     if f is None:
         return ("<unknown>", 0)
