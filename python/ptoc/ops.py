@@ -302,7 +302,8 @@ def write_slice(x, key, value):
                 ok = False
             if not ok:
                 raise ShapeError(located(f"cannot write a tensor of shape {list(v.shape)} into "
-                                         f"a slice of shape {list(visible)}"))
+                                         f"a slice of shape {list(visible)}; write a value of "
+                                         f"the slice's shape, or one that broadcasts to it"))
             # Materialise the broadcast (x + 0 of the slice's shape).
             v = add(v, full(list(visible), 0, v.dtype))
     v = cast(v, x.dtype)

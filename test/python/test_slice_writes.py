@@ -327,8 +327,9 @@ def test_write_of_the_wrong_shape_names_the_write():
         y[0:2] = x[0:3]
 
     x = np.zeros((4, 64), F32)
-    with pytest.raises(ptoc.Error, match=r"cannot write a tensor of shape \[3, 64\] into a "
-                                         r"slice of shape \[2, 64\]"):
+    with pytest.raises(ptoc.Error, match=r"test_slice_writes.py:\d+: error: cannot write a "
+                                         r"tensor of shape \[3, 64\] into a slice of shape "
+                                         r"\[2, 64\]; write a value of the slice's shape"):
         f(x, np.zeros_like(x))
 
 
