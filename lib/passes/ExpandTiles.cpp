@@ -93,6 +93,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <numeric>
@@ -101,6 +102,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -142,8 +144,11 @@ struct Grid {
     for (size_t d = 0; d < shape.size(); ++d) {
       int64_t t = std::max<int64_t>(1, std::min(vecTile[d], shape[d]));
       tile.push_back(t);
-      counts.push_back((shape[d] + t - 1) / t);
-      numTiles *= counts.back();
+      counts.push_back(shape[d] / t + (shape[d] % t != 0));
+      // Saturating: a budget check refuses such a grid before anything is made.
+      numTiles = counts.back() > 0 && numTiles > INT64_MAX / counts.back()
+                     ? INT64_MAX
+                     : numTiles * counts.back();
     }
   }
   unsigned rank() const { return static_cast<unsigned>(shape.size()); }
@@ -335,10 +340,10 @@ struct Statistics {
 
 class Expander {
 public:
-  Expander(ir::Func &f, const ExpandTilesOptions &options, const target::DeviceSpec &device,
-           llvm::raw_ostream *log, Statistics stats)
-      : f_(f), ctx_(f.context()), options_(options), device_(device), log_(log),
-        stats_(stats) {
+  Expander(ir::Func &f, const ExpandTilesOptions &options, const PassContext &pass,
+           Statistics stats)
+      : f_(f), ctx_(f.context()), options_(options), device_(pass.device),
+        log_(pass.debugStream("expand-tiles")), budget_(pass.budget), stats_(stats) {
     offsetsId_ = ctx_.id("offsets");
     scopeId_ = ctx_.id("sg_scope");
     valueId_ = ctx_.id("value");
@@ -375,12 +380,12 @@ public:
     for (auto it = original.rbegin(); it != original.rend(); ++it) {
       Operation *op = *it;
       if (op == ret_ || !live_.contains(op)) continue;
-      if (!expand(*op)) return Outcome::Failed;
+      if (!expand(*op) || !withinBudget(*op, 0)) return Outcome::Failed;
       for (Value *v : op->operands()) release(info(v));
     }
     for (unsigned i = 0; i < ret_->numOperands(); ++i) {
       Value *v = returnValue(info(ret_->operand(i)));
-      if (!v) return Outcome::Failed;
+      if (!v || !withinBudget(*ret_, 0)) return Outcome::Failed;
       ret_->setOperand(i, v);
     }
     for (Operation *op : original) { // reverse body order: users first
@@ -485,6 +490,7 @@ private:
     Operation *n = f_.createOp(ctx_.opDef(code), operands, {type}, attrs, loc, ret_);
     clusters_.add(*n);
     ++stats_.tileOps;
+    ++emitted_;
     return n->result();
   }
 
@@ -570,6 +576,29 @@ private:
   }
 
   // ---------------------------------------------------------------- diagnostics
+
+  /// Whether `op`, about to create at least `tiles` more tile ops, keeps the
+  /// function within the compile budget; else an error naming the op, the count and
+  /// the fix. Checked before each op (with its tile count) and after it.
+  bool withinBudget(const Operation &op, int64_t tiles) {
+    int64_t limit = budget_.maxTileOps;
+    if (limit <= 0 || emitted_ + tiles <= limit) return true;
+    double bytes = double(limit) * CompileBudget::kBytesPerTileOp;
+    std::string memory = bytes >= double(1 << 30)  ? absl::StrFormat("%.1f GiB", bytes / (1 << 30))
+                         : bytes >= double(1 << 20) ? absl::StrFormat("%.1f MiB", bytes / (1 << 20))
+                                                    : absl::StrFormat("%.0f KiB", bytes / 1024);
+    return opError(op, absl::StrCat(
+                           tiles > 0 ? absl::StrCat("cuts its ", shapeText(op.resultType().shape()),
+                                                    " result into ", tiles, " tiles")
+                                     : std::string("needs more tile ops"),
+                           ", taking the function past the ", limit,
+                           " tile ops a compile may create (host option max_tile_ops; about ",
+                           CompileBudget::kBytesPerTileOp, " bytes of host memory each, ",
+                           memory,
+                           " in all): use bigger tiles (set_vec_tile_shapes / "
+                           "set_cube_tile_shapes), or raise max_tile_ops if the host has the "
+                           "memory"));
+  }
 
   bool opError(const Operation &op, const std::string &msg) {
     ctx_.emitError(op.loc()) << "'" << op.name() << "' op " << msg;
@@ -853,6 +882,7 @@ private:
     if (!vt || !checkVec(op, *vt, type.shape(), ir::vecTileBuffers(op.code(), op.numOperands(), 1)))
       return false;
     Grid g(type.shape(), *vt);
+    if (!withinBudget(op, g.numTiles)) return false;
     logGrid(op, g);
     ValueInfo &out = defineTiles(op, g);
     Step s = stepOf(op);
@@ -901,6 +931,7 @@ private:
     Attribute keepAttr = op.attr("keepdim");
     bool keepdim = keepAttr && keepAttr.getBool();
     Grid in(X, *vt);
+    if (!withinBudget(op, in.numTiles)) return false;
     llvm::SmallVector<bool, 4> reduced(X.size(), false);
     llvm::SmallVector<unsigned, 2> split;
     int64_t count = 1; // reduced elements per output element
@@ -1096,6 +1127,8 @@ private:
     outTile[r - 1] = ct.n[1];
     Grid g(cType.shape(), outTile);
     int64_t kSteps = (K + ct.k[1] - 1) / ct.k[1];
+    if (!withinBudget(op, g.numTiles > INT64_MAX / kSteps ? INT64_MAX : g.numTiles * kSteps))
+      return false;
     logGrid(op, g,
             absl::StrCat(", K ", K, " in ", kSteps, " steps of ", std::min(ct.k[1], K),
                          K % ct.k[1] ? absl::StrCat(" (tail ", K % ct.k[1], ")") : ""));
@@ -1149,6 +1182,7 @@ private:
     llvm::ArrayRef<int64_t> perm = op.attr("perm").getIntArray();
     llvm::ArrayRef<int64_t> X = op.operandType(0).shape();
     Grid g(type.shape(), *vt);
+    if (!withinBudget(op, g.numTiles)) return false;
     // The input tile's last dim is the vec_tile dim i with perm[i] == last: it
     // must be aligned unless it covers the whole input dim.
     if (!X.empty()) {
@@ -1325,6 +1359,7 @@ private:
     defineGm(op, target);
     ++stats_.sliceWrites;
     Grid g(srcType.shape(), *vt);
+    if (!withinBudget(op, g.numTiles)) return false;
     logGrid(op, g,
             why.empty() ? absl::StrCat(", written in place at ", w.str())
                         : absl::StrCat(", written at ", w.str(), " of a new tensor (", why,
@@ -1351,7 +1386,8 @@ private:
     for (Value *x : op.operands()) {
       Grid g(x->type().shape(), *vt);
       tiles += g.numTiles;
-      if (!copyPieces(info(x), g, zero, shift, *h, s)) return false;
+      if (!withinBudget(op, g.numTiles) || !copyPieces(info(x), g, zero, shift, *h, s))
+        return false;
       shift[axis] += x->type().dim(axis);
     }
     logOp(op, absl::StrCat("tile ", shapeText(*vt), ", ", op.numOperands(), " inputs in ", tiles,
@@ -1389,7 +1425,9 @@ private:
   const ExpandTilesOptions &options_;
   const target::DeviceSpec &device_;
   llvm::raw_ostream *log_;
+  CompileBudget budget_;
   Statistics stats_;
+  int64_t emitted_ = 0; ///< tile ops of this function so far
   Operation *ret_ = nullptr;
   Operation *anchor_ = nullptr; ///< gm_tensors go before it: the start of the body
   llvm::DenseSet<const Operation *> live_;          ///< tensor ops whose results reach the return
@@ -1410,7 +1448,7 @@ public:
   PassResult run(ir::Module &m, PassContext &ctx) override {
     bool changed = false;
     for (ir::Func &f : m.funcs()) {
-      Expander e(f, options_, ctx.device, ctx.debugStream(argument()),
+      Expander e(f, options_, ctx,
                  {tileOps_, copyInBytes_, copyOutBytes_, fused_, sliceWrites_, fillBytes_,
                   unfused_});
       switch (e.run()) {

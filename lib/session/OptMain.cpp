@@ -292,6 +292,11 @@ int optMain(int argc, char **argv) {
   static cl::opt<bool> verifyEach("verify-each",
                                   cl::desc("Verify the IR after every pass that changed it"),
                                   cl::init(true), cl::cat(category));
+  static cl::opt<int64_t> maxTileOps(
+      "max-tile-ops",
+      cl::desc("Stop a compile past this many tile ops per function (about 750 bytes of host "
+               "memory each)"),
+      cl::init(passes::CompileBudget::kDefaultMaxTileOps), cl::cat(category));
   static cl::opt<bool> checkChangeClaims(
       "check-change-claims",
       cl::desc("Check that passes reporting 'unchanged' did not change the IR"),
@@ -418,6 +423,11 @@ int optMain(int argc, char **argv) {
   // The IR was verified after parsing and, with --verify-each, after every pass.
   config.codegen.verify = !verifyEach;
   config.pm.verifyEach = verifyEach;
+  if (maxTileOps < 1) {
+    llvm::errs() << "ptoc-opt: --max-tile-ops must be at least 1, got " << maxTileOps << "\n";
+    return 1;
+  }
+  config.pm.budget.maxTileOps = maxTileOps;
   config.pm.checkChangeClaims = checkChangeClaims;
   config.pm.printIRBefore.assign(printBefore.begin(), printBefore.end());
   config.pm.printIRAfter.assign(printAfter.begin(), printAfter.end());

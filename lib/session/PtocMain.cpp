@@ -60,6 +60,8 @@ options of 'run':
   --threads N               host threads for numerics (0 = all cores)        [0]
   --check                   compare the outputs with a whole-tensor reference
   --no-numerics             simulate only; no outputs are computed or written
+  --max-tile-ops N          stop compiling a function past N tile ops (about 750
+                            bytes of host memory each)                       [8388608]
 )";
 
 /// Parsed `ptoc run` arguments.
@@ -80,6 +82,7 @@ struct RunArgs {
   unsigned threads = 0;
   bool check = false;
   bool numerics = true;
+  int64_t maxTileOps = passes::CompileBudget::kDefaultMaxTileOps;
 };
 
 /// Splits "--flag=value" / "--flag value" arguments. Returns an error message or "".
@@ -109,7 +112,7 @@ std::string parseRunArgs(const std::vector<std::string> &argv, RunArgs &out) {
     if (name == "no-double-buffer") { if (auto e = flag(out.doubleBuffer, false); !e.empty()) return e; continue; }
     static const char *kValued[] = {"device", "sched-mode", "inputs", "seed", "debug-mode",
                                     "output-dir", "outputs", "func", "pipeline", "threads",
-                                    "pass-option"};
+                                    "pass-option", "max-tile-ops"};
     bool known = false;
     for (const char *k : kValued) known |= name == k;
     if (!known) return absl::StrCat("unknown option '--", name, "' (see 'ptoc --help')");
@@ -131,6 +134,7 @@ std::string parseRunArgs(const std::vector<std::string> &argv, RunArgs &out) {
     else if (name == "inputs") out.inputs = value;
     else if (name == "seed") err = number(out.seed, 0, INT64_MAX);
     else if (name == "debug-mode") err = number(out.debugMode, 0, 2);
+    else if (name == "max-tile-ops") err = number(out.maxTileOps, 1, INT64_MAX);
     else if (name == "output-dir") out.outputDir = value;
     else if (name == "outputs") out.outputs = value;
     else if (name == "func") out.func = value;
@@ -156,7 +160,17 @@ absl::StatusOr<std::vector<runtime::HostTensor>> loadInputs(const Kernel &kernel
   for (size_t i = 0; i < kernel.args.size(); ++i) {
     const TensorSpec &spec = kernel.args[i];
     if (args.inputs.empty()) {
-      inputs.push_back(runtime::randomTensor(spec.dtype, spec.shape, args.seed * 1000003 + i));
+      try {
+        inputs.push_back(runtime::randomTensor(spec.dtype, spec.shape, args.seed * 1000003 + i));
+      } catch (const std::bad_alloc &) {
+        int64_t bytes = ir::elementSize(spec.dtype);
+        for (int64_t d : spec.shape) bytes = d > 0 && bytes > INT64_MAX / d ? INT64_MAX : bytes * d;
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "argument ", i, " ('", spec.name, "', shape [", absl::StrJoin(spec.shape, ", "), "] ",
+            std::string(ir::dtypeName(spec.dtype)), ", ", bytes,
+            " bytes) does not fit in host memory: use --no-numerics to simulate the timing "
+            "without any data"));
+      }
       continue;
     }
     llvm::SmallString<256> byName(args.inputs), byPos(args.inputs);
@@ -205,11 +219,9 @@ int runCommand(const std::vector<std::string> &argv) {
       return fail(absl::StrCat("--pass-option ", name, "=", value, ": ",
                                std::string(st.message())));
   copts.codegen.doubleBuffer = args.doubleBuffer;
+  copts.budget.maxTileOps = args.maxTileOps;
   absl::StatusOr<Kernel> kernel = session->compileText(text, args.file, copts);
   if (!kernel.ok()) return fail(ir::messageOf(kernel.status()));
-
-  absl::StatusOr<std::vector<runtime::HostTensor>> inputs = loadInputs(*kernel, args);
-  if (!inputs.ok()) return fail(ir::messageOf(inputs.status()));
 
   RunOptions ropts;
   ropts.schedMode = args.schedMode;
@@ -218,7 +230,20 @@ int runCommand(const std::vector<std::string> &argv) {
   ropts.numerics = args.numerics;
   ropts.hostThreads = args.threads;
   std::vector<runtime::HostTensor> results;
-  absl::StatusOr<RunReport> report = session->run(*kernel, *inputs, results, ropts);
+  absl::StatusOr<std::vector<runtime::HostTensor>> inputs = std::vector<runtime::HostTensor>();
+  absl::StatusOr<RunReport> report;
+  if (!args.numerics) {
+    // Timing only: no data is read or written, so no tensor is allocated.
+    std::vector<runtime::ConstTensorRef> in;
+    std::vector<runtime::TensorRef> out;
+    for (const TensorSpec &a : kernel->args) in.emplace_back(a.dtype, a.shape, nullptr);
+    for (const TensorSpec &r : kernel->results) out.emplace_back(r.dtype, r.shape, nullptr);
+    report = session->run(*kernel, in, out, ropts);
+  } else {
+    inputs = loadInputs(*kernel, args);
+    if (!inputs.ok()) return fail(ir::messageOf(inputs.status()));
+    report = session->run(*kernel, *inputs, results, ropts);
+  }
   if (!report.ok()) return fail(ir::messageOf(report.status()));
 
   llvm::outs() << report->summary;

@@ -127,6 +127,19 @@ absl::StatusOr<Session> Session::create(llvm::StringRef deviceNameOrPath) {
 }
 
 absl::StatusOr<Kernel> Session::compile(ir::Module &module, const CompileOptions &options) const {
+  try {
+    return compileUnguarded(module, options);
+  } catch (const std::bad_alloc &) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "compiling ran out of host memory (max_tile_ops allows ", options.budget.maxTileOps,
+        " tile ops, about ", options.budget.maxTileOps * passes::CompileBudget::kBytesPerTileOp / (1 << 20),
+        " MiB): use bigger tiles (set_vec_tile_shapes / set_cube_tile_shapes), or lower "
+        "max_tile_ops to the memory this host has"));
+  }
+}
+
+absl::StatusOr<Kernel> Session::compileUnguarded(ir::Module &module,
+                                                 const CompileOptions &options) const {
   auto start = Clock::now();
   ir::Context &ctx = module.context();
   ir::DiagnosticCollector diags(ctx.diag());
@@ -170,6 +183,7 @@ absl::StatusOr<Kernel> Session::compile(ir::Module &module, const CompileOptions
   if (!pipeline.empty()) {
     passes::PassManagerOptions pmOptions;
     pmOptions.verifyEach = options.verifyEach;
+    pmOptions.budget = options.budget;
     pmOptions.dumpDirectory = options.irDumpDir;
     pmOptions.afterPass = [&](llvm::StringRef pass, const ir::Module &) {
       if (options.keepIr && pass == "expand-tiles")
@@ -266,6 +280,21 @@ absl::StatusOr<RunReport> Session::runWith(const Kernel &kernel,
     if (absl::Status st = checkBuffers(kernel, kernel.results, *results, "result"); !st.ok())
       return st;
 
+  try {
+    return runGuarded(kernel, args, options, execute);
+  } catch (const std::bad_alloc &) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "running '", kernel.funcName, "' ran out of host memory (simulating ",
+        kernel.program.calls.size(), " tasks", options.numerics ? " and computing its tensors" : "",
+        "): use bigger tiles (fewer tasks)",
+        options.numerics ? ", or run_numerics=False to simulate only" : ""));
+  }
+}
+
+template <typename Execute>
+absl::StatusOr<RunReport> Session::runGuarded(const Kernel &kernel,
+                                              llvm::ArrayRef<runtime::ConstTensorRef> args,
+                                              const RunOptions &options, Execute execute) const {
   RunReport report;
   runtime::SimOptions sim;
   sim.schedMode = options.schedMode;

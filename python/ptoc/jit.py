@@ -348,10 +348,11 @@ class JitFunction:
             plan.runtime_options.setdefault("device_sched_mode", sched_mode)
             kernel = session.compile_text(text, final.pass_options, host["compile_stage"],
                                           host["double_buffer"], plan.ir_dump_dir,
-                                          host["verify_each"])
+                                          host["verify_each"], host["max_tile_ops"])
         else:
             kernel = session.compile(builder, final.pass_options, host["compile_stage"],
-                                     host["double_buffer"], plan.ir_dump_dir, host["verify_each"])
+                                     host["double_buffer"], plan.ir_dump_dir, host["verify_each"],
+                                     host["max_tile_ops"])
         return CompiledKernel(kernel, plan, final)
 
     def _lookup(self, arguments, options=None):

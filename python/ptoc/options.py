@@ -69,6 +69,10 @@ HOST_OPTIONS = {
                       "stop compiling after this stage: tensor, tile, partitioned, codegen"),
     "double_buffer": (_boolean, True, "ping-pong local buffers (transfers overlap compute)"),
     "verify_each": (_boolean, True, "verify the IR after every pass that changed it"),
+    "max_tile_ops": (_int_in(1, 2**62), _ptoc.DEFAULT_MAX_TILE_OPS,
+                     "stop compiling a function past this many tile ops (about 750 bytes of "
+                     "host memory each): a tile shape far too small for its tensor is an "
+                     "error, not an exhausted host"),
     "use_tune_bank": (_boolean, True,
                       "compile the knowledge bank's best config for this signature, if it "
                       "has one (docs/tuning.md); False compiles the function as written"),

@@ -109,13 +109,14 @@ py::dict statsToPython(const Kernel &k) {
 /// The compile options the Python layer passes (knobs, host and debug options).
 session::CompileOptions compileOptions(const py::dict &knobs, const std::string &stage,
                                        bool doubleBuffer, const std::string &irDumpDir,
-                                       bool verifyEach) {
+                                       bool verifyEach, int64_t maxTileOps) {
   session::CompileOptions opts;
   opts.knobs = knobsFromPython(knobs);
   opts.stopAt = valueOrThrow(ErrorStage::Option, session::parseStage(stage));
   opts.codegen.doubleBuffer = doubleBuffer;
   opts.irDumpDir = irDumpDir;
   opts.verifyEach = verifyEach;
+  opts.budget.maxTileOps = maxTileOps;
   return opts;
 }
 
@@ -147,9 +148,10 @@ void bindKernels(py::module_ &m) {
       .def(
           "compile",
           [](const Session &s, Builder &builder, const py::dict &knobs, const std::string &stage,
-             bool doubleBuffer, const std::string &irDumpDir, bool verifyEach) {
+             bool doubleBuffer, const std::string &irDumpDir, bool verifyEach,
+             int64_t maxTileOps) {
             session::CompileOptions opts =
-                compileOptions(knobs, stage, doubleBuffer, irDumpDir, verifyEach);
+                compileOptions(knobs, stage, doubleBuffer, irDumpDir, verifyEach, maxTileOps);
             ir::Module &module = builder.takeModuleForCompile();
             absl::StatusOr<Kernel> kernel;
             {
@@ -161,14 +163,15 @@ void bindKernels(py::module_ &m) {
           },
           py::arg("builder"), py::arg("knobs"), py::arg("stage") = "codegen",
           py::arg("double_buffer") = true, py::arg("ir_dump_dir") = "",
-          py::arg("verify_each") = true)
+          py::arg("verify_each") = true,
+          py::arg("max_tile_ops") = passes::CompileBudget::kDefaultMaxTileOps)
       .def(
           "compile_text",
           [](const Session &s, const std::string &text, const py::dict &knobs,
              const std::string &stage, bool doubleBuffer, const std::string &irDumpDir,
-             bool verifyEach) {
+             bool verifyEach, int64_t maxTileOps) {
             session::CompileOptions opts =
-                compileOptions(knobs, stage, doubleBuffer, irDumpDir, verifyEach);
+                compileOptions(knobs, stage, doubleBuffer, irDumpDir, verifyEach, maxTileOps);
             absl::StatusOr<Kernel> kernel;
             {
               py::gil_scoped_release release;
@@ -180,6 +183,7 @@ void bindKernels(py::module_ &m) {
           py::arg("text"), py::arg("knobs"), py::arg("stage") = "codegen",
           py::arg("double_buffer") = true, py::arg("ir_dump_dir") = "",
           py::arg("verify_each") = true,
+          py::arg("max_tile_ops") = passes::CompileBudget::kDefaultMaxTileOps,
           "Compiles tensor-level text (a tuned module) like compile() does a builder.")
       .def(
           "run",

@@ -10,6 +10,7 @@
 #include "KernelBindings.h"
 #include "ProfileBindings.h"
 #include "TuneBindings.h"
+#include "ptoc/passes/Pass.h"
 #include "ptoc/profile/OutputDir.h"
 #include "ptoc/session/PassKnobs.h"
 #include "ptoc/session/Version.h"
@@ -23,6 +24,7 @@ PYBIND11_MODULE(_ptoc, m) {
   m.doc() = "ptoc's C++ core (use the `ptoc` package, not this module)";
   registerErrorTranslator();
   m.attr("__version__") = session::version().str();
+  m.attr("DEFAULT_MAX_TILE_OPS") = passes::CompileBudget::kDefaultMaxTileOps;
 
   py::class_<Builder>(m, "Builder")
       .def(py::init([](const py::object &session, const std::string &name, const py::list &args) {

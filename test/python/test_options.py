@@ -330,6 +330,20 @@ def test_verify_each_is_accepted_and_changes_nothing_on_valid_ir():
         ptoc.jit(row_softmax, host_options={"verify_each": "yes"})
 
 
+def test_max_tile_ops_stops_a_compile_past_the_budget():
+    # The kernel needs some tile ops; a budget below that is an error at the op that
+    # crosses it, naming the option and the fix; the default compiles it.
+    tiles = fresh().compile(X, X).stats["tile_ops"]
+    assert tiles > 4
+    small = fresh(host_options={"max_tile_ops": 4})
+    with pytest.raises(ptoc.Error, match=r"past the 4 tile ops a compile may create \(host option "
+                                         r"max_tile_ops.*use bigger tiles"):
+        small.compile(X, X)
+    assert fresh(host_options={"max_tile_ops": tiles}).compile(X, X).stats["tile_ops"] == tiles
+    with pytest.raises(ptoc.OptionError, match="max_tile_ops"):
+        ptoc.jit(row_softmax, host_options={"max_tile_ops": 0})
+
+
 # --- runtime_options ---------------------------------------------------------------
 
 def test_host_threads_give_identical_results():

@@ -32,6 +32,20 @@ private:
   Kind kind_;
 };
 
+/// How much a compile may create, so that a tile shape far too small for its tensor
+/// stops with an error instead of exhausting the host (docs/reliability.md).
+struct CompileBudget {
+  /// Measured peak host memory per tile op through the default pipeline and codegen:
+  /// 384 MB for 524,288 tile ops (ptoc-opt --pipeline=default --stage=codegen on an
+  /// 8192x8192 exp * x with 8x64 tiles), about 750 bytes each.
+  static constexpr int64_t kBytesPerTileOp = 750;
+  /// The default: 2^23 tile ops, about 6 GiB at kBytesPerTileOp.
+  static constexpr int64_t kDefaultMaxTileOps = int64_t(1) << 23;
+  /// Tile ops one function may have after expand-tiles (host option max_tile_ops;
+  /// ptoc-opt / ptoc run --max-tile-ops).
+  int64_t maxTileOps = kDefaultMaxTileOps;
+};
+
 /// What a running pass may consult besides the IR.
 struct PassContext {
   const target::DeviceSpec &device;
@@ -40,6 +54,8 @@ struct PassContext {
   llvm::raw_ostream *debugOut = nullptr;
   /// Pass arguments whose debug output is enabled; "all" enables every pass.
   std::vector<std::string> debugPasses;
+  /// What a compile may create.
+  CompileBudget budget = {};
 
   /// The debug stream for pass `argument`, or null when its debugging is off.
   llvm::raw_ostream *debugStream(llvm::StringRef argument) const;

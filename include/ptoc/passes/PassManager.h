@@ -23,6 +23,8 @@ struct DeviceSpec;
 namespace ptoc::passes {
 
 struct PassManagerOptions {
+  /// What a compile may create (passed to every pass).
+  CompileBudget budget;
   /// Run the verifier after every pass that changed the IR; a failure reads
   /// "after pass 'X': ...".
   bool verifyEach = true;

@@ -15,6 +15,7 @@
 #include "ptoc/codegen/Codegen.h"
 #include "ptoc/codegen/Program.h"
 #include "ptoc/ir/DType.h"
+#include "ptoc/passes/Pass.h"
 #include "ptoc/runtime/HostTensor.h"
 #include "ptoc/runtime/RunRecord.h"
 #include "ptoc/runtime/Simulator.h"
@@ -46,6 +47,8 @@ struct CompileOptions {
   codegen::CodegenOptions codegen;
   /// Verify the IR after every pass that changed it.
   bool verifyEach = true;
+  /// What the compile may create (tile ops; host option max_tile_ops).
+  passes::CompileBudget budget;
   /// compile_debug_mode 1: the IR after every pass is written into this folder.
   std::string irDumpDir;
   /// The function to compile; empty = the module's only function.
@@ -134,7 +137,8 @@ public:
   const target::DeviceSpec &device() const { return device_; }
 
   /// Compiles the tensor-level function of `module` (transformed in place). Errors
-  /// carry every diagnostic ("file:line:col: error: ...").
+  /// carry every diagnostic ("file:line:col: error: ..."); running out of host
+  /// memory is a ResourceExhausted error, not an exception.
   absl::StatusOr<Kernel> compile(ir::Module &module, const CompileOptions &options = {}) const;
   /// Parses `text` (named `fileName` in messages) and compiles it.
   absl::StatusOr<Kernel> compileText(llvm::StringRef text, llvm::StringRef fileName,
@@ -153,6 +157,7 @@ public:
                                 const RunOptions &options = {}) const;
 
 private:
+  absl::StatusOr<Kernel> compileUnguarded(ir::Module &module, const CompileOptions &options) const;
   /// Checks the kernel and buffers (`results`: the caller's, or null when results
   /// are returned as HostTensors), simulates and (with `execute`) runs the numerics;
   /// then the report and outputs.
@@ -161,6 +166,11 @@ private:
                                     llvm::ArrayRef<runtime::ConstTensorRef> args,
                                     const llvm::ArrayRef<runtime::TensorRef> *results,
                                     const RunOptions &options, Execute execute) const;
+  /// runWith after its checks; host memory running out is runWith's to report.
+  template <typename Execute>
+  absl::StatusOr<RunReport> runGuarded(const Kernel &kernel,
+                                       llvm::ArrayRef<runtime::ConstTensorRef> args,
+                                       const RunOptions &options, Execute execute) const;
 
   target::DeviceSpec device_;
 };
