@@ -14,6 +14,7 @@
 #include "ptoc/profile/OutputDir.h"
 #include "ptoc/profile/RunOutputs.h"
 #include "ptoc/profile/TraceAnalysis.h"
+#include "ptoc/support/BoundedJson.h"
 
 namespace ptoc::profile {
 
@@ -56,11 +57,10 @@ void writeDataScript(llvm::raw_ostream &os, llvm::StringRef id, llvm::StringRef 
 }
 
 absl::Status checkJson(llvm::StringRef what, llvm::StringRef text) {
-  llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
-  if (value) return absl::OkStatus();
-  std::string why = llvm::toString(value.takeError());
+  absl::StatusOr<llvm::json::Value> value = support::parseJson(text, "");
+  if (value.ok()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
-      "swimlane.html: the ", what.str(), " is not valid JSON (", why,
+      "swimlane.html: ", what.str(), " is not usable JSON (", value.status().message(),
       "); regenerate it with the ptoc run or `ptoc prof` that writes it"));
 }
 
@@ -87,11 +87,11 @@ absl::Status writeSwimlaneHtml(llvm::raw_ostream &os, const SwimlaneHtmlInputs &
     return absl::InvalidArgumentError(
         "swimlane.html: the trace is empty or not a JSON object (expected the text of "
         "merged_swimlane.json, which starts with '{')");
-  if (absl::Status s = checkJson("summary", inputs.summaryJson.empty() ? "{}" : inputs.summaryJson);
+  if (absl::Status s = checkJson(kSummaryJsonFile, inputs.summaryJson.empty() ? "{}" : inputs.summaryJson);
       !s.ok())
     return s;
   if (!inputs.analysisJson.empty())
-    if (absl::Status s = checkJson("analysis", inputs.analysisJson); !s.ok()) return s;
+    if (absl::Status s = checkJson(kAnalysisFile, inputs.analysisJson); !s.ok()) return s;
 
   os << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<title>ptoc swimlane</title>\n<style>\n"
@@ -122,7 +122,9 @@ absl::Status writeSwimlaneHtmlFile(llvm::StringRef folder) {
   inputs.summaryJson = (*summary)->getBuffer();
   if (analysis) inputs.analysisJson = analysis->getBuffer();
   return writeFileAtomically(join(folder, kSwimlaneHtmlFile), [&](llvm::raw_ostream &os) {
-    return writeSwimlaneHtml(os, inputs);
+    absl::Status s = writeSwimlaneHtml(os, inputs);
+    if (s.ok()) return s;
+    return absl::Status(s.code(), absl::StrCat(folder.str(), ": ", s.message()));
   });
 }
 

@@ -18,12 +18,13 @@
 #include "ptoc/profile/RunOutputs.h"
 #include "ptoc/profile/TraceAnalysis.h"
 #include "ptoc/profile/TraceCheck.h"
+#include "ptoc/support/BoundedJson.h"
+#include "ptoc/support/TextPosition.h"
 
 namespace ptoc::profile {
 
 namespace {
 
-constexpr int kMaxDepth = kMaxTraceJsonDepth;
 constexpr const char *kRerunHint =
     "(a truncated trace? re-run with runtime_debug_mode=1 and let the run finish)";
 
@@ -520,8 +521,8 @@ absl::StatusOr<TraceData> Loader::load(llvm::StringRef text) {
     case Kind::Syntax:
       if (problem->syntax.tooDeep)
         return error(absl::StrCat(problem->syntax.message, ": not a ptoc trace"));
-      auto [line, column] = lineAndColumn(text, problem->syntax.offset);
-      return error(absl::StrCat("not valid JSON at line ", line, " col ", column, ": ",
+      support::TextPosition at = support::positionOf(text, problem->syntax.offset);
+      return error(absl::StrCat("not valid JSON at line ", at.line, " col ", at.column, ": ",
                                 problem->syntax.message, " ", kRerunHint));
     }
   }
@@ -563,21 +564,9 @@ void readRunSummary(llvm::StringRef traceFile, TraceData &out) {
   llvm::sys::path::append(file, kSummaryJsonFile);
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer = llvm::MemoryBuffer::getFile(file);
   if (!buffer) return;
-  llvm::StringRef text = (*buffer)->getBuffer();
-  // summary.json is flat and small; the depth check guards the recursive parser anyway.
-  constexpr size_t kMaxSummaryBytes = 64 << 20;
-  if (text.size() > kMaxSummaryBytes) return;
-  int depth = 0, maxDepth = 0;
-  for (char c : text) {
-    if (c == '{' || c == '[') maxDepth = std::max(maxDepth, ++depth);
-    if (c == '}' || c == ']') --depth;
-  }
-  if (maxDepth > kMaxDepth) return;
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
-  if (!parsed) {
-    llvm::consumeError(parsed.takeError());
-    return;
-  }
+  // An unusable summary is not an error: the analysis needs only the trace.
+  absl::StatusOr<llvm::json::Value> parsed = support::parseJson((*buffer)->getBuffer(), file);
+  if (!parsed.ok()) return;
   const llvm::json::Object *root = parsed->getAsObject();
   if (!root) return;
   const llvm::json::Object *bound = root->getObject("bound");

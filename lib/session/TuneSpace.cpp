@@ -16,6 +16,7 @@
 #include "ptoc/ir/Printer.h"
 #include "ptoc/ir/TileShape.h"
 #include "ptoc/session/Tuner.h"
+#include "ptoc/support/BoundedJson.h"
 
 namespace ptoc::session {
 namespace {
@@ -640,10 +641,8 @@ absl::Status checkKnobName(llvm::StringRef name) {
 } // namespace
 
 absl::StatusOr<tune::SearchSpace> parseSearchSpace(llvm::StringRef text) {
-  llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
-  if (!json)
-    return absl::InvalidArgumentError(
-        absl::StrCat("search space is not valid JSON: ", llvm::toString(json.takeError())));
+  absl::StatusOr<llvm::json::Value> json = support::parseJson(text, "search space");
+  if (!json.ok()) return json.status();
   tune::SearchSpace space;
   if (json->getAsArray()) {
     absl::StatusOr<tune::SearchSpace> parsed = tune::SearchSpace::fromJson(*json);

@@ -15,6 +15,7 @@
 #include "ptoc/profile/OutputDir.h"
 #include "ptoc/runtime/Simulator.h"
 #include "ptoc/session/Version.h"
+#include "ptoc/support/BoundedJson.h"
 #include "ptoc/tune/Bank.h"
 #include "ptoc/tune/TuneResult.h"
 #include "CandidateCompiler.h"
@@ -73,8 +74,8 @@ absl::StatusOr<ModuleFacts> moduleFacts(const Session &session, llvm::StringRef 
 
 /// The knob values of a bank record's config (a JSON object of knob -> value).
 absl::StatusOr<std::map<std::string, tune::KnobValue>> configValues(llvm::StringRef text) {
-  llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
-  if (!json) return absl::InvalidArgumentError(llvm::toString(json.takeError()));
+  absl::StatusOr<llvm::json::Value> json = support::parseJson(text, "");
+  if (!json.ok()) return json.status();
   const llvm::json::Object *object = json->getAsObject();
   if (!object) return absl::InvalidArgumentError("a config must be a JSON object");
   std::map<std::string, tune::KnobValue> values;

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <optional>
 #include <type_traits>
@@ -19,6 +18,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
+
+#include "ptoc/support/BoundedJson.h"
 
 namespace ptoc::target {
 namespace {
@@ -143,7 +144,7 @@ template <typename T> std::string readNumber(const llvm::json::Value &v, Rule ru
   constexpr bool integral = std::is_integral_v<T>;
   std::string expected = absl::StrCat("expected ", ruleText(rule, integral), ", got ", describe(v));
   if constexpr (integral) {
-    llvm::Optional<int64_t> i = v.getAsInteger();
+    std::optional<int64_t> i = support::jsonInteger(v);
     if (!i || !satisfies(*i, rule)) return expected;
     if (*i > int64_t(std::numeric_limits<T>::max()))
       return absl::StrCat("expected ", ruleText(rule, true), " no larger than ",
@@ -167,18 +168,6 @@ std::optional<std::string> firstUnknownKey(const llvm::json::Object &obj,
   }
   if (unknown.empty()) return std::nullopt;
   return *std::min_element(unknown.begin(), unknown.end());
-}
-
-/// Turns llvm::json's "[3:7, byte=25]: message" into "at line 3 column 7: message".
-std::string describeParseError(llvm::Error err) {
-  std::string text = llvm::toString(std::move(err));
-  unsigned line = 0, column = 0, byte = 0;
-  int consumed = 0;
-  if (std::sscanf(text.c_str(), "[%u:%u, byte=%u]: %n", &line, &column, &byte, &consumed) == 3 &&
-      consumed > 0)
-    return absl::StrCat("invalid JSON at line ", line, " column ", column, ": ",
-                        text.substr(consumed));
-  return absl::StrCat("invalid JSON: ", text);
 }
 
 std::string presetList() { return absl::StrJoin(DeviceSpec::presetNames(), ", "); }
@@ -234,8 +223,8 @@ absl::StatusOr<DeviceSpec> parseDevice(llvm::StringRef json, llvm::StringRef sou
     return absl::InvalidArgumentError(absl::StrCat(source.str(), ": ", msg));
   };
 
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
-  if (!parsed) return fail(describeParseError(parsed.takeError()));
+  absl::StatusOr<llvm::json::Value> parsed = support::parseJson(json, source);
+  if (!parsed.ok()) return parsed.status();
   const llvm::json::Object *root = parsed->getAsObject();
   if (!root)
     return fail(absl::StrCat("expected a JSON object at the top level, got ", describe(*parsed)));

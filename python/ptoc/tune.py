@@ -14,7 +14,7 @@ import json
 import sys
 
 from . import _ptoc
-from .errors import Error
+from .errors import Error, OptionError
 from .jit import JitFunction, session_for
 
 
@@ -91,10 +91,10 @@ def _space_json(space):
             values = [list(v) if isinstance(v, tuple) else v for v in values]
         out[knob] = values
     try:
-        return json.dumps(out)
-    except TypeError as e:
-        raise Error(f"ptoc.tune: space values must be numbers, bools, strings or lists of "
-                    f"integers ({e})") from None
+        return json.dumps(out, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as e:
+        raise OptionError(f"ptoc.tune: space values must be finite numbers, bools, strings or "
+                          f"lists of integers ({type(e).__name__}: {e})") from None
 
 
 class _Progress:
