@@ -127,6 +127,8 @@ absl::StatusOr<Session> Session::create(llvm::StringRef deviceNameOrPath) {
 }
 
 absl::StatusOr<Kernel> Session::compile(ir::Module &module, const CompileOptions &options) const {
+  // A description built in code was never read through fromJson's checks.
+  if (absl::Status s = device_.validate(); !s.ok()) return s;
   auto start = Clock::now();
   ir::Context &ctx = module.context();
   ir::DiagnosticCollector diags(ctx.diag());

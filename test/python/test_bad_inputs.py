@@ -103,3 +103,32 @@ def test_a_deep_search_space_from_python_is_an_error(tmp_path):
     """, tmp_path, prelude=SOFTMAX)
     assert proc.returncode == 0, proc.stderr
     assert "ptoc.tune: space values must be" in proc.stdout, proc.stdout
+
+
+# --- device descriptions out of physical bounds (issue 14, item 3) --------------------
+
+@pytest.mark.parametrize("fields, message", [
+    ('"aic_cores": 1e9, "aiv_cores": 2e9',
+     "field 'aic_cores': 1000000000 is out of range: it must be between 1 and 1024"),
+    ('"aic_cores": 100000000, "aiv_cores": 100000000',
+     "field 'aic_cores': 100000000 is out of range"),
+    ('"compute": {"vector_bytes_per_cycle": 1e-300}',
+     "field 'compute.vector_bytes_per_cycle': 1e-300 is out of range: it must be between 1 "
+     "and 65536"),
+    ('"memory": {"hbm_bytes_per_second": 1e-300}',
+     "field 'memory.hbm_bytes_per_second': 1e-300 is out of range"),
+    ('"memory": {"hbm_bytes_per_second": 9223372036854775808}',
+     "field 'memory.hbm_bytes_per_second': 9223372036854775808 is out of range"),
+])
+def test_a_device_out_of_bounds_is_an_option_error(tmp_path, fields, message):
+    (tmp_path / "dev.json").write_text('{"name": "bad", ' + fields + "}")
+    proc = run_isolated("""
+        import numpy as np, ptoc
+        try:
+            f = ptoc.jit(lambda x: ptoc.exp(x), device="dev.json")
+            print("no error")
+        except ptoc.OptionError as e:
+            print(e)
+    """, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("dev.json: " + message), proc.stdout
