@@ -15,6 +15,7 @@
 #include "ptoc/ir/Parser.h"
 #include "ptoc/ir/Printer.h"
 #include "ptoc/ir/TileShape.h"
+#include "ptoc/runtime/Simulator.h"
 #include "ptoc/session/Tuner.h"
 #include "ptoc/support/BoundedJson.h"
 
@@ -32,7 +33,7 @@ constexpr std::pair<int64_t, int64_t> kCubeScales[] = {{1, 1}, {1, 2}, {2, 1}};
 /// all"; 1 = no merging).
 constexpr int64_t kNBufferCounts[] = {1, 2, 4, 8, 16};
 /// The number of scheduler modes (device_sched_mode 0..3).
-constexpr int64_t kSchedModes = 4;
+constexpr int64_t kSchedModes = runtime::kMaxSchedMode + 1;
 /// Cube sizes are multiples of this many elements (checkCubeTile's alignment).
 constexpr int64_t kCubeRound = 16;
 
