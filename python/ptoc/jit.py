@@ -428,9 +428,21 @@ class JitFunction:
             a = out_arrays[i]
             return _ptoc.bf16_to_float(a) if kernel.results[i]["dtype"] == "bf16" else a
 
-        for user, i in copy_back:
-            np.copyto(user, user_view(i), casting="unsafe")
-        returned = [user_view(i) for i in range(len(plan.outputs), len(out_arrays))]
+        def not_computed(i):
+            # run_numerics=False computes nothing: a returned tensor is NaN (floats) or
+            # 0 (ints) of its shape and dtype, never uninitialised memory.
+            dtype = np.dtype(np.float32) if kernel.results[i]["dtype"] == "bf16" \
+                else np.dtype(as_dtype(kernel.results[i]["dtype"]).storage)
+            fill = np.nan if dtype.kind == "f" else 0
+            return np.full(kernel.results[i]["shape"], fill, dtype=dtype)
+
+        if not run["run_numerics"]:
+            # Output parameters keep what they held (nothing is copied back).
+            returned = [not_computed(i) for i in range(len(plan.outputs), len(out_arrays))]
+        else:
+            for user, i in copy_back:
+                np.copyto(user, user_view(i), casting="unsafe")
+            returned = [user_view(i) for i in range(len(plan.outputs), len(out_arrays))]
         if plan.return_kind is None:
             return None
         if plan.return_kind == "one":
