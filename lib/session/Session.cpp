@@ -262,6 +262,10 @@ absl::StatusOr<RunReport> Session::runWith(const Kernel &kernel,
     return absl::InvalidArgumentError(absl::StrCat(
         "runtime_debug_mode must be 0 (off), 1 (swimlane) or 2 (swimlane with pipe lanes), got ",
         options.debugMode));
+  if (options.hostThreads > runtime::kMaxHostThreads)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "host_threads must be between 0 (all cores) and ", runtime::kMaxHostThreads, ", got ",
+        options.hostThreads));
   if (absl::Status st = checkBuffers(kernel, kernel.args, args, "argument"); !st.ok())
     return st;
   if (results)

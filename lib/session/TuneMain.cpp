@@ -17,6 +17,7 @@
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Parser.h"
 #include "ptoc/ir/Printer.h"
+#include "ptoc/runtime/Executor.h"
 #include "ptoc/session/Session.h"
 #include "ptoc/session/TuneProgress.h"
 #include "ptoc/session/Tuner.h"
@@ -327,6 +328,11 @@ std::optional<SearchArgs> parseSearchArgs(const std::vector<std::string> &args) 
       if (!number(out.seed)) return std::nullopt;
     } else if (name == "--threads") {
       if (!number(n)) return std::nullopt;
+      if (n > runtime::kMaxHostThreads) {
+        llvm::errs() << "ptoc tune: --threads " << n << " is more than "
+                     << runtime::kMaxHostThreads << " host threads\n";
+        return std::nullopt;
+      }
       out.threads = static_cast<unsigned>(n);
     } else if (name == "--bank") out.bank = value;
     else if (name == "--result-dir") out.resultDir = value;

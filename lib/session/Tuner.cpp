@@ -13,6 +13,7 @@
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Parser.h"
 #include "ptoc/profile/OutputDir.h"
+#include "ptoc/runtime/Executor.h"
 #include "ptoc/runtime/Simulator.h"
 #include "ptoc/session/Version.h"
 #include "ptoc/support/BoundedJson.h"
@@ -128,6 +129,10 @@ absl::StatusOr<std::optional<BankAnswer>> lookupTuned(const Session &session,
 absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef moduleText,
                                       const TuneOptions &options,
                                       const tune::SearchSpace *space) {
+  if (options.threads > runtime::kMaxHostThreads)
+    return absl::InvalidArgumentError(absl::StrCat("tuning threads must be between 0 (all cores) and ",
+                                                   runtime::kMaxHostThreads, ", got ",
+                                                   options.threads));
   absl::StatusOr<ModuleFacts> facts = moduleFacts(session, moduleText);
   if (!facts.ok()) return facts.status();
 

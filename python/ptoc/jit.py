@@ -9,6 +9,7 @@ reuse the compiled kernel (``cache_info()`` counts hits and misses).
 import collections
 import functools
 import inspect
+import os
 import threading
 import warnings
 
@@ -16,8 +17,8 @@ import numpy as np
 
 from . import _ptoc
 from .dtypes import DT_BF16, as_dtype, from_array_dtype
-from .errors import DTypeError, Error, ShapeError
-from .options import OptionSet, ambient, defaults
+from .errors import ArgumentError, DTypeError, Error, OptionError, ShapeError
+from .options import STAGES, OptionSet, ambient, defaults
 from .tensor import Tensor
 from .tracing import Trace, tracing
 
@@ -29,6 +30,11 @@ _sessions_lock = threading.Lock()
 
 def session_for(device):
     """The (immutable, shareable) session of a device preset name or JSON path."""
+    if isinstance(device, os.PathLike):
+        device = os.fspath(device)
+    if not isinstance(device, str):
+        raise OptionError(f"device must be a preset name ({', '.join(_ptoc.device_presets())}) "
+                          f"or the path of a device JSON file, got {device!r}")
     with _sessions_lock:
         s = _sessions.get(device)
     if s is None:
@@ -84,6 +90,8 @@ class CompiledKernel:
         """The text of a stage: "tensor" (as traced), "tile" (after expand-tiles),
         "partitioned" (after the merge passes) or "codegen" (leaf programs and the
         execute graph), as ptoc-opt prints them. Default: the last stage reached."""
+        if stage is not None and not isinstance(stage, str):
+            raise OptionError(f"ir(): stage must be one of {', '.join(STAGES)}, got {stage!r}")
         return self._kernel.ir(stage or self._kernel.stage)
 
     @property
@@ -197,7 +205,7 @@ class JitFunction:
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as e:
-            raise TypeError(f"{self.fn.__qualname__}(): {e}") from None
+            raise ArgumentError(f"{self.fn.__qualname__}(): {e}") from None
         bound.apply_defaults()
         return bound.arguments
 
@@ -242,7 +250,7 @@ class JitFunction:
                 try:
                     hash(value)
                 except TypeError:
-                    raise TypeError(f"{self.fn.__qualname__}(): parameter '{name}' is neither "
+                    raise ArgumentError(f"{self.fn.__qualname__}(): parameter '{name}' is neither "
                                     f"a numpy array nor a hashable constant "
                                     f"({type(value).__name__})") from None
                 parts.append((name, "const", type(value).__name__, value))
