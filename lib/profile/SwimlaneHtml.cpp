@@ -15,6 +15,7 @@
 #include "ptoc/profile/RunOutputs.h"
 #include "ptoc/profile/TraceAnalysis.h"
 #include "ptoc/support/BoundedJson.h"
+#include "ptoc/support/ReadFile.h"
 
 namespace ptoc::profile {
 
@@ -79,6 +80,15 @@ absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> readFile(const std::string &
   return std::move(*buffer);
 }
 
+/// summary.json or analysis.json: small, so read whole with a size limit.
+absl::StatusOr<std::string> readJsonFile(const std::string &path) {
+  absl::StatusOr<std::string> text = support::readFileBounded(path, support::kMaxJsonBytes);
+  if (!text.ok())
+    return absl::NotFoundError(
+        absl::StrCat("swimlane.html: cannot read '", path, "': ", text.status().message()));
+  return text;
+}
+
 } // namespace
 
 absl::Status writeSwimlaneHtml(llvm::raw_ostream &os, const SwimlaneHtmlInputs &inputs) {
@@ -107,20 +117,19 @@ absl::Status writeSwimlaneHtml(llvm::raw_ostream &os, const SwimlaneHtmlInputs &
 absl::Status writeSwimlaneHtmlFile(llvm::StringRef folder) {
   absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> trace = readFile(join(folder, kSwimlaneFile));
   if (!trace.ok()) return trace.status();
-  absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> summary =
-      readFile(join(folder, kSummaryJsonFile));
+  absl::StatusOr<std::string> summary = readJsonFile(join(folder, kSummaryJsonFile));
   if (!summary.ok()) return summary.status();
-  std::unique_ptr<llvm::MemoryBuffer> analysis;
+  std::string analysis;
   std::string analysisPath = join(folder, kAnalysisFile);
   if (llvm::sys::fs::exists(analysisPath)) {
-    absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> read = readFile(analysisPath);
+    absl::StatusOr<std::string> read = readJsonFile(analysisPath);
     if (!read.ok()) return read.status();
-    analysis = std::move(*read);
+    analysis = *std::move(read);
   }
   SwimlaneHtmlInputs inputs;
   inputs.traceJson = (*trace)->getBuffer();
-  inputs.summaryJson = (*summary)->getBuffer();
-  if (analysis) inputs.analysisJson = analysis->getBuffer();
+  inputs.summaryJson = *summary;
+  inputs.analysisJson = analysis;
   return writeFileAtomically(join(folder, kSwimlaneHtmlFile), [&](llvm::raw_ostream &os) {
     absl::Status s = writeSwimlaneHtml(os, inputs);
     if (s.ok()) return s;

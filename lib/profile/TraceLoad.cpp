@@ -21,6 +21,7 @@
 #include "ptoc/profile/TraceCheck.h"
 #include "ptoc/runtime/Simulator.h"
 #include "ptoc/support/BoundedJson.h"
+#include "ptoc/support/ReadFile.h"
 #include "ptoc/support/TextPosition.h"
 
 namespace ptoc::profile {
@@ -647,10 +648,10 @@ void readRunSummary(llvm::StringRef traceFile, TraceData &out) {
   llvm::SmallString<256> file(traceFile);
   llvm::sys::path::remove_filename(file);
   llvm::sys::path::append(file, kSummaryJsonFile);
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer = llvm::MemoryBuffer::getFile(file);
-  if (!buffer) return;
+  absl::StatusOr<std::string> text = support::readFileBounded(file, support::kMaxJsonBytes);
+  if (!text.ok()) return;
   // An unusable summary is not an error: the analysis needs only the trace.
-  absl::StatusOr<llvm::json::Value> parsed = support::parseJson((*buffer)->getBuffer(), file);
+  absl::StatusOr<llvm::json::Value> parsed = support::parseJson(*text, file);
   if (!parsed.ok()) return;
   const llvm::json::Object *root = parsed->getAsObject();
   if (!root) return;

@@ -22,6 +22,8 @@
 #include "ptoc/session/TuneProgress.h"
 #include "ptoc/session/Tuner.h"
 #include "ptoc/session/Version.h"
+#include "ptoc/support/BoundedJson.h"
+#include "ptoc/support/ReadFile.h"
 #include "ptoc/target/DeviceSpec.h"
 #include "ptoc/tune/Bank.h"
 
@@ -416,14 +418,14 @@ int searchCommand(const std::vector<std::string> &args) {
 
   std::optional<tune::SearchSpace> space;
   if (!a->spaceFile.empty()) {
-    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
-        llvm::MemoryBuffer::getFile(a->spaceFile);
-    if (!text) {
+    absl::StatusOr<std::string> text =
+        support::readFileBounded(a->spaceFile, support::kMaxJsonBytes);
+    if (!text.ok()) {
       llvm::errs() << "ptoc tune: --space: cannot read '" << a->spaceFile
-                   << "': " << text.getError().message() << "\n";
+                   << "': " << std::string(text.status().message()) << "\n";
       return kExitError;
     }
-    absl::StatusOr<tune::SearchSpace> parsed = parseSearchSpace((*text)->getBuffer());
+    absl::StatusOr<tune::SearchSpace> parsed = parseSearchSpace(*text);
     if (!parsed.ok()) {
       llvm::errs() << a->spaceFile << ": " << std::string(parsed.status().message()) << "\n";
       return kExitError;

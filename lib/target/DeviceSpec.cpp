@@ -15,11 +15,11 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
 #include "ptoc/support/BoundedJson.h"
+#include "ptoc/support/ReadFile.h"
 
 namespace ptoc::target {
 namespace {
@@ -372,12 +372,12 @@ absl::StatusOr<DeviceSpec> DeviceSpec::load(llvm::StringRef nameOrPath) {
   if (!looksLikePath && findPreset(nameOrPath)) return preset(nameOrPath);
   bool isFile = llvm::sys::fs::exists(nameOrPath) && !llvm::sys::fs::is_directory(nameOrPath);
   if (isFile || looksLikePath) {
-    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buf =
-        llvm::MemoryBuffer::getFile(nameOrPath, /*IsText=*/true);
-    if (!buf)
-      return absl::InvalidArgumentError(absl::StrCat("cannot read device file '", nameOrPath.str(),
-                                                     "': ", buf.getError().message()));
-    return fromJson((*buf)->getBuffer(), nameOrPath);
+    absl::StatusOr<std::string> text =
+        support::readFileBounded(nameOrPath, support::kMaxJsonBytes);
+    if (!text.ok())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot read device file '", nameOrPath.str(), "': ", text.status().message()));
+    return fromJson(*text, nameOrPath);
   }
   if (findPreset(nameOrPath)) return preset(nameOrPath);
   return absl::InvalidArgumentError(absl::StrCat("unknown device '", nameOrPath.str(),
