@@ -3,7 +3,6 @@
 #include "ptoc/support/BoundedJson.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -60,7 +59,6 @@ bool overflowsDouble(llvm::StringRef token) {
   if (token.find_first_of("eE") == llvm::StringRef::npos && token.size() <= 308) return false;
   std::string s = token.str();
   char *end = nullptr;
-  errno = 0;
   double v = std::strtod(s.c_str(), &end);
   return end == s.c_str() + s.size() && std::isinf(v);
 }
