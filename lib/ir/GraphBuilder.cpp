@@ -2,10 +2,25 @@
 #include "ptoc/ir/GraphBuilder.h"
 
 #include <algorithm>
+#include <cmath>
+#include <sstream>
 
 #include "ptoc/ir/Verifier.h"
 
 namespace ptoc::ir {
+
+/// Why `shape` of `dtype` cannot be a tensor ("" if it can): dimensions are positive
+/// and the size in bytes fits in 64 bits, as the parser requires of a written type.
+static std::string shapeProblem(llvm::ArrayRef<int64_t> shape, DType dtype) {
+  for (int64_t d : shape)
+    if (d <= 0) return "dimensions must be positive, got " + shapeStr(shape);
+  int64_t bytes = elementSize(dtype);
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(bytes, d, &bytes))
+      return "a tensor of shape " + shapeStr(shape) + " is too large: its size in bytes does "
+             "not fit in 64 bits";
+  return "";
+}
 
 GraphBuilder::GraphBuilder(Module &m, const target::DeviceSpec *device)
     : module_(m), ctx_(m.context()), device_(device) {}
@@ -25,10 +40,14 @@ absl::StatusOr<Func *> GraphBuilder::beginFunc(llvm::StringRef name,
   if (module_.lookup(name))
     return absl::InvalidArgumentError("function '@" + name.str() +
                                       "' already exists in this module; pick another name");
-  for (size_t i = 0; i < argTypes.size(); ++i)
+  for (size_t i = 0; i < argTypes.size(); ++i) {
     if (!argTypes[i] || !argTypes[i].isTensor())
       return absl::InvalidArgumentError("argument " + std::to_string(i) + " of '@" +
                                         name.str() + "' must be a tensor type");
+    if (std::string why = shapeProblem(argTypes[i].shape(), argTypes[i].dtype()); !why.empty())
+      return absl::InvalidArgumentError("argument " + std::to_string(i) + " of '@" +
+                                        name.str() + "': " + why);
+  }
   if (!argNames.empty() && argNames.size() != argTypes.size())
     return absl::InvalidArgumentError("'@" + name.str() + "' has " +
                                       std::to_string(argTypes.size()) + " arguments but " +
@@ -172,8 +191,8 @@ absl::StatusOr<Value *> GraphBuilder::reduce(OpCode code, Value *x,
 
 absl::StatusOr<Value *> GraphBuilder::reshape(Value *x, llvm::ArrayRef<int64_t> shape) {
   if (!x) return error("reshape", "operand 0 is null");
-  for (int64_t d : shape)
-    if (d <= 0) return error("reshape", "dimensions must be positive, got " + shapeStr(shape));
+  if (std::string why = shapeProblem(shape, x->type().dtype()); !why.empty())
+    return error("reshape", why);
   return create(OpCode::Reshape, {x}, {}, ctx_.withShape(x->type(), shape));
 }
 
@@ -197,6 +216,8 @@ absl::StatusOr<Value *> GraphBuilder::view(Value *x, llvm::ArrayRef<int64_t> off
   if (!x) return error("view", "operand 0 is null");
   for (int64_t d : shape)
     if (d <= 0) return error("view", "slice sizes must be positive, got " + shapeStr(shape));
+  if (std::string why = shapeProblem(shape, x->type().dtype()); !why.empty())
+    return error("view", why);
   return create(OpCode::View, {x}, {{ctx_.id("offsets"), ctx_.intArrayAttr(offsets)}},
                 ctx_.withShape(x->type(), shape));
 }
@@ -216,11 +237,26 @@ absl::StatusOr<Value *> GraphBuilder::concat(llvm::ArrayRef<Value *> values, int
 
 absl::StatusOr<Value *> GraphBuilder::full(llvm::ArrayRef<int64_t> shape, double value,
                                            DType dtype) {
-  for (int64_t d : shape)
-    if (d <= 0) return error("full", "dimensions must be positive, got " + shapeStr(shape));
-  Attribute v = isInteger(dtype) && value == static_cast<double>(static_cast<int64_t>(value))
-                    ? ctx_.intAttr(static_cast<int64_t>(value))
-                    : ctx_.floatAttr(roundToDType(value, dtype));
+  if (std::string why = shapeProblem(shape, dtype); !why.empty()) return error("full", why);
+  Attribute v;
+  if (isInteger(dtype)) {
+    // Checked before converting: a double outside int64 (or NaN) has no int64 value.
+    if (std::isnan(value))
+      return error("full", "value nan is not a number of the integer element type " +
+                               std::string(dtypeName(dtype)));
+    if (std::trunc(value) == value && !(value >= -9223372036854775808.0 &&
+                                        value < 9223372036854775808.0 &&
+                                        roundToDType(value, dtype) == value)) {
+      std::ostringstream text;
+      text << value;
+      return error("full", "value " + text.str() + " is out of range for the element type " +
+                               std::string(dtypeName(dtype)));
+    }
+    v = std::trunc(value) == value ? ctx_.intAttr(static_cast<int64_t>(value))
+                                   : ctx_.floatAttr(value); // the verifier names it
+  } else {
+    v = ctx_.floatAttr(roundToDType(value, dtype));
+  }
   return create(OpCode::Full, {}, {{ctx_.id("value"), v}}, ctx_.tensorType(dtype, shape));
 }
 

@@ -312,11 +312,17 @@ bool checkRegion(llvm::ArrayRef<int64_t> offsets, llvm::ArrayRef<int64_t> region
   if (region.size() != whole.rank())
     return fail(error, std::string(what) + " has rank " + std::to_string(region.size()) +
                            " but " + whole.str() + " has rank " + std::to_string(whole.rank()));
+  // Offsets come from users and may be near INT64_MAX: compare without adding (sizes
+  // are positive, so whole.dim(d) - offsets[d] cannot overflow once offsets[d] >= 0).
   for (size_t d = 0; d < offsets.size(); ++d)
-    if (offsets[d] < 0 || offsets[d] + region[d] > whole.dim(d))
-      return fail(error, "region [" + std::to_string(offsets[d]) + ", " +
-                             std::to_string(offsets[d] + region[d]) + ") of dimension " +
-                             std::to_string(d) + " is outside " + whole.str());
+    if (offsets[d] < 0 || region[d] > whole.dim(d) - offsets[d]) {
+      // The end of the region as text; the sum of two int64s >= 0 fits in uint64.
+      std::string end = offsets[d] < 0
+                            ? std::to_string(offsets[d] + region[d])
+                            : std::to_string(uint64_t(offsets[d]) + uint64_t(region[d]));
+      return fail(error, "region [" + std::to_string(offsets[d]) + ", " + end +
+                             ") of dimension " + std::to_string(d) + " is outside " + whole.str());
+    }
   return true;
 }
 
@@ -374,8 +380,19 @@ Type concatRule(const TypeRuleInput &in, std::string &error) {
                         ", which is not the concat axis (" + typeList(in.operands) + ")");
         return {};
       }
-    shape[axis] += t.dim(axis);
+    if (__builtin_add_overflow(shape[axis], t.dim(axis), &shape[axis])) {
+      fail(error, "the concatenated dimension " + std::to_string(axis) +
+                      " does not fit in 64 bits (" + typeList(in.operands) + ")");
+      return {};
+    }
   }
+  int64_t bytes = elementSize(first.dtype());
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(bytes, d, &bytes)) {
+      fail(error, "the result is too large: its size in bytes does not fit in 64 bits (" +
+                      typeList(in.operands) + ")");
+      return {};
+    }
   return in.ctx.withShape(first, shape);
 }
 

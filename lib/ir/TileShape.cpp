@@ -29,7 +29,7 @@ int64_t mulSat(int64_t a, int64_t b) {
 }
 
 int64_t roundUp(int64_t v, int64_t multiple) {
-  return mulSat((v + multiple - 1) / multiple, multiple);
+  return mulSat(v / multiple + (v % multiple != 0), multiple); // v + multiple - 1 may overflow
 }
 
 std::string shapeText(llvm::ArrayRef<int64_t> shape) {

@@ -14,6 +14,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "ptoc/support/BoundedJson.h"
+
 namespace ptoc::profile {
 
 namespace {
@@ -141,7 +143,7 @@ absl::StatusOr<std::vector<TensorInfo>> readTensors(const Reader &r, const llvm:
     const llvm::json::Array *shape = t->getArray("shape");
     if (!shape) return r.error(absl::StrCat(ip, "shape"), "missing or not an array");
     for (const llvm::json::Value &d : *shape) {
-      auto v = d.getAsInteger();
+      std::optional<int64_t> v = support::jsonInteger(d);
       if (!v) return r.error(absl::StrCat(ip, "shape"), "holds a non-integer");
       info.shape.push_back(*v);
     }
@@ -297,10 +299,8 @@ std::string perfReportJson(const PerfReport &r) {
 }
 
 absl::StatusOr<PerfReport> parsePerfReport(llvm::StringRef text, llvm::StringRef sourceName) {
-  llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
-  if (!value)
-    return absl::InvalidArgumentError(absl::StrCat(
-        sourceName.str(), ": not valid JSON: ", llvm::toString(value.takeError())));
+  absl::StatusOr<llvm::json::Value> value = support::parseJson(text, sourceName);
+  if (!value.ok()) return value.status();
   const llvm::json::Object *root = value->getAsObject();
   Reader r(sourceName);
   if (!root) return r.error("(top level)", "not an object");
@@ -378,10 +378,8 @@ absl::StatusOr<PerfReport> parsePerfReport(llvm::StringRef text, llvm::StringRef
 
 absl::StatusOr<PerfReport> reportFromSummaryJson(llvm::StringRef text,
                                                  llvm::StringRef sourceName) {
-  llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
-  if (!value)
-    return absl::InvalidArgumentError(absl::StrCat(
-        sourceName.str(), ": not valid JSON: ", llvm::toString(value.takeError())));
+  absl::StatusOr<llvm::json::Value> value = support::parseJson(text, sourceName);
+  if (!value.ok()) return value.status();
   const llvm::json::Object *root = value->getAsObject();
   Reader r(sourceName);
   if (!root) return r.error("(top level)", "not an object");

@@ -14,6 +14,8 @@
 #include "ptoc/profile/OutputDir.h"
 #include "ptoc/profile/RunOutputs.h"
 #include "ptoc/profile/TraceAnalysis.h"
+#include "ptoc/support/BoundedJson.h"
+#include "ptoc/support/ReadFile.h"
 
 namespace ptoc::profile {
 
@@ -56,11 +58,10 @@ void writeDataScript(llvm::raw_ostream &os, llvm::StringRef id, llvm::StringRef 
 }
 
 absl::Status checkJson(llvm::StringRef what, llvm::StringRef text) {
-  llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
-  if (value) return absl::OkStatus();
-  std::string why = llvm::toString(value.takeError());
+  absl::StatusOr<llvm::json::Value> value = support::parseJson(text, "");
+  if (value.ok()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
-      "swimlane.html: the ", what.str(), " is not valid JSON (", why,
+      "swimlane.html: ", what.str(), " is not usable JSON (", value.status().message(),
       "); regenerate it with the ptoc run or `ptoc prof` that writes it"));
 }
 
@@ -79,6 +80,15 @@ absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> readFile(const std::string &
   return std::move(*buffer);
 }
 
+/// summary.json or analysis.json: small, so read whole with a size limit.
+absl::StatusOr<std::string> readJsonFile(const std::string &path) {
+  absl::StatusOr<std::string> text = support::readFileBounded(path, support::kMaxJsonBytes);
+  if (!text.ok())
+    return absl::NotFoundError(
+        absl::StrCat("swimlane.html: cannot read '", path, "': ", text.status().message()));
+  return text;
+}
+
 } // namespace
 
 absl::Status writeSwimlaneHtml(llvm::raw_ostream &os, const SwimlaneHtmlInputs &inputs) {
@@ -87,11 +97,11 @@ absl::Status writeSwimlaneHtml(llvm::raw_ostream &os, const SwimlaneHtmlInputs &
     return absl::InvalidArgumentError(
         "swimlane.html: the trace is empty or not a JSON object (expected the text of "
         "merged_swimlane.json, which starts with '{')");
-  if (absl::Status s = checkJson("summary", inputs.summaryJson.empty() ? "{}" : inputs.summaryJson);
+  if (absl::Status s = checkJson(kSummaryJsonFile, inputs.summaryJson.empty() ? "{}" : inputs.summaryJson);
       !s.ok())
     return s;
   if (!inputs.analysisJson.empty())
-    if (absl::Status s = checkJson("analysis", inputs.analysisJson); !s.ok()) return s;
+    if (absl::Status s = checkJson(kAnalysisFile, inputs.analysisJson); !s.ok()) return s;
 
   os << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<title>ptoc swimlane</title>\n<style>\n"
@@ -107,22 +117,23 @@ absl::Status writeSwimlaneHtml(llvm::raw_ostream &os, const SwimlaneHtmlInputs &
 absl::Status writeSwimlaneHtmlFile(llvm::StringRef folder) {
   absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> trace = readFile(join(folder, kSwimlaneFile));
   if (!trace.ok()) return trace.status();
-  absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> summary =
-      readFile(join(folder, kSummaryJsonFile));
+  absl::StatusOr<std::string> summary = readJsonFile(join(folder, kSummaryJsonFile));
   if (!summary.ok()) return summary.status();
-  std::unique_ptr<llvm::MemoryBuffer> analysis;
+  std::string analysis;
   std::string analysisPath = join(folder, kAnalysisFile);
   if (llvm::sys::fs::exists(analysisPath)) {
-    absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> read = readFile(analysisPath);
+    absl::StatusOr<std::string> read = readJsonFile(analysisPath);
     if (!read.ok()) return read.status();
-    analysis = std::move(*read);
+    analysis = *std::move(read);
   }
   SwimlaneHtmlInputs inputs;
   inputs.traceJson = (*trace)->getBuffer();
-  inputs.summaryJson = (*summary)->getBuffer();
-  if (analysis) inputs.analysisJson = analysis->getBuffer();
+  inputs.summaryJson = *summary;
+  inputs.analysisJson = analysis;
   return writeFileAtomically(join(folder, kSwimlaneHtmlFile), [&](llvm::raw_ostream &os) {
-    return writeSwimlaneHtml(os, inputs);
+    absl::Status s = writeSwimlaneHtml(os, inputs);
+    if (s.ok()) return s;
+    return absl::Status(s.code(), absl::StrCat(folder.str(), ": ", s.message()));
   });
 }
 

@@ -5,6 +5,7 @@
 // file order, as if the checks ran over a fully parsed document.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -18,12 +19,25 @@
 #include "ptoc/profile/RunOutputs.h"
 #include "ptoc/profile/TraceAnalysis.h"
 #include "ptoc/profile/TraceCheck.h"
+#include "ptoc/runtime/Simulator.h"
+#include "ptoc/support/BoundedJson.h"
+#include "ptoc/support/ReadFile.h"
+#include "ptoc/support/TextPosition.h"
 
 namespace ptoc::profile {
 
 namespace {
 
-constexpr int kMaxDepth = kMaxTraceJsonDepth;
+/// Largest byte count one event may carry: 2^53 (8 PiB), the largest integer a double
+/// (and so any JSON reader) holds exactly; far beyond any task's transfers. The
+/// totals over all events are checked as they are summed.
+constexpr int64_t kMaxTraceBytes = int64_t(1) << 53;
+/// Largest time (us) an event or otherData may carry: 1e15 us is 31 years, far beyond
+/// any simulated run; it keeps every sum and difference of times finite and printable.
+constexpr double kMaxTraceUs = 1e15;
+/// Largest core, scheduler-thread or small-id count read from a trace (ids, hash
+/// orders, group sizes, thread numbers): they are ints in ptoc's records.
+constexpr int64_t kMaxTraceIndex = std::numeric_limits<int>::max();
 constexpr const char *kRerunHint =
     "(a truncated trace? re-run with runtime_debug_mode=1 and let the run finish)";
 
@@ -61,6 +75,7 @@ enum Check {
   kHashOrder,
   kDuplicateCall,
   kReadyTimes,
+  kArgNumbers,
   kCoreCount,
   kCallRange,
 };
@@ -161,6 +176,8 @@ private:
   std::vector<std::string> flowStrings_;
   std::vector<TraceTask> tasks_;
   std::vector<TracePipe> pipes_;
+  /// Running totals of the byte counts, so the analysis's sums cannot overflow.
+  int64_t bytesIn_ = 0, bytesOut_ = 0, pipeBytes_ = 0;
 };
 
 void Loader::readOtherData(JsonRef other) {
@@ -196,26 +213,47 @@ absl::Status Loader::checkOtherData(TraceData &out) const {
   out.func = *other_.func;
   out.device = *other_.device;
   if (other_.limiter) out.limiter = *other_.limiter;
-  double schedMode = 0, aic = 0, aiv = 0;
-  for (auto [key, slot] : {std::pair<const char *, double *>{"simulated_us", &out.simulatedUs},
-                           {"bound_us", &out.boundUs},
-                           {"head_us", &out.headUs},
-                           {"clock_mhz", &out.clockMHz},
-                           {"sched_mode", &schedMode},
-                           {"aic_cores", &aic},
-                           {"aiv_cores", &aiv}}) {
-    const std::optional<double> &v = other_.numbers.at(key);
+  // Times are in [0, kMaxTraceUs]; the counts are whole numbers that fit ptoc's ints
+  // (the core counts are the lanes' bounds, so they must be exact).
+  double schedMode = 0, aic = 0, aiv = 0, threads = 0;
+  constexpr double kMaxIndex = static_cast<double>(kMaxTraceIndex);
+  struct Field {
+    const char *key;
+    double *slot;
+    double lo, hi;
+    bool whole;
+  };
+  for (const Field &f : {Field{"simulated_us", &out.simulatedUs, 0, kMaxTraceUs, false},
+                         Field{"bound_us", &out.boundUs, 0, kMaxTraceUs, false},
+                         Field{"head_us", &out.headUs, 0, kMaxTraceUs, false},
+                         Field{"clock_mhz", &out.clockMHz, 0, kMaxTraceUs, false},
+                         Field{"sched_mode", &schedMode, runtime::kMinSchedMode,
+                               runtime::kMaxSchedMode, true},
+                         Field{"aic_cores", &aic, 0, kMaxIndex, true},
+                         Field{"aiv_cores", &aiv, 0, kMaxIndex, true}}) {
+    const std::optional<double> &v = other_.numbers.at(f.key);
     if (!v || !std::isfinite(*v))
-      return fail(absl::StrCat("otherData.", key, " is missing or not a number"));
-    *slot = *v;
+      return fail(absl::StrCat("otherData.", f.key, " is missing or not a number"));
+    if (!(*v >= f.lo && *v <= f.hi) || (f.whole && std::floor(*v) != *v) ||
+        (f.slot == &out.clockMHz && *v <= 0))
+      return fail(absl::StrCat("otherData.", f.key, " is ", *v, "; it must be ",
+                               f.whole ? "a whole number" : "a number", " between ", f.lo,
+                               " and ", f.hi, f.slot == &out.clockMHz ? " (and above 0)" : ""));
+    *f.slot = *v;
   }
-  constexpr double kMaxCores = 1 << 20;
-  if (aic < 0 || aiv < 0 || aic > kMaxCores || aiv > kMaxCores)
-    return fail("otherData.aic_cores / aiv_cores out of range");
+  if (other_.threads) {
+    threads = *other_.threads;
+    if (!(threads >= 0 && threads <= kMaxIndex) || std::floor(threads) != threads)
+      return fail(absl::StrCat("otherData.scheduler_threads is ", threads,
+                               "; it must be a whole number between 0 and ", kMaxIndex));
+  }
   out.schedMode = static_cast<int>(schedMode);
   out.aicCores = static_cast<int>(aic);
   out.aivCores = static_cast<int>(aiv);
-  out.schedulerThreads = static_cast<int>(other_.threads.value_or(0));
+  out.schedulerThreads = static_cast<int>(threads);
+  if (other_.ratio && !(*other_.ratio >= 0 && std::isfinite(*other_.ratio)))
+    return fail(absl::StrCat("otherData.ratio is ", *other_.ratio,
+                             "; it must be a finite number >= 0"));
   out.ratio = other_.ratio.value_or(out.simulatedUs > 0 ? out.boundUs / out.simulatedUs : 0.0);
   if (other_.tasks && *other_.tasks < 0) return error("otherData.tasks is negative");
   return absl::OkStatus();
@@ -262,13 +300,37 @@ absl::Status Loader::onEvent(size_t index, JsonRef event, llvm::StringRef eventT
   return absl::OkStatus();
 }
 
-/// A required non-negative finite time of an event.
+/// A required time of an event, in [0, kMaxTraceUs].
 bool readTime(JsonRef object, llvm::StringRef key, double &out) {
   std::optional<double> v = object.getNumber(key);
-  if (!v || !std::isfinite(*v) || *v < 0) return false;
+  if (!v || !(*v >= 0 && *v <= kMaxTraceUs)) return false;
   out = *v;
   return true;
 }
+
+/// An optional integer member of `args` in [lo, hi] (`absent` when missing); "" or
+/// the problem, naming the member and its range.
+std::string readIntArg(JsonRef args, llvm::StringRef key, int64_t lo, int64_t hi,
+                       int64_t absent, int64_t &out) {
+  std::optional<JsonRef> v = args.get(key);
+  if (!v) {
+    out = absent;
+    return "";
+  }
+  std::optional<int64_t> i = v->asInteger();
+  if (i && *i >= lo && *i <= hi) {
+    out = *i;
+    return "";
+  }
+  std::string got = "not an integer";
+  if (i) got = absl::StrCat(*i);
+  else if (std::optional<double> d = v->asNumber()) got = absl::StrCat(*d);
+  return absl::StrCat("args.", key.str(), " must be an integer between ", lo, " and ", hi,
+                      ", got ", got);
+}
+
+/// Adds `bytes` to `total`; false when the sum would pass INT64_MAX.
+bool addBytes(int64_t &total, int64_t bytes) { return !__builtin_add_overflow(total, bytes, &total); }
 
 void Loader::readEvent(size_t i, JsonRef event, size_t offset) {
   llvm::StringRef ph = *event.getString("ph");
@@ -286,13 +348,18 @@ void Loader::readEvent(size_t i, JsonRef event, size_t offset) {
     };
     double ts = 0, dur = 0;
     if (!readTime(event, "ts", ts) || !readTime(event, "dur", dur))
-      return fail(kTimes, "\"ts\" and \"dur\" must be finite numbers >= 0");
+      return fail(kTimes, absl::StrCat("\"ts\" and \"dur\" must be numbers between 0 and ",
+                                       kMaxTraceUs, " (us)"));
     std::optional<JsonRef> args = event.getObject("args");
     if (!args) return fail(kArgs, "no \"args\" object");
     if (isPipe) {
-      TracePipe pipe{"", -1, "", args->getInteger("task").value_or(-1), ts, dur,
-                     args->getInteger("bytes").value_or(0)};
-      if (pipe.bytes < 0) return fail(kPipeBytes, "args.bytes is negative");
+      TracePipe pipe{"", -1, "", args->getInteger("task").value_or(-1), ts, dur, 0};
+      if (std::string why = readIntArg(*args, "bytes", 0, kMaxTraceBytes, 0, pipe.bytes);
+          !why.empty())
+        return fail(kPipeBytes, why);
+      if (!addBytes(pipeBytes_, pipe.bytes))
+        return fail(kPipeBytes, "args.bytes: the pipe events' bytes add up to more than "
+                                "2^63 - 1 (a trace of a real run never does)");
       pipes_.push_back(std::move(pipe));
       pipeSource_.push_back(Source{i, offset, key});
       return;
@@ -306,22 +373,42 @@ void Loader::readEvent(size_t i, JsonRef event, size_t offset) {
                                                taskSource_[*call].event));
     TraceTask task;
     task.call = *call;
-    task.hashOrder = static_cast<int>(*order);
-    task.subgraph = static_cast<int>(args->getInteger("subgraph").value_or(-1));
-    task.leaf = static_cast<int>(args->getInteger("leaf").value_or(-1));
-    task.groupSize = static_cast<int>(args->getInteger("group_size").value_or(0));
     task.leafHash = args->getString("leaf_hash").value_or("").str();
     task.startUs = ts;
     task.durUs = dur;
     // A trace without ready times reads as "ready when started" (no scheduling wait).
     task.readyUs = args->getNumber("ready_us").value_or(ts);
     task.dispatchUs = args->getNumber("dispatch_us").value_or(ts);
-    if (!std::isfinite(task.readyUs) || !std::isfinite(task.dispatchUs))
-      return fail(kReadyTimes, "args.ready_us / dispatch_us are not finite");
-    task.thread = static_cast<int>(args->getInteger("thread").value_or(-1));
-    task.bytesIn = args->getInteger("bytes_in").value_or(0);
-    task.bytesOut = args->getInteger("bytes_out").value_or(0);
-    task.l2HitBytes = args->getInteger("l2_hit_bytes").value_or(0);
+    if (!(task.readyUs >= 0 && task.readyUs <= kMaxTraceUs) ||
+        !(task.dispatchUs >= 0 && task.dispatchUs <= kMaxTraceUs))
+      return fail(kReadyTimes, absl::StrCat("args.ready_us / dispatch_us must be numbers "
+                                            "between 0 and ", kMaxTraceUs, " (us)"));
+    // The ids and counts are ints in ptoc's records; the byte counts are summed.
+    int64_t order64 = 0, subgraph = 0, leaf = 0, groupSize = 0, thread = 0;
+    for (auto [key, lo, hi, absent, out] :
+         {std::tuple<const char *, int64_t, int64_t, int64_t, int64_t *>{
+              "hash_order", -1, kMaxTraceIndex, -1, &order64},
+          {"subgraph", -1, kMaxTraceIndex, -1, &subgraph},
+          {"leaf", -1, kMaxTraceIndex, -1, &leaf},
+          {"group_size", 0, kMaxTraceIndex, 0, &groupSize},
+          {"thread", -1, kMaxTraceIndex, -1, &thread},
+          {"bytes_in", 0, kMaxTraceBytes, 0, &task.bytesIn},
+          {"bytes_out", 0, kMaxTraceBytes, 0, &task.bytesOut},
+          {"l2_hit_bytes", 0, kMaxTraceBytes, 0, &task.l2HitBytes}})
+      if (std::string why = readIntArg(*args, key, lo, hi, absent, *out); !why.empty())
+        return fail(kArgNumbers, why);
+    task.hashOrder = static_cast<int>(order64);
+    task.subgraph = static_cast<int>(subgraph);
+    task.leaf = static_cast<int>(leaf);
+    task.groupSize = static_cast<int>(groupSize);
+    task.thread = static_cast<int>(thread);
+    if (task.l2HitBytes > task.bytesIn)
+      return fail(kArgNumbers, absl::StrCat("args.l2_hit_bytes (", task.l2HitBytes,
+                                            ") exceeds args.bytes_in (", task.bytesIn,
+                                            "): L2 hits are part of the bytes read"));
+    if (!addBytes(bytesIn_, task.bytesIn) || !addBytes(bytesOut_, task.bytesOut))
+      return fail(kArgNumbers, "args.bytes_in / bytes_out: the tasks' bytes add up to more "
+                               "than 2^63 - 1 (a trace of a real run never does)");
     // Every event takes at least two bytes, so a call beyond the text's size is beyond
     // the number of events (checked exactly at the end); this bounds the resize. The
     // core count check, before it, runs at the end (see checkDeferred).
@@ -520,8 +607,8 @@ absl::StatusOr<TraceData> Loader::load(llvm::StringRef text) {
     case Kind::Syntax:
       if (problem->syntax.tooDeep)
         return error(absl::StrCat(problem->syntax.message, ": not a ptoc trace"));
-      auto [line, column] = lineAndColumn(text, problem->syntax.offset);
-      return error(absl::StrCat("not valid JSON at line ", line, " col ", column, ": ",
+      support::TextPosition at = support::positionOf(text, problem->syntax.offset);
+      return error(absl::StrCat("not valid JSON at line ", at.line, " col ", at.column, ": ",
                                 problem->syntax.message, " ", kRerunHint));
     }
   }
@@ -561,23 +648,11 @@ void readRunSummary(llvm::StringRef traceFile, TraceData &out) {
   llvm::SmallString<256> file(traceFile);
   llvm::sys::path::remove_filename(file);
   llvm::sys::path::append(file, kSummaryJsonFile);
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer = llvm::MemoryBuffer::getFile(file);
-  if (!buffer) return;
-  llvm::StringRef text = (*buffer)->getBuffer();
-  // summary.json is flat and small; the depth check guards the recursive parser anyway.
-  constexpr size_t kMaxSummaryBytes = 64 << 20;
-  if (text.size() > kMaxSummaryBytes) return;
-  int depth = 0, maxDepth = 0;
-  for (char c : text) {
-    if (c == '{' || c == '[') maxDepth = std::max(maxDepth, ++depth);
-    if (c == '}' || c == ']') --depth;
-  }
-  if (maxDepth > kMaxDepth) return;
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
-  if (!parsed) {
-    llvm::consumeError(parsed.takeError());
-    return;
-  }
+  absl::StatusOr<std::string> text = support::readFileBounded(file, support::kMaxJsonBytes);
+  if (!text.ok()) return;
+  // An unusable summary is not an error: the analysis needs only the trace.
+  absl::StatusOr<llvm::json::Value> parsed = support::parseJson(*text, file);
+  if (!parsed.ok()) return;
   const llvm::json::Object *root = parsed->getAsObject();
   if (!root) return;
   const llvm::json::Object *bound = root->getObject("bound");
@@ -588,15 +663,37 @@ void readRunSummary(llvm::StringRef traceFile, TraceData &out) {
   if (!bound || !bytes || root->getString("func") != llvm::Optional<llvm::StringRef>(out.func) ||
       !simulated || std::abs(*simulated - out.simulatedUs) > kSameRunUs)
     return;
+  // Absent numbers read as 0; a present one out of range makes the summary unusable
+  // (times in [0, kMaxTraceUs], byte counts in [0, kMaxTraceBytes], so sums of a few
+  // cannot overflow). Nothing is filled in until all of them are read.
+  double times[3] = {};
+  int64_t counts[5] = {};
+  const std::pair<const llvm::json::Object *, const char *> timeKeys[] = {
+      {bound, "cube_us"}, {bound, "vector_us"}, {bound, "hbm_us"}};
+  const std::pair<const llvm::json::Object *, const char *> countKeys[] = {
+      {bound, "compulsory_hbm_bytes"}, {bytes, "hbm_read"}, {bytes, "hbm_write"},
+      {bytes, "l2_hit"}, {bytes, "l2_miss"}};
+  for (size_t k = 0; k < std::size(timeKeys); ++k) {
+    const llvm::json::Value *v = timeKeys[k].first->get(timeKeys[k].second);
+    llvm::Optional<double> d = v ? v->getAsNumber() : llvm::Optional<double>(0.0);
+    if (!d || !(*d >= 0 && *d <= kMaxTraceUs)) return;
+    times[k] = *d;
+  }
+  for (size_t k = 0; k < std::size(countKeys); ++k) {
+    const llvm::json::Value *v = countKeys[k].first->get(countKeys[k].second);
+    std::optional<int64_t> i = v ? support::jsonInteger(*v) : std::optional<int64_t>(0);
+    if (!i || *i < 0 || *i > kMaxTraceBytes) return;
+    counts[k] = *i;
+  }
   out.runSummaryPath = file.str().str();
-  out.cubeBoundUs = bound->getNumber("cube_us").getValueOr(0);
-  out.vectorBoundUs = bound->getNumber("vector_us").getValueOr(0);
-  out.hbmBoundUs = bound->getNumber("hbm_us").getValueOr(0);
-  out.compulsoryHbmBytes = bound->getInteger("compulsory_hbm_bytes").getValueOr(0);
-  out.hbmReadBytes = bytes->getInteger("hbm_read").getValueOr(0);
-  out.hbmWriteBytes = bytes->getInteger("hbm_write").getValueOr(0);
-  out.l2HitBytes = bytes->getInteger("l2_hit").getValueOr(0);
-  out.l2MissBytes = bytes->getInteger("l2_miss").getValueOr(0);
+  out.cubeBoundUs = times[0];
+  out.vectorBoundUs = times[1];
+  out.hbmBoundUs = times[2];
+  out.compulsoryHbmBytes = counts[0];
+  out.hbmReadBytes = counts[1];
+  out.hbmWriteBytes = counts[2];
+  out.l2HitBytes = counts[3];
+  out.l2MissBytes = counts[4];
 }
 
 } // namespace

@@ -11,17 +11,6 @@
 
 namespace ptoc::profile {
 
-std::pair<size_t, size_t> lineAndColumn(llvm::StringRef text, size_t offset) {
-  offset = std::min(offset, text.size());
-  size_t line = 1, lineStart = 0;
-  for (size_t i = 0; i < offset; ++i)
-    if (text[i] == '\n') {
-      ++line;
-      lineStart = i + 1;
-    }
-  return {line, offset - lineStart + 1};
-}
-
 // ---- JsonRef ----
 
 JsonRef::Kind JsonRef::kind() const { return doc_->nodes_[node_].kind; }
@@ -376,9 +365,10 @@ bool JsonReader::value(JsonDoc *doc, int depth, uint32_t *node) {
   case '{':
   case '[': {
     bool object = c == '{';
-    if (depth + 1 > kMaxTraceJsonDepth) {
+    // The one depth limit of every JSON reader (it bounds this recursion's stack).
+    if (depth + 1 > support::kMaxJsonDepth) {
       error_ = JsonSyntaxError{pos_,
-                               absl::StrCat("JSON nested deeper than ", kMaxTraceJsonDepth,
+                               absl::StrCat("JSON nested deeper than ", support::kMaxJsonDepth,
                                             " levels at byte ", pos_),
                                false, true};
       return false;

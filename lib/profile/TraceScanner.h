@@ -16,22 +16,17 @@
 #include "absl/status/status.h"
 #include "llvm/ADT/StringRef.h"
 
-namespace ptoc::profile {
+#include "ptoc/support/BoundedJson.h"
 
-/// Deeper nesting than any ptoc trace has; bounds the recursive parser's stack.
-inline constexpr int kMaxTraceJsonDepth = 64;
+namespace ptoc::profile {
 
 /// A syntax error: where (byte offset) and what.
 struct JsonSyntaxError {
   size_t offset = 0;
   std::string message;
   bool truncated = false; ///< the text ended inside a value
-  bool tooDeep = false;   ///< nested deeper than kMaxTraceJsonDepth
+  bool tooDeep = false;   ///< nested deeper than support::kMaxJsonDepth
 };
-
-/// 1-based line and column of byte `offset` in `text` (computed on demand: only
-/// error paths need it).
-std::pair<size_t, size_t> lineAndColumn(llvm::StringRef text, size_t offset);
 
 class JsonDoc;
 

@@ -18,9 +18,6 @@
 namespace ptoc::runtime {
 
 namespace {
-/// device_sched_mode values.
-constexpr int kMinSchedMode = 0, kMaxSchedMode = 3;
-
 absl::Status checkSchedMode(int mode) {
   if (mode >= kMinSchedMode && mode <= kMaxSchedMode) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(

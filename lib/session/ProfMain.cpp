@@ -21,8 +21,6 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
-/// An upper bound on --top: a list longer than this is no longer a summary.
-constexpr int kMaxTop = 100000;
 
 constexpr const char *kProfUsage = R"(usage: ptoc prof PATH [--top K] [--quiet]
        ptoc prof report ...     (ptoc prof report --help)
@@ -67,8 +65,8 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, ProfArgs &out
       } else {
         value = arg.substr(6);
       }
-      if (!absl::SimpleAtoi(value, &out.top) || out.top < 0 || out.top > kMaxTop) {
-        llvm::errs() << "ptoc prof: --top '" << value << "' is not a count from 0 to " << kMaxTop
+      if (!absl::SimpleAtoi(value, &out.top) || out.top < 0 || out.top > profile::kMaxTop) {
+        llvm::errs() << "ptoc prof: --top '" << value << "' is not a count from 0 to " << profile::kMaxTop
                      << "\n";
         return kExitUsage;
       }

@@ -24,6 +24,8 @@
 #include "ptoc/session/ProfMain.h"
 #include "ptoc/session/Session.h"
 #include "ptoc/session/Version.h"
+#include "ptoc/support/BoundedJson.h"
+#include "ptoc/support/ReadFile.h"
 
 namespace ptoc::session {
 namespace {
@@ -189,11 +191,11 @@ std::vector<profile::TensorInfo> tensorInfos(const std::vector<TensorSpec> &spec
 }
 
 absl::StatusOr<std::string> readFile(llvm::StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!buffer)
+  absl::StatusOr<std::string> text = support::readFileBounded(path, support::kMaxJsonBytes);
+  if (!text.ok())
     return absl::NotFoundError(
-        absl::StrCat("cannot read '", path.str(), "': ", buffer.getError().message()));
-  return (*buffer)->getBuffer().str();
+        absl::StrCat("cannot read '", path.str(), "': ", text.status().message()));
+  return text;
 }
 
 /// A report from an existing run folder (or its summary.json): no rerun.

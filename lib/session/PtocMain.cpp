@@ -20,8 +20,10 @@
 #include "ptoc/ir/Diagnostics.h"
 #include "ptoc/ir/Parser.h"
 #include "ptoc/profile/OutputDir.h"
+#include "ptoc/runtime/Executor.h"
 #include "ptoc/runtime/Npy.h"
 #include "ptoc/runtime/Reference.h"
+#include "ptoc/runtime/Simulator.h"
 #include "ptoc/session/ProfMain.h"
 #include "ptoc/session/Session.h"
 #include "ptoc/session/TuneMain.h"
@@ -130,7 +132,8 @@ std::string parseRunArgs(const std::vector<std::string> &argv, RunArgs &out) {
     };
     std::string err;
     if (name == "device") out.device = value;
-    else if (name == "sched-mode") err = number(out.schedMode, 0, 3);
+    else if (name == "sched-mode")
+      err = number(out.schedMode, runtime::kMinSchedMode, runtime::kMaxSchedMode);
     else if (name == "inputs") out.inputs = value;
     else if (name == "seed") err = number(out.seed, 0, INT64_MAX);
     else if (name == "debug-mode") err = number(out.debugMode, 0, 2);
@@ -139,7 +142,7 @@ std::string parseRunArgs(const std::vector<std::string> &argv, RunArgs &out) {
     else if (name == "outputs") out.outputs = value;
     else if (name == "func") out.func = value;
     else if (name == "pipeline") out.pipeline = value;
-    else if (name == "threads") err = number(out.threads, 0, 4096);
+    else if (name == "threads") err = number(out.threads, 0, runtime::kMaxHostThreads);
     else if (name == "pass-option") {
       size_t eq = value.find('=');
       if (eq == std::string::npos || eq == 0)

@@ -132,7 +132,9 @@ absl::StatusOr<Kernel> Session::compile(ir::Module &module, const CompileOptions
   } catch (const std::bad_alloc &) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "compiling ran out of host memory (max_tile_ops allows ", options.budget.maxTileOps,
-        " tile ops, about ", options.budget.maxTileOps * passes::CompileBudget::kBytesPerTileOp / (1 << 20),
+        " tile ops, about ",
+        int64_t(double(options.budget.maxTileOps) * passes::CompileBudget::kBytesPerTileOp /
+                double(1 << 20)),
         " MiB): use bigger tiles (set_vec_tile_shapes / set_cube_tile_shapes), or lower "
         "max_tile_ops to the memory this host has"));
   }
@@ -140,6 +142,8 @@ absl::StatusOr<Kernel> Session::compile(ir::Module &module, const CompileOptions
 
 absl::StatusOr<Kernel> Session::compileUnguarded(ir::Module &module,
                                                  const CompileOptions &options) const {
+  // A description built in code was never read through fromJson's checks.
+  if (absl::Status s = device_.validate(); !s.ok()) return s;
   auto start = Clock::now();
   ir::Context &ctx = module.context();
   ir::DiagnosticCollector diags(ctx.diag());
@@ -274,6 +278,10 @@ absl::StatusOr<RunReport> Session::runWith(const Kernel &kernel,
     return absl::InvalidArgumentError(absl::StrCat(
         "runtime_debug_mode must be 0 (off), 1 (swimlane) or 2 (swimlane with pipe lanes), got ",
         options.debugMode));
+  if (options.hostThreads > runtime::kMaxHostThreads)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "host_threads must be between 0 (all cores) and ", runtime::kMaxHostThreads, ", got ",
+        options.hostThreads));
   if (absl::Status st = checkBuffers(kernel, kernel.args, args, "argument"); !st.ok())
     return st;
   if (results)

@@ -17,10 +17,13 @@
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Parser.h"
 #include "ptoc/ir/Printer.h"
+#include "ptoc/runtime/Executor.h"
 #include "ptoc/session/Session.h"
 #include "ptoc/session/TuneProgress.h"
 #include "ptoc/session/Tuner.h"
 #include "ptoc/session/Version.h"
+#include "ptoc/support/BoundedJson.h"
+#include "ptoc/support/ReadFile.h"
 #include "ptoc/target/DeviceSpec.h"
 #include "ptoc/tune/Bank.h"
 
@@ -327,6 +330,11 @@ std::optional<SearchArgs> parseSearchArgs(const std::vector<std::string> &args) 
       if (!number(out.seed)) return std::nullopt;
     } else if (name == "--threads") {
       if (!number(n)) return std::nullopt;
+      if (n > runtime::kMaxHostThreads) {
+        llvm::errs() << "ptoc tune: --threads " << n << " is more than "
+                     << runtime::kMaxHostThreads << " host threads\n";
+        return std::nullopt;
+      }
       out.threads = static_cast<unsigned>(n);
     } else if (name == "--bank") out.bank = value;
     else if (name == "--result-dir") out.resultDir = value;
@@ -410,14 +418,14 @@ int searchCommand(const std::vector<std::string> &args) {
 
   std::optional<tune::SearchSpace> space;
   if (!a->spaceFile.empty()) {
-    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
-        llvm::MemoryBuffer::getFile(a->spaceFile);
-    if (!text) {
+    absl::StatusOr<std::string> text =
+        support::readFileBounded(a->spaceFile, support::kMaxJsonBytes);
+    if (!text.ok()) {
       llvm::errs() << "ptoc tune: --space: cannot read '" << a->spaceFile
-                   << "': " << text.getError().message() << "\n";
+                   << "': " << std::string(text.status().message()) << "\n";
       return kExitError;
     }
-    absl::StatusOr<tune::SearchSpace> parsed = parseSearchSpace((*text)->getBuffer());
+    absl::StatusOr<tune::SearchSpace> parsed = parseSearchSpace(*text);
     if (!parsed.ok()) {
       llvm::errs() << a->spaceFile << ": " << std::string(parsed.status().message()) << "\n";
       return kExitError;

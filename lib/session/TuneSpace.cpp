@@ -15,7 +15,9 @@
 #include "ptoc/ir/Parser.h"
 #include "ptoc/ir/Printer.h"
 #include "ptoc/ir/TileShape.h"
+#include "ptoc/runtime/Simulator.h"
 #include "ptoc/session/Tuner.h"
+#include "ptoc/support/BoundedJson.h"
 
 namespace ptoc::session {
 namespace {
@@ -31,7 +33,7 @@ constexpr std::pair<int64_t, int64_t> kCubeScales[] = {{1, 1}, {1, 2}, {2, 1}};
 /// all"; 1 = no merging).
 constexpr int64_t kNBufferCounts[] = {1, 2, 4, 8, 16};
 /// The number of scheduler modes (device_sched_mode 0..3).
-constexpr int64_t kSchedModes = 4;
+constexpr int64_t kSchedModes = runtime::kMaxSchedMode + 1;
 /// Cube sizes are multiples of this many elements (checkCubeTile's alignment).
 constexpr int64_t kCubeRound = 16;
 
@@ -640,10 +642,8 @@ absl::Status checkKnobName(llvm::StringRef name) {
 } // namespace
 
 absl::StatusOr<tune::SearchSpace> parseSearchSpace(llvm::StringRef text) {
-  llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
-  if (!json)
-    return absl::InvalidArgumentError(
-        absl::StrCat("search space is not valid JSON: ", llvm::toString(json.takeError())));
+  absl::StatusOr<llvm::json::Value> json = support::parseJson(text, "search space");
+  if (!json.ok()) return json.status();
   tune::SearchSpace space;
   if (json->getAsArray()) {
     absl::StatusOr<tune::SearchSpace> parsed = tune::SearchSpace::fromJson(*json);

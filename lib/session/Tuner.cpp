@@ -13,8 +13,10 @@
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Parser.h"
 #include "ptoc/profile/OutputDir.h"
+#include "ptoc/runtime/Executor.h"
 #include "ptoc/runtime/Simulator.h"
 #include "ptoc/session/Version.h"
+#include "ptoc/support/BoundedJson.h"
 #include "ptoc/tune/Bank.h"
 #include "ptoc/tune/TuneResult.h"
 #include "CandidateCompiler.h"
@@ -73,8 +75,8 @@ absl::StatusOr<ModuleFacts> moduleFacts(const Session &session, llvm::StringRef 
 
 /// The knob values of a bank record's config (a JSON object of knob -> value).
 absl::StatusOr<std::map<std::string, tune::KnobValue>> configValues(llvm::StringRef text) {
-  llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
-  if (!json) return absl::InvalidArgumentError(llvm::toString(json.takeError()));
+  absl::StatusOr<llvm::json::Value> json = support::parseJson(text, "");
+  if (!json.ok()) return json.status();
   const llvm::json::Object *object = json->getAsObject();
   if (!object) return absl::InvalidArgumentError("a config must be a JSON object");
   std::map<std::string, tune::KnobValue> values;
@@ -127,6 +129,10 @@ absl::StatusOr<std::optional<BankAnswer>> lookupTuned(const Session &session,
 absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef moduleText,
                                       const TuneOptions &options,
                                       const tune::SearchSpace *space) {
+  if (options.threads > runtime::kMaxHostThreads)
+    return absl::InvalidArgumentError(absl::StrCat("tuning threads must be between 0 (all cores) and ",
+                                                   runtime::kMaxHostThreads, ", got ",
+                                                   options.threads));
   absl::StatusOr<ModuleFacts> facts = moduleFacts(session, moduleText);
   if (!facts.ok()) return facts.status();
 

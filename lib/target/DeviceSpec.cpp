@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <optional>
 #include <type_traits>
@@ -16,9 +15,11 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
+
+#include "ptoc/support/BoundedJson.h"
+#include "ptoc/support/ReadFile.h"
 
 namespace ptoc::target {
 namespace {
@@ -32,55 +33,89 @@ constexpr PresetSource kPresets[] = {
 #include "ptoc/target/Presets.inc"
 };
 
-/// What a numeric field may hold. Counts, sizes, rates and factors must be positive;
-/// latencies and overheads may be zero (a model without that cost).
-enum class Rule { Positive, NonNegative };
+/// What a numeric field may hold: a closed range and why. A minimum of 0 makes the
+/// field non-negative (latencies and overheads: a model without that cost); counts,
+/// sizes, rates and factors have a positive minimum. The ranges are physical sanity
+/// bounds, wide enough for any real or plausible part (docs/device-model.md "Bounds"
+/// gives each one's reasoning); they keep every derived quantity (cycles, times,
+/// core counts) far from overflow and from the simulator's precision limits.
+struct Range {
+  double min;
+  double max;
+  const char *why;
+};
+
+// Ranges shared by fields of one kind.
+constexpr double kKiB = 1024, kGiB = kKiB * kKiB * kKiB;
+constexpr Range kBufferBytes{1, kGiB, "on-chip buffers are KiB to a few MiB"};
+constexpr Range kCoreBytesPerCycle{
+    1, 65536, "a per-core pipe moves tens to hundreds of bytes per cycle (32-512 on a2)"};
+constexpr Range kFixedCycles{
+    0, 1e6, "a fixed cost of tens to a few thousand cycles on real parts; 1e6 cycles is "
+            "about half a millisecond"};
+constexpr Range kCubeFactor{1.0 / 1024, 1024,
+                            "a multiple of the fp16 rate: 0.5 to 2 on real parts"};
+constexpr Range kVectorFraction{1.0 / 1024, 1,
+                                "a fraction of vector_bytes_per_cycle: 0.5 or 1 on a2"};
 
 /// Every numeric field once: its JSON section ("" = top level), its key, the member
-/// and its rule. Parsing, printing, validation and hashing all walk this one list, so
-/// a new field cannot be forgotten by one of them. The order is the JSON order.
+/// and its range. Parsing, printing, validation and hashing all walk this one list,
+/// so a new field cannot be forgotten by one of them. The order is the JSON order.
 template <typename Spec, typename Fn> void forEachField(Spec &d, Fn &&fn) {
-  fn("", "aic_cores", d.aicCores, Rule::Positive);
-  fn("", "aiv_cores", d.aivCores, Rule::Positive);
-  fn("", "clock_mhz", d.clockMHz, Rule::Positive);
-  fn("buffers", "l1", d.buffers.l1, Rule::Positive);
-  fn("buffers", "l0a", d.buffers.l0a, Rule::Positive);
-  fn("buffers", "l0b", d.buffers.l0b, Rule::Positive);
-  fn("buffers", "l0c", d.buffers.l0c, Rule::Positive);
-  fn("buffers", "ub", d.buffers.ub, Rule::Positive);
-  fn("buffers", "block_bytes", d.buffers.blockBytes, Rule::Positive);
-  fn("compute", "cube_flops_per_cycle_fp16", d.compute.cubeFlopsPerCycleFp16, Rule::Positive);
-  fn("compute", "cube_int8_factor", d.compute.cubeInt8Factor, Rule::Positive);
-  fn("compute", "cube_fp32_factor", d.compute.cubeFp32Factor, Rule::Positive);
-  fn("compute", "cube_bf16_factor", d.compute.cubeBf16Factor, Rule::Positive);
-  fn("compute", "cube_block_overhead_cycles", d.compute.cubeBlockOverheadCycles,
-     Rule::NonNegative);
-  fn("compute", "vector_bytes_per_cycle", d.compute.vectorBytesPerCycle, Rule::Positive);
-  fn("compute", "vector_div_rate", d.compute.vectorDivRate, Rule::Positive);
+  fn("", "aic_cores", d.aicCores,
+     Range{1, 1024, "real dies have 20-32 cube cores; the simulator keeps state per core"});
+  fn("", "aiv_cores", d.aivCores,
+     Range{1, 4096, "real dies have 2 vector cores per cube core; the simulator keeps state "
+                    "per core"});
+  fn("", "clock_mhz", d.clockMHz,
+     Range{10, 10000, "NPU clocks are 1-2 GHz, and no logic runs at 10 GHz"});
+  fn("buffers", "l1", d.buffers.l1, kBufferBytes);
+  fn("buffers", "l0a", d.buffers.l0a, kBufferBytes);
+  fn("buffers", "l0b", d.buffers.l0b, kBufferBytes);
+  fn("buffers", "l0c", d.buffers.l0c, kBufferBytes);
+  fn("buffers", "ub", d.buffers.ub, kBufferBytes);
+  fn("buffers", "block_bytes", d.buffers.blockBytes,
+     Range{1, 4096, "a transfer and alignment granule: 32 bytes on real parts"});
+  fn("compute", "cube_flops_per_cycle_fp16", d.compute.cubeFlopsPerCycleFp16,
+     Range{1, 16777216, "8192 (16x16x16 MACs) per cube core on real parts"});
+  fn("compute", "cube_int8_factor", d.compute.cubeInt8Factor, kCubeFactor);
+  fn("compute", "cube_fp32_factor", d.compute.cubeFp32Factor, kCubeFactor);
+  fn("compute", "cube_bf16_factor", d.compute.cubeBf16Factor, kCubeFactor);
+  fn("compute", "cube_block_overhead_cycles", d.compute.cubeBlockOverheadCycles, kFixedCycles);
+  fn("compute", "vector_bytes_per_cycle", d.compute.vectorBytesPerCycle,
+     Range{1, 65536, "256 bytes per cycle per vector core on real parts"});
+  fn("compute", "vector_div_rate", d.compute.vectorDivRate, kVectorFraction);
   fn("compute", "vector_transcendental_rate", d.compute.vectorTranscendentalRate,
-     Rule::Positive);
-  fn("compute", "vector_reduce_rate", d.compute.vectorReduceRate, Rule::Positive);
-  fn("compute", "vector_latency_cycles", d.compute.vectorLatencyCycles, Rule::NonNegative);
-  fn("pipes", "mte1_l0a_bytes_per_cycle", d.pipes.mte1L0aBytesPerCycle, Rule::Positive);
-  fn("pipes", "mte1_l0b_bytes_per_cycle", d.pipes.mte1L0bBytesPerCycle, Rule::Positive);
-  fn("pipes", "fixpipe_bytes_per_cycle", d.pipes.fixpipeBytesPerCycle, Rule::Positive);
-  fn("pipes", "mte3_bytes_per_cycle", d.pipes.mte3BytesPerCycle, Rule::Positive);
-  fn("pipes", "dma_issue_cycles", d.pipes.dmaIssueCycles, Rule::NonNegative);
-  fn("pipes", "local_latency_cycles", d.pipes.localLatencyCycles, Rule::NonNegative);
-  fn("memory", "hbm_bytes_per_second", d.memory.hbmBytesPerSecond, Rule::Positive);
-  fn("memory", "l2_bytes", d.memory.l2Bytes, Rule::Positive);
-  fn("memory", "l2_bytes_per_second", d.memory.l2BytesPerSecond, Rule::Positive);
-  fn("memory", "core_hbm_bytes_per_cycle", d.memory.coreHbmBytesPerCycle, Rule::Positive);
-  fn("memory", "core_l2_read_bytes_per_cycle", d.memory.coreL2ReadBytesPerCycle, Rule::Positive);
-  fn("memory", "core_l2_write_bytes_per_cycle", d.memory.coreL2WriteBytesPerCycle, Rule::Positive);
-  fn("memory", "gm_latency_cycles", d.memory.gmLatencyCycles, Rule::NonNegative);
-  fn("memory", "l2_latency_cycles", d.memory.l2LatencyCycles, Rule::NonNegative);
-  fn("scheduler", "threads", d.scheduler.threads, Rule::Positive);
-  fn("scheduler", "dispatch_cycles", d.scheduler.dispatchCycles, Rule::NonNegative);
-  fn("scheduler", "completion_cycles", d.scheduler.completionCycles, Rule::NonNegative);
+     kVectorFraction);
+  fn("compute", "vector_reduce_rate", d.compute.vectorReduceRate, kVectorFraction);
+  fn("compute", "vector_latency_cycles", d.compute.vectorLatencyCycles, kFixedCycles);
+  fn("pipes", "mte1_l0a_bytes_per_cycle", d.pipes.mte1L0aBytesPerCycle, kCoreBytesPerCycle);
+  fn("pipes", "mte1_l0b_bytes_per_cycle", d.pipes.mte1L0bBytesPerCycle, kCoreBytesPerCycle);
+  fn("pipes", "fixpipe_bytes_per_cycle", d.pipes.fixpipeBytesPerCycle, kCoreBytesPerCycle);
+  fn("pipes", "mte3_bytes_per_cycle", d.pipes.mte3BytesPerCycle, kCoreBytesPerCycle);
+  fn("pipes", "dma_issue_cycles", d.pipes.dmaIssueCycles, kFixedCycles);
+  fn("pipes", "local_latency_cycles", d.pipes.localLatencyCycles, kFixedCycles);
+  fn("memory", "hbm_bytes_per_second", d.memory.hbmBytesPerSecond,
+     Range{1e9, 1e15, "1.6e12 on a2, about 8e12 on the fastest HBM parts"});
+  fn("memory", "l2_bytes", d.memory.l2Bytes,
+     Range{1, 1024 * kGiB, "192 MiB on a2; on-chip caches are MiB to a few GiB"});
+  fn("memory", "l2_bytes_per_second", d.memory.l2BytesPerSecond,
+     Range{1e9, 1e16, "4.7e12 on a2"});
+  fn("memory", "core_hbm_bytes_per_cycle", d.memory.coreHbmBytesPerCycle, kCoreBytesPerCycle);
+  fn("memory", "core_l2_read_bytes_per_cycle", d.memory.coreL2ReadBytesPerCycle,
+     kCoreBytesPerCycle);
+  fn("memory", "core_l2_write_bytes_per_cycle", d.memory.coreL2WriteBytesPerCycle,
+     kCoreBytesPerCycle);
+  fn("memory", "gm_latency_cycles", d.memory.gmLatencyCycles, kFixedCycles);
+  fn("memory", "l2_latency_cycles", d.memory.l2LatencyCycles, kFixedCycles);
+  fn("scheduler", "threads", d.scheduler.threads,
+     Range{1, 256, "3 AICPU scheduler threads on real parts"});
+  fn("scheduler", "dispatch_cycles", d.scheduler.dispatchCycles, kFixedCycles);
+  fn("scheduler", "completion_cycles", d.scheduler.completionCycles, kFixedCycles);
   fn("scheduler", "dependency_resolve_cycles", d.scheduler.dependencyResolveCycles,
-     Rule::NonNegative);
-  fn("", "launch_overhead_us", d.launchOverheadUs, Rule::NonNegative);
+     kFixedCycles);
+  fn("", "launch_overhead_us", d.launchOverheadUs,
+     Range{0, 1e6, "about 20 us on real parts; 1e6 us is a second"});
 }
 
 constexpr const char *kSections[] = {"buffers", "compute", "pipes", "memory", "scheduler"};
@@ -93,7 +128,7 @@ std::string fieldPath(llvm::StringRef section, llvm::StringRef key) {
 std::vector<std::string> topLevelKeys() {
   std::vector<std::string> keys = {"name", "base"};
   DeviceSpec d;
-  forEachField(d, [&](const char *section, const char *key, auto &, Rule) {
+  forEachField(d, [&](const char *section, const char *key, auto &, const Range &) {
     llvm::StringRef s = section[0] ? section : key;
     if (std::find(keys.begin(), keys.end(), s) == keys.end()) keys.push_back(s.str());
   });
@@ -103,7 +138,7 @@ std::vector<std::string> topLevelKeys() {
 std::vector<std::string> sectionKeys(llvm::StringRef section) {
   std::vector<std::string> keys;
   DeviceSpec d;
-  forEachField(d, [&](const char *s, const char *key, auto &, Rule) {
+  forEachField(d, [&](const char *s, const char *key, auto &, const Range &) {
     if (section == s) keys.push_back(key);
   });
   return keys;
@@ -127,31 +162,48 @@ std::string describe(const llvm::json::Value &v) {
   return s;
 }
 
-std::string ruleText(Rule rule, bool integral) {
-  if (rule == Rule::Positive) return integral ? "a positive integer" : "a positive number";
+std::string kindText(const Range &range, bool integral) {
+  if (range.min > 0) return integral ? "a positive integer" : "a positive number";
   return integral ? "a non-negative integer" : "a non-negative number";
 }
 
-template <typename T> bool satisfies(T v, Rule rule) {
-  if constexpr (std::is_floating_point_v<T>)
-    if (!std::isfinite(v)) return false;
-  return rule == Rule::Positive ? v > 0 : v >= 0;
+/// The value as a message shows it (integers without a fraction).
+template <typename T> std::string valueText(T v) {
+  if constexpr (std::is_integral_v<T>) return std::to_string(v);
+  else return formatDouble(v);
+}
+
+/// True if `v` is finite and has the field's sign (positive, or non-negative).
+template <typename T> bool hasKind(T v, const Range &range) {
+  bool ok = range.min > 0 ? v > 0 : v >= 0;
+  if constexpr (std::is_floating_point_v<T>) ok = ok && std::isfinite(v);
+  return ok;
+}
+
+/// "" if `v` lies in `range`, else why not (without source and path).
+template <typename T> std::string checkRange(T v, const Range &range) {
+  double d = static_cast<double>(v);
+  if (d >= range.min && d <= range.max) return "";
+  return absl::StrCat(valueText(v), " is out of range: it must be between ",
+                      formatDouble(range.min), " and ", formatDouble(range.max), " (",
+                      range.why, ")");
 }
 
 /// Reads one numeric field into `out`; "" or the problem (without source and path).
-template <typename T> std::string readNumber(const llvm::json::Value &v, Rule rule, T &out) {
+template <typename T>
+std::string readNumber(const llvm::json::Value &v, const Range &range, T &out) {
   constexpr bool integral = std::is_integral_v<T>;
-  std::string expected = absl::StrCat("expected ", ruleText(rule, integral), ", got ", describe(v));
+  std::string expected =
+      absl::StrCat("expected ", kindText(range, integral), ", got ", describe(v));
   if constexpr (integral) {
-    llvm::Optional<int64_t> i = v.getAsInteger();
-    if (!i || !satisfies(*i, rule)) return expected;
-    if (*i > int64_t(std::numeric_limits<T>::max()))
-      return absl::StrCat("expected ", ruleText(rule, true), " no larger than ",
-                          std::numeric_limits<T>::max(), ", got ", describe(v));
+    std::optional<int64_t> i = support::jsonInteger(v);
+    if (!i || !hasKind(*i, range)) return expected;
+    if (std::string problem = checkRange(*i, range); !problem.empty()) return problem;
     out = static_cast<T>(*i);
   } else {
     llvm::Optional<double> d = v.getAsNumber();
-    if (!d || !satisfies(*d, rule)) return expected;
+    if (!d || !hasKind(*d, range)) return expected;
+    if (std::string problem = checkRange(*d, range); !problem.empty()) return problem;
     out = *d;
   }
   return "";
@@ -169,18 +221,6 @@ std::optional<std::string> firstUnknownKey(const llvm::json::Object &obj,
   return *std::min_element(unknown.begin(), unknown.end());
 }
 
-/// Turns llvm::json's "[3:7, byte=25]: message" into "at line 3 column 7: message".
-std::string describeParseError(llvm::Error err) {
-  std::string text = llvm::toString(std::move(err));
-  unsigned line = 0, column = 0, byte = 0;
-  int consumed = 0;
-  if (std::sscanf(text.c_str(), "[%u:%u, byte=%u]: %n", &line, &column, &byte, &consumed) == 3 &&
-      consumed > 0)
-    return absl::StrCat("invalid JSON at line ", line, " column ", column, ": ",
-                        text.substr(consumed));
-  return absl::StrCat("invalid JSON: ", text);
-}
-
 std::string presetList() { return absl::StrJoin(DeviceSpec::presetNames(), ", "); }
 
 const PresetSource *findPreset(llvm::StringRef name) {
@@ -193,12 +233,14 @@ const PresetSource *findPreset(llvm::StringRef name) {
 std::string checkConsistency(const DeviceSpec &d) {
   if (d.name.empty()) return "name must not be empty";
   std::string problem;
-  forEachField(d, [&](const char *section, const char *key, const auto &v, Rule rule) {
-    if (!problem.empty() || satisfies(v, rule)) return;
+  forEachField(d, [&](const char *section, const char *key, const auto &v, const Range &range) {
+    if (!problem.empty()) return;
     constexpr bool integral = std::is_integral_v<std::decay_t<decltype(v)>>;
-    std::string value = integral ? std::to_string(v) : formatDouble(v);
-    problem = absl::StrCat(fieldPath(section, key), " must be ", ruleText(rule, integral), ", got ",
-                           value);
+    if (!hasKind(v, range))
+      problem = absl::StrCat(fieldPath(section, key), " must be ", kindText(range, integral),
+                             ", got ", valueText(v));
+    else if (std::string why = checkRange(v, range); !why.empty())
+      problem = absl::StrCat(fieldPath(section, key), ": ", why);
   });
   if (!problem.empty()) return problem;
   if (d.aivCores % d.aicCores != 0)
@@ -206,10 +248,11 @@ std::string checkConsistency(const DeviceSpec &d) {
                         d.aicCores, ")");
   if ((d.buffers.blockBytes & (d.buffers.blockBytes - 1)) != 0)
     return absl::StrCat("buffers.block_bytes (", d.buffers.blockBytes, ") must be a power of two");
-  if (d.compute.vectorDivRate > 1 || d.compute.vectorTranscendentalRate > 1 ||
-      d.compute.vectorReduceRate > 1)
-    return "compute.vector_*_rate fields are fractions of vector_bytes_per_cycle and must be "
-           "at most 1";
+  for (auto [key, bytes] : {std::pair{"l1", d.buffers.l1}, {"l0a", d.buffers.l0a},
+                            {"l0b", d.buffers.l0b}, {"l0c", d.buffers.l0c}, {"ub", d.buffers.ub}})
+    if (bytes < d.buffers.blockBytes)
+      return absl::StrCat("buffers.", key, " (", bytes, ") must hold at least one block (",
+                          "buffers.block_bytes = ", d.buffers.blockBytes, ")");
   if (d.memory.l2LatencyCycles > d.memory.gmLatencyCycles)
     return absl::StrCat("memory.l2_latency_cycles (", formatDouble(d.memory.l2LatencyCycles),
                         ") must not exceed memory.gm_latency_cycles (",
@@ -234,8 +277,8 @@ absl::StatusOr<DeviceSpec> parseDevice(llvm::StringRef json, llvm::StringRef sou
     return absl::InvalidArgumentError(absl::StrCat(source.str(), ": ", msg));
   };
 
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
-  if (!parsed) return fail(describeParseError(parsed.takeError()));
+  absl::StatusOr<llvm::json::Value> parsed = support::parseJson(json, source);
+  if (!parsed.ok()) return parsed.status();
   const llvm::json::Object *root = parsed->getAsObject();
   if (!root)
     return fail(absl::StrCat("expected a JSON object at the top level, got ", describe(*parsed)));
@@ -286,7 +329,7 @@ absl::StatusOr<DeviceSpec> parseDevice(llvm::StringRef json, llvm::StringRef sou
   }
 
   std::string problem;
-  forEachField(spec, [&](const char *section, const char *key, auto &field, Rule rule) {
+  forEachField(spec, [&](const char *section, const char *key, auto &field, const Range &range) {
     if (!problem.empty()) return;
     const llvm::json::Object *obj = root;
     if (section[0]) {
@@ -300,7 +343,7 @@ absl::StatusOr<DeviceSpec> parseDevice(llvm::StringRef json, llvm::StringRef sou
                                "' (a preset spells out every field)");
       return;
     }
-    std::string err = readNumber(*v, rule, field);
+    std::string err = readNumber(*v, range, field);
     if (!err.empty()) problem = absl::StrCat("field '", fieldPath(section, key), "': ", err);
   });
   if (!problem.empty()) return fail(problem);
@@ -329,12 +372,12 @@ absl::StatusOr<DeviceSpec> DeviceSpec::load(llvm::StringRef nameOrPath) {
   if (!looksLikePath && findPreset(nameOrPath)) return preset(nameOrPath);
   bool isFile = llvm::sys::fs::exists(nameOrPath) && !llvm::sys::fs::is_directory(nameOrPath);
   if (isFile || looksLikePath) {
-    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buf =
-        llvm::MemoryBuffer::getFile(nameOrPath, /*IsText=*/true);
-    if (!buf)
-      return absl::InvalidArgumentError(absl::StrCat("cannot read device file '", nameOrPath.str(),
-                                                     "': ", buf.getError().message()));
-    return fromJson((*buf)->getBuffer(), nameOrPath);
+    absl::StatusOr<std::string> text =
+        support::readFileBounded(nameOrPath, support::kMaxJsonBytes);
+    if (!text.ok())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot read device file '", nameOrPath.str(), "': ", text.status().message()));
+    return fromJson(*text, nameOrPath);
   }
   if (findPreset(nameOrPath)) return preset(nameOrPath);
   return absl::InvalidArgumentError(absl::StrCat("unknown device '", nameOrPath.str(),
@@ -357,7 +400,7 @@ std::string DeviceSpec::toJson() const {
     j.objectBegin();
     j.attribute("name", name);
     std::string openSection;
-    forEachField(*this, [&](const char *section, const char *key, const auto &v, Rule) {
+    forEachField(*this, [&](const char *section, const char *key, const auto &v, const Range &) {
       if (openSection != section) {
         if (!openSection.empty()) {
           j.objectEnd();

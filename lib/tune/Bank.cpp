@@ -31,6 +31,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "ptoc/support/BoundedJson.h"
+
 namespace ptoc::tune {
 namespace {
 
@@ -79,11 +81,12 @@ struct FileContents {
 /// well-formed line of a newer format.
 absl::StatusOr<BankRecord> parseLine(llvm::StringRef line, bool &foreign) {
   foreign = false;
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(line);
-  if (!parsed) return absl::InvalidArgumentError(llvm::toString(parsed.takeError()));
+  // No source: the caller's warning names the file and line.
+  absl::StatusOr<llvm::json::Value> parsed = support::parseJson(line, "");
+  if (!parsed.ok()) return parsed.status();
   const llvm::json::Object *o = parsed->getAsObject();
   if (!o) return absl::InvalidArgumentError("not a JSON object");
-  auto format = o->getInteger("format");
+  std::optional<int64_t> format = support::jsonInteger(*o, "format");
   if (!format) return absl::InvalidArgumentError("no integer 'format'");
   if (*format > kBankFormat) {
     foreign = true;
@@ -291,11 +294,10 @@ std::string bankFileName(llvm::StringRef deviceName, uint64_t deviceHash) {
 }
 
 absl::StatusOr<std::string> canonicalConfig(llvm::StringRef config) {
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(config);
-  if (!parsed)
-    return absl::InvalidArgumentError(absl::StrCat("config '", config.str(),
-                                                   "' is not JSON: ",
-                                                   llvm::toString(parsed.takeError())));
+  absl::StatusOr<llvm::json::Value> parsed = support::parseJson(config, "");
+  if (!parsed.ok())
+    return absl::InvalidArgumentError(absl::StrCat("config '", config.str(), "' is not JSON: ",
+                                                   parsed.status().message()));
   if (!parsed->getAsObject())
     return absl::InvalidArgumentError(absl::StrCat(
         "config '", config.str(), "' is not a JSON object (write it as {\"knob\": value, ...})"));
@@ -314,12 +316,9 @@ std::string recordToLine(const BankRecord &r) {
                        {"time_us", r.simulatedUs},
                        {"strategy", r.strategy},
                        {"timestamp", r.timestamp}};
-  llvm::Expected<llvm::json::Value> config = llvm::json::parse(r.config);
-  if (config) o["config"] = std::move(*config);
-  else {
-    llvm::consumeError(config.takeError());
-    o["config"] = llvm::json::Object{}; // record() rejects these; never written
-  }
+  absl::StatusOr<llvm::json::Value> config = support::parseJson(r.config, "");
+  if (config.ok()) o["config"] = *std::move(config);
+  else o["config"] = llvm::json::Object{}; // record() rejects these; never written
   std::string line;
   llvm::raw_string_ostream(line) << llvm::json::Value(std::move(o));
   return line;

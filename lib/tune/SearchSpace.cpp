@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "ptoc/support/BoundedJson.h"
+
 namespace ptoc::tune {
 
 llvm::json::Value knobValueToJson(const KnobValue &value) {
@@ -26,12 +28,12 @@ llvm::json::Value knobValueToJson(const KnobValue &value) {
 absl::StatusOr<KnobValue> knobValueFromJson(const llvm::json::Value &json,
                                             llvm::StringRef where) {
   if (auto b = json.getAsBoolean()) return KnobValue(*b);
-  if (auto i = json.getAsInteger()) return KnobValue(*i);
+  if (auto i = support::jsonInteger(json)) return KnobValue(*i);
   if (auto s = json.getAsString()) return KnobValue(s->str());
   if (const llvm::json::Array *array = json.getAsArray()) {
     std::vector<int64_t> list;
     for (const llvm::json::Value &element : *array) {
-      auto i = element.getAsInteger();
+      std::optional<int64_t> i = support::jsonInteger(element);
       if (!i)
         return absl::InvalidArgumentError(
             absl::StrCat(where.str(), ": a list value may hold only integers; write e.g. [64, 512]"));

@@ -11,6 +11,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "ptoc/profile/OutputDir.h"
+#include "ptoc/support/BoundedJson.h"
 
 namespace ptoc::tune {
 
@@ -78,15 +79,13 @@ void writeTuneResultJson(llvm::raw_ostream &os, const SearchSpace &space,
 }
 
 absl::StatusOr<TuneResultFile> parseTuneResult(llvm::StringRef text) {
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
-  if (!parsed)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tune result file is not valid JSON: ", llvm::toString(parsed.takeError())));
+  absl::StatusOr<llvm::json::Value> parsed = support::parseJson(text, "tune result file");
+  if (!parsed.ok()) return parsed.status();
   const llvm::json::Object *root = parsed->getAsObject();
   if (!root) return absl::InvalidArgumentError("tune result file: the top level is not an object");
   if (root->getString("format").getValueOr("") != kTuneResultFormat)
     return fieldError("format", absl::StrCat("is not \"", kTuneResultFormat.str(), "\""));
-  if (root->getInteger("version").getValueOr(-1) != kTuneResultVersion)
+  if (support::jsonInteger(*root, "version").value_or(-1) != kTuneResultVersion)
     return fieldError("version", absl::StrCat("is not ", kTuneResultVersion,
                                               " (written by another ptoc version?)"));
   TuneResultFile file;
@@ -100,8 +99,8 @@ absl::StatusOr<TuneResultFile> parseTuneResult(llvm::StringRef text) {
   auto strategy = root->getString("strategy");
   if (!strategy) return fieldError("strategy", "is missing or not a string");
   result.strategy = strategy->str();
-  auto seed = root->getInteger("seed");
-  auto budget = root->getInteger("budget");
+  std::optional<int64_t> seed = support::jsonInteger(*root, "seed");
+  std::optional<int64_t> budget = support::jsonInteger(*root, "budget");
   if (!seed || *seed < 0) return fieldError("seed", "is missing or negative");
   if (!budget || *budget < 0) return fieldError("budget", "is missing or negative");
   result.seed = static_cast<uint64_t>(*seed);
@@ -134,7 +133,7 @@ absl::StatusOr<TuneResultFile> parseTuneResult(llvm::StringRef text) {
           PrunedConfig{std::move(*config), p->getString("reason").getValueOr("").str()});
     }
   if (const llvm::json::Object *best = root->getObject("best")) {
-    auto index = best->getInteger("index");
+    std::optional<int64_t> index = support::jsonInteger(*best, "index");
     if (!index || *index < 0 || static_cast<std::size_t>(*index) >= result.evaluations.size() ||
         !result.evaluations[*index].micros)
       return fieldError("best.index", "does not name a valid evaluation");

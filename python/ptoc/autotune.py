@@ -167,12 +167,16 @@ def autotune(configs, warmup=1, repeat=3, file=None):
     function (place it above ``@ptoc.jit``). ``warmup`` runs are discarded, the
     median of ``repeat`` simulated times decides. ``file``: where the lines go
     (default sys.stdout)."""
+    if not isinstance(configs, (list, tuple)):
+        raise OptionError(f"@ptoc.autotune: configs must be a list of config dicts, got "
+                          f"{type(configs).__name__}")
     configs = list(configs)
     if not configs:
         raise OptionError("@ptoc.autotune needs at least one config")
     for i, c in enumerate(configs):
         _check_config(i, c)
-    if not isinstance(warmup, int) or warmup < 0 or not isinstance(repeat, int) or repeat < 1:
+    if (isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0 or
+            isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1):
         raise OptionError(f"@ptoc.autotune: warmup must be an int >= 0 and repeat an int >= 1, "
                           f"got warmup={warmup!r}, repeat={repeat!r}")
 

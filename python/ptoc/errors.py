@@ -27,6 +27,11 @@ class OptionError(Error, ValueError):
     """An unknown option name or an out-of-range option value."""
 
 
+class ArgumentError(Error, TypeError):
+    """Arguments that do not fit a function's parameters: too many, missing, or of a
+    kind ptoc cannot take there (a list where an array or an int is expected)."""
+
+
 class CompileError(Error, ValueError):
     """Compilation failed for another reason (the message says which)."""
 

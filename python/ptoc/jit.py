@@ -9,6 +9,7 @@ reuse the compiled kernel (``cache_info()`` counts hits and misses).
 import collections
 import functools
 import inspect
+import os
 import threading
 import warnings
 
@@ -16,8 +17,8 @@ import numpy as np
 
 from . import _ptoc
 from .dtypes import DT_BF16, as_dtype, from_array_dtype
-from .errors import DTypeError, Error, ShapeError
-from .options import OptionSet, ambient, defaults
+from .errors import ArgumentError, DTypeError, Error, OptionError, ShapeError
+from .options import STAGES, OptionSet, ambient, defaults
 from .tensor import Tensor
 from .tracing import Trace, tracing
 
@@ -29,6 +30,11 @@ _sessions_lock = threading.Lock()
 
 def session_for(device):
     """The (immutable, shareable) session of a device preset name or JSON path."""
+    if isinstance(device, os.PathLike):
+        device = os.fspath(device)
+    if not isinstance(device, str):
+        raise OptionError(f"device must be a preset name ({', '.join(_ptoc.device_presets())}) "
+                          f"or the path of a device JSON file, got {device!r}")
     with _sessions_lock:
         s = _sessions.get(device)
     if s is None:
@@ -84,6 +90,8 @@ class CompiledKernel:
         """The text of a stage: "tensor" (as traced), "tile" (after expand-tiles),
         "partitioned" (after the merge passes) or "codegen" (leaf programs and the
         execute graph), as ptoc-opt prints them. Default: the last stage reached."""
+        if stage is not None and not isinstance(stage, str):
+            raise OptionError(f"ir(): stage must be one of {', '.join(STAGES)}, got {stage!r}")
         return self._kernel.ir(stage or self._kernel.stage)
 
     @property
@@ -197,7 +205,7 @@ class JitFunction:
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as e:
-            raise TypeError(f"{self.fn.__qualname__}(): {e}") from None
+            raise ArgumentError(f"{self.fn.__qualname__}(): {e}") from None
         bound.apply_defaults()
         return bound.arguments
 
@@ -242,7 +250,7 @@ class JitFunction:
                 try:
                     hash(value)
                 except TypeError:
-                    raise TypeError(f"{self.fn.__qualname__}(): parameter '{name}' is neither "
+                    raise ArgumentError(f"{self.fn.__qualname__}(): parameter '{name}' is neither "
                                     f"a numpy array nor a hashable constant "
                                     f"({type(value).__name__})") from None
                 parts.append((name, "const", type(value).__name__, value))
@@ -429,9 +437,21 @@ class JitFunction:
             a = out_arrays[i]
             return _ptoc.bf16_to_float(a) if kernel.results[i]["dtype"] == "bf16" else a
 
-        for user, i in copy_back:
-            np.copyto(user, user_view(i), casting="unsafe")
-        returned = [user_view(i) for i in range(len(plan.outputs), len(out_arrays))]
+        def not_computed(i):
+            # run_numerics=False computes nothing: a returned tensor is NaN (floats) or
+            # 0 (ints) of its shape and dtype, never uninitialised memory.
+            dtype = np.dtype(np.float32) if kernel.results[i]["dtype"] == "bf16" \
+                else np.dtype(as_dtype(kernel.results[i]["dtype"]).storage)
+            fill = np.nan if dtype.kind == "f" else 0
+            return np.full(kernel.results[i]["shape"], fill, dtype=dtype)
+
+        if not run["run_numerics"]:
+            # Output parameters keep what they held (nothing is copied back).
+            returned = [not_computed(i) for i in range(len(plan.outputs), len(out_arrays))]
+        else:
+            for user, i in copy_back:
+                np.copyto(user, user_view(i), casting="unsafe")
+            returned = [user_view(i) for i in range(len(plan.outputs), len(out_arrays))]
         if plan.return_kind is None:
             return None
         if plan.return_kind == "one":

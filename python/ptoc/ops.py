@@ -4,13 +4,15 @@ trace at the user's source line; a mistake raises a ``ptoc.Error`` naming that l
 """
 
 import builtins
+import math
 import numbers
 
 import numpy as np
 
 from . import tensor as _tensor
 from .dtypes import DT_FP32, as_dtype, promote
-from .errors import DTypeError, Error, ShapeError
+from .errors import ArgumentError, DTypeError, Error, ShapeError
+from .options import INT64_MAX
 from .tracing import current_trace, located
 
 
@@ -125,17 +127,32 @@ def cast(x, dtype):
     return _record(trace, lambda b: b.cast(ix, dtype.ir_name))
 
 
+def _dim(x, d, what):
+    """``d`` as a dimension of ``x`` (negative counts from the end)."""
+    if isinstance(d, bool) or not isinstance(d, numbers.Integral) or not -x.ndim <= d < x.ndim:
+        raise ShapeError(located(f"ptoc.{what}: dim {d!r} is out of range for a tensor of "
+                                 f"rank {x.ndim} (valid: {-x.ndim}..{x.ndim - 1})"))
+    return int(d) % x.ndim
+
+
 def _axes(x, dim, what):
     if dim is None:
         return list(range(x.ndim))
-    dims = [dim] if isinstance(dim, numbers.Integral) else list(dim)
-    out = []
-    for d in dims:
-        if isinstance(d, bool) or not isinstance(d, numbers.Integral) or not -x.ndim <= d < x.ndim:
-            raise ShapeError(located(f"ptoc.{what}: dim {d!r} is out of range for a tensor of "
-                                     f"rank {x.ndim} (valid: {-x.ndim}..{x.ndim - 1})"))
-        out.append(int(d) % x.ndim)
-    return sorted(set(out))
+    dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
+    return sorted(set(_dim(x, d, what) for d in dims))
+
+
+def _shape(shape, what, allow_infer=False):
+    """A shape argument (an int or a list of ints) as a list of positive ints below
+    2**63 (and one -1 when ``allow_infer``)."""
+    dims = list(shape) if isinstance(shape, (list, tuple)) else [shape]
+    ok = bool(dims) and all(
+        not isinstance(d, bool) and isinstance(d, numbers.Integral) and
+        (0 < d <= INT64_MAX or (allow_infer and d == -1)) for d in dims)
+    if not ok or (allow_infer and dims.count(-1) > 1):
+        raise ShapeError(located(f"{what}: invalid shape {shape!r}; use positive ints"
+                                 f"{' and at most one -1' if allow_infer else ''}"))
+    return [int(d) for d in dims]
 
 
 def _reduce(op, x, dim, keepdim):
@@ -171,19 +188,16 @@ def reshape(x, shape):
     """``x`` with a new shape of the same size (one dimension may be -1)."""
     trace = _trace_of("reshape", x)
     x = _operand(trace, x, "ptoc.reshape")
-    shape = [int(d) for d in (shape if isinstance(shape, (list, tuple)) else [shape])]
-    if shape.count(-1) > 1 or any(d == 0 or d < -1 for d in shape):
-        raise ShapeError(located(f"ptoc.reshape: invalid shape {shape}; use positive sizes and "
-                                 "at most one -1"))
-    known = int(np.prod([d for d in shape if d != -1])) if shape else 1
+    shape = _shape(shape, "ptoc.reshape", allow_infer=True)
+    known = math.prod(d for d in shape if d != -1)
     if -1 in shape:
         if x.size % known:
             raise ShapeError(located(f"ptoc.reshape: cannot reshape {list(x.shape)} "
                                      f"({x.size} elements) to {shape}"))
         shape[shape.index(-1)] = x.size // known
-    if int(np.prod(shape)) != x.size:
+    if math.prod(shape) != x.size:
         raise ShapeError(located(f"ptoc.reshape: cannot reshape {list(x.shape)} ({x.size} "
-                                 f"elements) to {shape} ({int(np.prod(shape))} elements)"))
+                                 f"elements) to {shape} ({math.prod(shape)} elements)"))
     if tuple(shape) == x.shape:
         return x
     ix = x._value()
@@ -194,12 +208,16 @@ def transpose(x, dim0=-2, dim1=-1):
     """``x`` with dimensions ``dim0`` and ``dim1`` swapped."""
     trace = _trace_of("transpose", x)
     x = _operand(trace, x, "ptoc.transpose")
+    d0, d1 = _dim(x, dim0, "transpose"), _dim(x, dim1, "transpose")
     ix = x._value()
-    return _record(trace, lambda b: b.transpose(ix, int(dim0), int(dim1)))
+    return _record(trace, lambda b: b.transpose(ix, d0, d1))
 
 
 def concat(tensors, dim=0):
     """The tensors joined along ``dim`` (dtypes promoted like arithmetic)."""
+    if not isinstance(tensors, (list, tuple)):
+        raise ArgumentError(located(f"ptoc.concat: takes a list of tensors, got "
+                                    f"{type(tensors).__name__}"))
     tensors = list(tensors)
     if not tensors:
         raise ShapeError(located("ptoc.concat: needs at least one tensor"))
@@ -208,14 +226,17 @@ def concat(tensors, dim=0):
     dtype = tensors[0].dtype
     for t in tensors[1:]:
         dtype = promote(dtype, t.dtype)
+    axis = _dim(tensors[0], dim, "concat")
     ids = [cast(t, dtype)._value() for t in tensors]
-    return _record(trace, lambda b: b.concat(ids, int(dim)))
+    return _record(trace, lambda b: b.concat(ids, axis))
 
 
 def full(shape, value, dtype=DT_FP32):
     """A tensor of ``shape`` filled with ``value``."""
     trace = current_trace("ptoc.full")
-    shape = [int(d) for d in (shape if isinstance(shape, (list, tuple)) else [shape])]
+    shape = _shape(shape, "ptoc.full")
+    if not _is_scalar(value):
+        raise ArgumentError(located(f"ptoc.full: value must be a number, got {value!r}"))
     dtype = as_dtype(dtype)
     return _record(trace, lambda b: b.full(shape, float(value), dtype.ir_name))
 

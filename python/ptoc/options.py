@@ -15,6 +15,8 @@ from .errors import OptionError
 from .tracing import current_trace
 
 STAGES = ("tensor", "tile", "partitioned", "codegen")
+# The largest value a C++ int64 holds (tile sizes, scope ids, pass option values).
+INT64_MAX = 2**63 - 1
 
 
 def _int_in(lo, hi):
@@ -23,12 +25,6 @@ def _int_in(lo, hi):
             raise OptionError(f"option '{name}' must be an int in [{lo}, {hi}], got {v!r}")
         return v
     return check
-
-
-def _nonneg_int(name, v):
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-        raise OptionError(f"option '{name}' must be an int >= 0, got {v!r}")
-    return v
 
 
 def _boolean(name, v):
@@ -51,9 +47,10 @@ def _stage(name, v):
 
 # name -> (checker, default, meaning)
 RUNTIME_OPTIONS = {
-    "device_sched_mode": (_int_in(0, 3), 0,
+    "device_sched_mode": (_int_in(_ptoc.MIN_SCHED_MODE, _ptoc.MAX_SCHED_MODE), 0,
                           "0 FIFO, 1 L2 affinity, 2 fair across AICPU threads, 3 both"),
-    "host_threads": (_nonneg_int, 0, "host threads computing the numerics (0 = all cores)"),
+    "host_threads": (_int_in(0, _ptoc.MAX_HOST_THREADS), 0,
+                     "host threads computing the numerics (0 = all cores)"),
     "run_numerics": (_boolean, True,
                      "compute the outputs; False simulates timing only (outputs untouched)"),
 }
@@ -107,10 +104,12 @@ def check_pass_options(options):
         raise OptionError(f"pass_options must be a dict, got {type(options).__name__}")
     out = {}
     for name, value in options.items():
+        if not isinstance(name, str):
+            raise OptionError(f"pass option names are strings, got {name!r}")
         if name == "sg_set_scope":
-            if isinstance(value, bool) or not isinstance(value, int) or value < -1:
-                raise OptionError(f"pass option 'sg_set_scope' must be an int >= -1 (-1 clears "
-                                  f"the scope), got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int) or not -1 <= value <= INT64_MAX:
+                raise OptionError(f"pass option 'sg_set_scope' must be an int in [-1, "
+                                  f"{INT64_MAX}] (-1 clears the scope), got {value!r}")
         else:
             _ptoc.check_pass_option(name, value)
         out[name] = value

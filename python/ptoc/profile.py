@@ -9,7 +9,7 @@ the verdict rules.
 import json
 
 from . import _ptoc
-from .errors import Error
+from .errors import ArgumentError, Error
 
 __all__ = ["TraceError", "analyze"]
 
@@ -25,8 +25,9 @@ def analyze(path, top=10, write=False):
     write analysis.json beside the trace, as ``ptoc prof`` does. Raises TraceError
     (a ValueError) naming what is wrong with the trace.
     """
-    if not isinstance(top, int) or isinstance(top, bool) or top < 0:
-        raise TypeError(f"analyze(): top must be an int >= 0, got {top!r}")
+    if not isinstance(top, int) or isinstance(top, bool) or not 0 <= top <= _ptoc.MAX_TOP:
+        raise ArgumentError(f"analyze(): top must be an int from 0 to {_ptoc.MAX_TOP}, "
+                            f"got {top!r}")
     try:
         text = _ptoc.analyze_trace(str(path), top, bool(write))
     except ValueError as e:

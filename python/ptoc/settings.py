@@ -5,19 +5,25 @@ tile shapes (the ops created next), pass options (this kernel's compilation;
 
 import numbers
 
-from .errors import OptionError, TileShapeError
-from .options import check_options, check_pass_options
+from .errors import ArgumentError, OptionError, TileShapeError
+from .options import INT64_MAX, check_options, check_pass_options
 from .tracing import current_trace, located
 
 
 def _positive_ints(values, what):
     out = []
     for v in values:
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v <= 0:
-            raise TileShapeError(located(f"{what}: tile sizes must be positive ints, got "
-                                         f"{list(values)}"))
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not 0 < v <= INT64_MAX:
+            raise TileShapeError(located(f"{what}: tile sizes must be positive ints (below "
+                                         f"2**63), got {list(values)}"))
         out.append(int(v))
     return out
+
+
+def _check_label(label, what):
+    """A setting call's label names it in @ptoc.autotune configs: a str or an int."""
+    if label is not None and (isinstance(label, bool) or not isinstance(label, (str, int))):
+        raise ArgumentError(located(f"{what}: label must be a str (or an int), got {label!r}"))
 
 
 def set_vec_tile_shapes(*dims, label=None):
@@ -26,9 +32,13 @@ def set_vec_tile_shapes(*dims, label=None):
     16-64 KB tiles work best; keep reduced axes whole). ``label`` names the call for
     ``@ptoc.autotune`` configs (``{"vec_tile": {label: shape}}``)."""
     trace = current_trace("ptoc.set_vec_tile_shapes")
+    _check_label(label, "ptoc.set_vec_tile_shapes")
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = tuple(dims[0])
     dims = trace.tile_shape("vec_tile", label, dims)
+    if not isinstance(dims, (list, tuple)):
+        raise TileShapeError(located(f"a vec_tile config must be a list of sizes (one per "
+                                     f"dimension), got {dims!r}"))
     if not dims:
         raise TileShapeError(located("ptoc.set_vec_tile_shapes: give one size per dimension"))
     trace.builder.set_vec_tile(_positive_ints(dims, "ptoc.set_vec_tile_shapes"))
@@ -39,6 +49,7 @@ def set_cube_tile_shapes(m, k, n, label=None):
     for each of m, k, n (an int means the same size for both levels). ``label`` names
     the call for ``@ptoc.autotune`` configs (``{"cube_tile": {label: (m, k, n)}}``)."""
     trace = current_trace("ptoc.set_cube_tile_shapes")
+    _check_label(label, "ptoc.set_cube_tile_shapes")
     override = trace.tile_shape("cube_tile", label, None)
     if override is not None:
         if not isinstance(override, (list, tuple)) or len(override) != 3:
@@ -47,7 +58,13 @@ def set_cube_tile_shapes(m, k, n, label=None):
         m, k, n = override
 
     def pair(v, name):
-        v = [v, v] if isinstance(v, numbers.Integral) else list(v)
+        if isinstance(v, numbers.Integral):
+            v = [v, v]
+        elif isinstance(v, (list, tuple)):
+            v = list(v)
+        else:
+            raise TileShapeError(located(f"ptoc.set_cube_tile_shapes: {name} must be an int or "
+                                         f"[L0, L1], got {v!r}"))
         if len(v) != 2:
             raise TileShapeError(located(f"ptoc.set_cube_tile_shapes: {name} must be [L0, L1], "
                                          f"got {v}"))

@@ -22,11 +22,14 @@ class Tensor:
                  "_original_id")
 
     def __init__(self, shape, dtype=DT_FP32):
-        shape = tuple(shape)
-        if not shape or any(isinstance(d, bool) or not isinstance(d, numbers.Integral) or d <= 0
-                            for d in shape):
+        if not isinstance(shape, (list, tuple)):
             raise ShapeError(f"ptoc.Tensor shape must be a non-empty list of positive ints, "
-                             f"got {list(shape)}")
+                             f"got {shape!r}")
+        shape = tuple(shape)
+        if not shape or any(isinstance(d, bool) or not isinstance(d, numbers.Integral) or
+                            not 0 < d < 2**63 for d in shape):
+            raise ShapeError(f"ptoc.Tensor shape must be a non-empty list of positive ints "
+                             f"(below 2**63), got {list(shape)}")
         self._shape = tuple(int(d) for d in shape)
         self._dtype = as_dtype(dtype)
         self._trace = None

@@ -11,10 +11,11 @@ evaluation, and every evaluated config is recorded for the next time.
 """
 
 import json
+import os
 import sys
 
 from . import _ptoc
-from .errors import Error
+from .errors import ArgumentError, OptionError
 from .jit import JitFunction, session_for
 
 
@@ -67,7 +68,7 @@ def _cube_tile_value(value, knob):
             return flat
     if isinstance(value, (list, tuple)) and len(value) == 6:
         return list(value)
-    raise Error(f"ptoc.tune: space knob '{knob}' value {value!r} is not a cube tile: give "
+    raise OptionError(f"ptoc.tune: space knob '{knob}' value {value!r} is not a cube tile: give "
                 f"(m, k, n) with [L0, L1] each (as set_cube_tile_shapes takes), or "
                 f"[mL0, mL1, kL0, kL1, nL0, nL1]")
 
@@ -75,15 +76,15 @@ def _cube_tile_value(value, knob):
 def _space_json(space):
     """The JSON of a user's space: {knob: [values]} (docs/tuning.md)."""
     if not isinstance(space, dict) or not space:
-        raise Error(f"ptoc.tune: space must be a dict of knob -> list of values, e.g. "
+        raise OptionError(f"ptoc.tune: space must be a dict of knob -> list of values, e.g. "
                     f"{{'vec_tile': [(8, 4096), (16, 4096)], 'device_sched_mode': [0, 3]}}; "
                     f"got {space!r}")
     out = {}
     for knob, values in space.items():
         if not isinstance(knob, str):
-            raise Error(f"ptoc.tune: space knob names are strings, got {knob!r}")
+            raise OptionError(f"ptoc.tune: space knob names are strings, got {knob!r}")
         if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-            raise Error(f"ptoc.tune: space knob '{knob}' must list its values, got {values!r}")
+            raise OptionError(f"ptoc.tune: space knob '{knob}' must list its values, got {values!r}")
         values = list(values)
         if knob.startswith("cube_tile"):
             values = [_cube_tile_value(v, knob) for v in values]
@@ -91,10 +92,10 @@ def _space_json(space):
             values = [list(v) if isinstance(v, tuple) else v for v in values]
         out[knob] = values
     try:
-        return json.dumps(out)
-    except TypeError as e:
-        raise Error(f"ptoc.tune: space values must be numbers, bools, strings or lists of "
-                    f"integers ({e})") from None
+        return json.dumps(out, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as e:
+        raise OptionError(f"ptoc.tune: space values must be finite numbers, bools, strings or "
+                          f"lists of integers ({type(e).__name__}: {e})") from None
 
 
 class _Progress:
@@ -133,7 +134,25 @@ def tune(kernel, *args, space=None, strategy="auto", budget=64, seed=0, threads=
     (default PTOC_TUNE_BANK_PATH or ~/.cache/ptoc/bank); ``use_bank=False`` neither
     reads nor writes it. ``progress``: a progress bar on stderr."""
     if not isinstance(kernel, JitFunction):
-        raise Error(f"ptoc.tune tunes a @ptoc.jit function, got {type(kernel).__name__}")
+        raise ArgumentError(f"ptoc.tune tunes a @ptoc.jit function, got "
+                            f"{type(kernel).__name__}")
+    if not isinstance(strategy, str):
+        raise OptionError(f"ptoc.tune: strategy must be a str (auto, grid, random, ga, rl), "
+                          f"got {strategy!r}")
+    for name, value, lo, hi in (("budget", budget, 1, 2**64 - 1), ("seed", seed, 0, 2**64 - 1),
+                                ("threads", threads, 0, _ptoc.MAX_HOST_THREADS)):
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            raise OptionError(f"ptoc.tune: {name} must be an int in [{lo}, {hi}], got {value!r}")
+    def folder(name, value):
+        path = os.fspath(value) if isinstance(value, os.PathLike) else value
+        if value is not None and not isinstance(path, str):
+            raise OptionError(f"ptoc.tune: {name} must be a folder path (a str), got {value!r}")
+        return path or ""
+
+    bank, result_dir = folder("bank", bank), folder("result_dir", result_dir)
+    for name, value in (("use_bank", use_bank), ("progress", progress)):
+        if not isinstance(value, bool) and value not in (0, 1):
+            raise OptionError(f"ptoc.tune: {name} must be True or False, got {value!r}")
     space_json = _space_json(space) if space is not None else ""
     compiled = kernel.compile(*args, **kwargs)
     text = compiled._plan.tensor_text
@@ -142,8 +161,8 @@ def tune(kernel, *args, space=None, strategy="auto", budget=64, seed=0, threads=
     try:
         report = _ptoc.tune_text(
             session_for(kernel.device), text, strategy=strategy, budget=budget, seed=seed,
-            threads=threads, bank_path=bank or "", use_bank=use_bank,
-            result_dir=result_dir or "", knobs=knobs, progress=bar, space_json=space_json)
+            threads=threads, bank_path=bank, use_bank=bool(use_bank),
+            result_dir=result_dir, knobs=knobs, progress=bar, space_json=space_json)
     finally:
         if bar is not None:
             bar.finish()

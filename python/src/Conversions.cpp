@@ -24,10 +24,27 @@ ir::DType dtypeFromName(const std::string &name) {
 
 std::string dtypeToName(ir::DType t) { return std::string(ir::dtypeName(t)); }
 
+namespace {
+
+/// A Python int as int64; an option error naming `knob` when it does not fit (pybind11
+/// would raise its own RuntimeError).
+int64_t int64FromPython(const std::string &knob, const py::handle &v) {
+  int overflow = 0;
+  long long x = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+  if (overflow == 0 && !(x == -1 && PyErr_Occurred())) return x;
+  PyErr_Clear();
+  throw StatusError(ErrorStage::Option,
+                    absl::InvalidArgumentError(absl::StrCat(
+                        "pass option '", knob, "': ", py::repr(v).cast<std::string>(),
+                        " does not fit in a 64-bit integer")));
+}
+
+} // namespace
+
 passes::OptionValue optionValueFromPython(const std::string &knob, const py::handle &v) {
   // bool before int: Python's bool is an int.
   if (py::isinstance<py::bool_>(v)) return v.cast<bool>();
-  if (py::isinstance<py::int_>(v)) return v.cast<int64_t>();
+  if (py::isinstance<py::int_>(v)) return int64FromPython(knob, v);
   if (py::isinstance<py::float_>(v)) return v.cast<double>();
   if (py::isinstance<py::str>(v)) return v.cast<std::string>();
   if (py::isinstance<py::dict>(v)) {
@@ -40,7 +57,7 @@ passes::OptionValue optionValueFromPython(const std::string &knob, const py::han
                               "pass option '", knob, "': a setting maps hash orders to counts, "
                               "{int: int} (e.g. {0: 4, -1: 2}), got ",
                               py::repr(v).cast<std::string>())));
-      map[key.cast<int64_t>()] = value.cast<int64_t>();
+      map[int64FromPython(knob, key)] = int64FromPython(knob, value);
     }
     return map;
   }
@@ -53,6 +70,11 @@ passes::OptionValue optionValueFromPython(const std::string &knob, const py::han
 session::PassKnobs knobsFromPython(const py::dict &knobs) {
   session::PassKnobs out;
   for (auto [name, value] : knobs) {
+    if (!py::isinstance<py::str>(name))
+      throw StatusError(ErrorStage::Option,
+                        absl::InvalidArgumentError(absl::StrCat(
+                            "pass option names are strings, got ",
+                            py::repr(name).cast<std::string>())));
     std::string n = name.cast<std::string>();
     throwIfError(ErrorStage::Option, out.set(n, optionValueFromPython(n, value)));
   }

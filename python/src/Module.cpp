@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "absl/strings/str_cat.h"
 #include "Builder.h"
 #include "Conversions.h"
 #include "Errors.h"
@@ -12,6 +13,9 @@
 #include "TuneBindings.h"
 #include "ptoc/passes/Pass.h"
 #include "ptoc/profile/OutputDir.h"
+#include "ptoc/profile/TraceAnalysis.h"
+#include "ptoc/runtime/Executor.h"
+#include "ptoc/runtime/Simulator.h"
 #include "ptoc/session/PassKnobs.h"
 #include "ptoc/session/Version.h"
 #include "ptoc/target/DeviceSpec.h"
@@ -65,9 +69,20 @@ PYBIND11_MODULE(_ptoc, m) {
 
   m.def("pass_option_names", &session::PassKnobs::names,
         "Every pass option name set_pass_options accepts.");
+  // Bounds the Python layer checks options against (declared once, in C++).
+  m.attr("MAX_HOST_THREADS") = runtime::kMaxHostThreads;
+  m.attr("MIN_SCHED_MODE") = runtime::kMinSchedMode;
+  m.attr("MAX_SCHED_MODE") = runtime::kMaxSchedMode;
+  m.attr("MAX_TOP") = profile::kMaxTop;
   m.def(
       "check_pass_option",
-      [](const std::string &name, const py::handle &value) {
+      [](const py::handle &nameObj, const py::handle &value) {
+        if (!py::isinstance<py::str>(nameObj))
+          throw StatusError(ErrorStage::Option,
+                            absl::InvalidArgumentError(absl::StrCat(
+                                "pass option names are strings, got ",
+                                py::repr(nameObj).cast<std::string>())));
+        std::string name = nameObj.cast<std::string>();
         session::PassKnobs knobs;
         throwIfError(ErrorStage::Option, knobs.set(name, optionValueFromPython(name, value)));
       },

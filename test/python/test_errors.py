@@ -291,7 +291,7 @@ def test_pass_option_of_the_wrong_type():
 @pytest.mark.parametrize("kind,opts,name,valid", [
     ("runtime_options", {"device_sched_mode": 7}, "device_sched_mode", "[0, 3]"),
     ("runtime_options", {"device_sched_mode": -1}, "device_sched_mode", "[0, 3]"),
-    ("runtime_options", {"host_threads": -2}, "host_threads", ">= 0"),
+    ("runtime_options", {"host_threads": -2}, "host_threads", "[0, 4096]"),
     ("debug_options", {"runtime_debug_mode": 5}, "runtime_debug_mode", "[0, 2]"),
     ("debug_options", {"compile_debug_mode": 2}, "compile_debug_mode", "[0, 1]"),
     ("host_options", {"compile_stage": "llvm"}, "compile_stage", "tensor, tile, partitioned"),

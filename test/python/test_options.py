@@ -358,6 +358,36 @@ def test_host_threads_give_identical_results():
     np.testing.assert_allclose(runs[0][0], softmax_ref(X), rtol=2e-5, atol=1e-7)
 
 
+def test_run_numerics_false_returns_defined_values_and_leaves_outputs_alone():
+    """Issue 14, item 5: returned arrays were np.empty (uninitialised memory), and an
+    output parameter that needs a copy back (another layout or dtype) got garbage."""
+    @ptoc.jit(device="tiny", runtime_options={"run_numerics": False})
+    def several(x, y, z: ptoc.Tensor(list(X.shape), ptoc.DT_BF16)):
+        ptoc.set_vec_tile_shapes(8, 256)
+        y[:] = x + 1.0
+        z[:] = x + 2.0
+        return (x * 2.0, ptoc.cast(x, ptoc.DT_BF16), ptoc.cast(x * 9.0, ptoc.DT_INT32))
+
+    # Both outputs are copied back when computed: y has another layout, z (bf16, held
+    # as float32 in numpy) another storage.
+    y = np.asfortranarray(np.full(X.shape, SENTINEL, np.float32))
+    z = np.full(X.shape, SENTINEL, np.float32)
+    doubled, brain, whole = several(X, y, z)
+    assert (y == SENTINEL).all() and (z == SENTINEL).all()
+    assert doubled.shape == X.shape and doubled.dtype == np.float32
+    assert np.isnan(doubled).all()
+    assert brain.shape == X.shape and brain.dtype == np.float32 and np.isnan(brain).all()
+    assert whole.shape == X.shape and whole.dtype == np.int32 and (whole == 0).all()
+    assert several.last_run.simulated_us > 0
+    # With numerics the same call computes all of them.
+    computed = several.with_config(runtime_options={"run_numerics": True})
+    doubled, brain, whole = computed(X, y, z)
+    np.testing.assert_allclose(doubled, X * 2, rtol=1e-6)
+    np.testing.assert_allclose(y, X + 1, rtol=1e-6)
+    np.testing.assert_allclose(z, X + 2, rtol=1e-2)
+    assert (whole == (X * 9).astype(np.int32)).all()
+
+
 def test_run_numerics_false_simulates_only():
     timed = fresh(runtime_options={"run_numerics": False})
     computed = fresh()

@@ -1,6 +1,8 @@
 // GraphBuilder: shape inference, broadcasting, tile-shape scopes and error messages.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "ptoc/ir/GraphBuilder.h"
 #include "ptoc/ir/Printer.h"
 #include "ptoc/ir/Verifier.h"
@@ -197,4 +199,37 @@ TEST_CASE("builder rejects misuse without crashing", "[builder]") {
   REQUIRE(b.endFunc({b.arg(0)}).ok());
   CHECK_FALSE(b.beginFunc("f", {}).ok()); // duplicate name
   CHECK_FALSE(b.beginFunc("g", {ctx.tileType(DType::F32, {8}, MemSpace::UB)}).ok());
+}
+
+// Issue 14: values and shapes from Python reach the builder unchecked by the parser.
+// A double outside int64 was converted to int64 for an integer `full` (undefined
+// behaviour, then a misleading "floating-point literal 2147483647.0" message), and a
+// shape whose size in bytes overflows made a type whose size was undefined.
+TEST_CASE("builder checks full values and shape sizes without overflow", "[builder]") {
+  Context ctx;
+  Module m(ctx);
+  GraphBuilder b(m);
+  CHECK_THAT(msg(b.beginFunc("big", {ctx.tensorType(DType::F32, {int64_t(1) << 40,
+                                                                   int64_t(1) << 40})})
+                     .status()),
+             Catch::Contains("argument 0 of '@big': a tensor of shape "
+                             "1099511627776x1099511627776 is too large: its size in bytes does "
+                             "not fit in 64 bits"));
+  REQUIRE(b.beginFunc("f", {ctx.tensorType(DType::F32, {8})}).ok());
+  CHECK_THAT(msg(b.full({2}, 1e300, DType::I32).status()),
+             Catch::Contains("'full' op value 1e+300 is out of range for the element type i32"));
+  CHECK_THAT(msg(b.full({2}, 3e9, DType::I32).status()),
+             Catch::Contains("value 3e+09 is out of range for the element type i32"));
+  CHECK_THAT(msg(b.full({2}, std::nan(""), DType::I8).status()),
+             Catch::Contains("value nan is not a number of the integer element type i8"));
+  CHECK_THAT(msg(b.full({2}, -HUGE_VAL, DType::I32).status()),
+             Catch::Contains("value -inf is out of range"));
+  CHECK((*b.full({2}, -2147483648.0, DType::I32))->definingOp()->attr("value") ==
+        ctx.intAttr(-2147483648LL));
+  CHECK_THAT(msg(b.full({int64_t(1) << 62, 4}, 0, DType::F32).status()),
+             Catch::Contains("is too large: its size in bytes does not fit in 64 bits"));
+  CHECK_THAT(msg(b.reshape(b.arg(0), {int64_t(1) << 62, 8}).status()),
+             Catch::Contains("'reshape' op a tensor of shape"));
+  CHECK_THAT(msg(b.view(b.arg(0), {0}, {int64_t(1) << 62}).status()),
+             Catch::Contains("'view' op"));
 }

@@ -143,7 +143,7 @@ TEST_CASE("doubles round-trip exactly", "[target]") {
   d.memory.gmLatencyCycles = 0; // latencies may be zero (an L2 hit then costs none either)
   d.memory.l2LatencyCycles = 0;
   d.scheduler.dispatchCycles = 1e-300;
-  d.launchOverheadUs = 123456789012345.0;
+  d.launchOverheadUs = 12345.678901234567;
   REQUIRE(d.validate().ok());
   absl::StatusOr<DeviceSpec> back = DeviceSpec::fromJson(d.toJson(), "odd.json");
   REQUIRE(back.ok());
@@ -223,8 +223,9 @@ TEST_CASE("mistyped and out-of-range fields name the field", "[target]") {
         "device.json: field 'aic_cores': expected a positive integer, got 1.5");
   CHECK(parseError(R"({"aic_cores": 0})") ==
         "device.json: field 'aic_cores': expected a positive integer, got 0");
-  CHECK_THAT(parseError(R"({"aic_cores": 4294967296})"),
-             Contains("field 'aic_cores': expected a positive integer no larger than"));
+  CHECK(parseError(R"({"aic_cores": 4294967296})") ==
+        "device.json: field 'aic_cores': 4294967296 is out of range: it must be between 1 and "
+        "1024 (real dies have 20-32 cube cores; the simulator keeps state per core)");
   CHECK(parseError(R"({"memory": {"hbm_bytes_per_second": 0}})") ==
         "device.json: field 'memory.hbm_bytes_per_second': expected a positive number, got 0");
   CHECK(parseError(R"({"scheduler": {"dispatch_cycles": -1}})") ==
@@ -362,7 +363,8 @@ TEST_CASE("simulator fields are read, and inconsistent ones rejected by name", "
     return std::string(r.status().message());
   };
   CHECK_THAT(error(R"({"compute": {"vector_div_rate": 2}})"),
-             Catch::Contains("vector_*_rate") && Catch::Contains("at most 1"));
+             Catch::Contains("field 'compute.vector_div_rate': 2 is out of range: it must be "
+                             "between 0.0009765625 and 1 (a fraction of vector_bytes_per_cycle"));
   CHECK_THAT(error(R"({"memory": {"l2_latency_cycles": 5000}})"),
              Catch::Contains("memory.l2_latency_cycles (5000) must not exceed"));
   CHECK_THAT(error(R"({"memory": {"core_l2_read_bytes_per_cycle": 8}})"),
@@ -371,4 +373,123 @@ TEST_CASE("simulator fields are read, and inconsistent ones rejected by name", "
              Catch::Contains("field 'pipes.mte1_l0a_bytes_per_cycle': expected a positive number"));
   CHECK_THAT(error(R"({"pipes": {"mte4": 1}})"),
              Catch::Contains("unknown field 'pipes.mte4'"));
+}
+
+// Issue 14, item 3: physical sanity bounds. Each of these ran before: 1e9 cores
+// overflowed an int and aborted, 1e8 cores took 71 s and 17 GB for one task,
+// vector_bytes_per_cycle 1e-300 cast a huge double to int64 (undefined behaviour), and
+// tiny or huge rates ended in "a bug in the simulator" or a 90-digit simulated time.
+TEST_CASE("every numeric field has physical bounds, named with the value and why",
+          "[target]") {
+  struct Case {
+    const char *json;
+    const char *message;
+  };
+  const Case cases[] = {
+      {R"({"aic_cores": 1e9, "aiv_cores": 2e9})",
+       "field 'aic_cores': 1000000000 is out of range: it must be between 1 and 1024 (real "
+       "dies have 20-32 cube cores"},
+      {R"({"aic_cores": 100000000, "aiv_cores": 100000000})",
+       "field 'aic_cores': 100000000 is out of range: it must be between 1 and 1024"},
+      {R"({"aiv_cores": 8192})", "field 'aiv_cores': 8192 is out of range: it must be between 1 "
+                                 "and 4096"},
+      {R"({"compute": {"vector_bytes_per_cycle": 1e-300}})",
+       "field 'compute.vector_bytes_per_cycle': 1e-300 is out of range: it must be between 1 "
+       "and 65536 (256 bytes per cycle per vector core on real parts)"},
+      {R"({"memory": {"hbm_bytes_per_second": 1e-300}})",
+       "field 'memory.hbm_bytes_per_second': 1e-300 is out of range: it must be between 1e+09 "
+       "and 1e+15"},
+      {R"({"memory": {"hbm_bytes_per_second": 1e300}})",
+       "field 'memory.hbm_bytes_per_second': 1e+300 is out of range"},
+      {R"({"memory": {"core_hbm_bytes_per_cycle": 1e-300}})",
+       "field 'memory.core_hbm_bytes_per_cycle': 1e-300 is out of range: it must be between 1 "
+       "and 65536"},
+      {R"({"clock_mhz": 1e-300})",
+       "field 'clock_mhz': 1e-300 is out of range: it must be between 10 and 10000 (NPU clocks "
+       "are 1-2 GHz"},
+      {R"({"clock_mhz": 1e300})", "field 'clock_mhz': 1e+300 is out of range"},
+      {R"({"pipes": {"mte3_bytes_per_cycle": 1e-300}})",
+       "field 'pipes.mte3_bytes_per_cycle': 1e-300 is out of range"},
+      {R"({"memory": {"gm_latency_cycles": 1e300}})",
+       "field 'memory.gm_latency_cycles': 1e+300 is out of range: it must be between 0 and "
+       "1e+06 (a fixed cost of tens to a few thousand cycles on real parts"},
+      {R"({"scheduler": {"dispatch_cycles": 1e300}})",
+       "field 'scheduler.dispatch_cycles': 1e+300 is out of range"},
+      {R"({"launch_overhead_us": 1e300})",
+       "field 'launch_overhead_us': 1e+300 is out of range: it must be between 0 and 1e+06"},
+      {R"({"buffers": {"ub": 9000000000000000000}})",
+       "field 'buffers.ub': 9000000000000000000 is out of range: it must be between 1 and "
+       "1073741824 (on-chip buffers are KiB to a few MiB)"},
+      {R"({"memory": {"l2_bytes": 9000000000000000000}})",
+       "field 'memory.l2_bytes': 9000000000000000000 is out of range: it must be between 1 and "
+       "1099511627776"},
+      {R"({"compute": {"cube_fp32_factor": 1e-9}})",
+       "field 'compute.cube_fp32_factor': 1e-09 is out of range: it must be between "
+       "0.0009765625 and 1024"},
+      {R"({"scheduler": {"threads": 300}, "aic_cores": 512, "aiv_cores": 1024})",
+       "field 'scheduler.threads': 300 is out of range: it must be between 1 and 256"},
+      {R"({"buffers": {"ub": 16}})",
+       "buffers.ub (16) must hold at least one block (buffers.block_bytes = 32)"},
+      // Item 5b: an integral rate >= 2^63 was clamped to 2^63 - 1 by the JSON parser;
+      // it is now read as the number written (and this one is out of range).
+      {R"({"memory": {"hbm_bytes_per_second": 10000000000000000000}})",
+       "field 'memory.hbm_bytes_per_second': 1e+19 is out of range"},
+      {R"({"memory": {"l2_bytes": 9223372036854775808}})",
+       "field 'memory.l2_bytes': expected a positive integer, got 9.2233720368547758e+18"},
+  };
+  for (const Case &c : cases) {
+    INFO(c.json);
+    CHECK_THAT(parseError(c.json), Contains(std::string("device.json: ") + c.message));
+  }
+}
+
+TEST_CASE("the bounds admit every preset and the extremes of their ranges", "[target]") {
+  for (const std::string &name : DeviceSpec::presetNames()) {
+    INFO(name);
+    absl::StatusOr<DeviceSpec> p = DeviceSpec::preset(name);
+    REQUIRE(p.ok());
+    CHECK(p->validate().ok());
+  }
+  absl::StatusOr<DeviceSpec> big = DeviceSpec::fromJson(
+      R"({"name": "big", "aic_cores": 1024, "aiv_cores": 4096, "clock_mhz": 10000,
+          "buffers": {"l1": 1073741824, "ub": 1073741824, "block_bytes": 4096},
+          "memory": {"hbm_bytes_per_second": 1e15, "l2_bytes_per_second": 1e16,
+                     "l2_bytes": 1099511627776},
+          "scheduler": {"threads": 256}, "launch_overhead_us": 1e6})",
+      "big.json");
+  REQUIRE(big.ok());
+  CHECK(big->aivCores == 4096);
+  absl::StatusOr<DeviceSpec> small = DeviceSpec::fromJson(
+      R"({"name": "small", "aic_cores": 1, "aiv_cores": 1, "clock_mhz": 10,
+          "buffers": {"l1": 1, "l0a": 1, "l0b": 1, "l0c": 1, "ub": 1, "block_bytes": 1},
+          "compute": {"vector_bytes_per_cycle": 1, "vector_div_rate": 0.0009765625},
+          "memory": {"hbm_bytes_per_second": 1e9, "core_hbm_bytes_per_cycle": 1,
+                     "core_l2_read_bytes_per_cycle": 1},
+          "scheduler": {"threads": 1}, "launch_overhead_us": 0})",
+      "small.json");
+  REQUIRE(small.ok());
+  CHECK(small->clockMHz == 10);
+  // Integral rates round-trip exactly, however they are written.
+  absl::StatusOr<DeviceSpec> exact = DeviceSpec::fromJson(
+      R"({"memory": {"hbm_bytes_per_second": 1000000000000000, "l2_bytes_per_second": 9007199254740993}})",
+      "exact.json");
+  REQUIRE(exact.ok());
+  CHECK(exact->memory.hbmBytesPerSecond == 1e15);
+  absl::StatusOr<DeviceSpec> back = DeviceSpec::fromJson(exact->toJson(), "back.json");
+  REQUIRE(back.ok());
+  CHECK(back->memory.l2BytesPerSecond == exact->memory.l2BytesPerSecond);
+  CHECK(back->toJson() == exact->toJson());
+}
+
+TEST_CASE("a description built in code is checked against the same bounds", "[target]") {
+  DeviceSpec d;
+  d.aicCores = 100000000;
+  d.aivCores = 100000000;
+  CHECK(d.validate().message() ==
+        "device 'a2': aic_cores: 100000000 is out of range: it must be between 1 and 1024 "
+        "(real dies have 20-32 cube cores; the simulator keeps state per core)");
+  DeviceSpec v;
+  v.compute.vectorBytesPerCycle = 1e-300;
+  CHECK_THAT(std::string(v.validate().message()),
+             Contains("compute.vector_bytes_per_cycle: 1e-300 is out of range"));
 }

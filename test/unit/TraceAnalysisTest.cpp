@@ -425,6 +425,81 @@ TEST_CASE("trace analysis: malformed traces are errors", "[trace-analysis]") {
         })).find("no 'f'") != std::string::npos);
 }
 
+// Issue 14, item 5: trace numbers are checked (type, range, overflow-safe totals)
+// with errors naming the file and the event. Before, `ptoc prof` summed bytes_in into
+// "copy-in -4 B" and cast otherData values to int unchecked.
+TEST_CASE("trace analysis: numbers out of range are errors naming the event",
+          "[trace-analysis]") {
+  std::string good = traceOf(bubbleRun());
+  llvm::json::Value root = *llvm::json::parse(good);
+  auto errorOf = [](const std::string &json) {
+    absl::StatusOr<TraceData> trace = parseTrace(json, "t.json");
+    REQUIRE_FALSE(trace.ok());
+    return std::string(trace.status().message());
+  };
+  // Sets `key` of the args of every task event (or of otherData) to `value`.
+  auto withArg = [&](const char *key, llvm::json::Value value) {
+    llvm::json::Value copy = root;
+    for (llvm::json::Value &e : *copy.getAsObject()->getArray("traceEvents")) {
+      llvm::json::Object &event = *e.getAsObject();
+      if (event.getString("cat") == llvm::Optional<llvm::StringRef>("task"))
+        (*event.getObject("args"))[key] = value;
+    }
+    return llvm::formatv("{0}", copy).str();
+  };
+  auto withOther = [&](const char *key, llvm::json::Value value) {
+    llvm::json::Value copy = root;
+    (*copy.getAsObject()->getObject("otherData"))[key] = std::move(value);
+    return llvm::formatv("{0}", copy).str();
+  };
+  using Catch::Contains;
+  using Catch::StartsWith;
+  CHECK_THAT(errorOf(withArg("bytes_in", -4)),
+             StartsWith("t.json: event ") &&
+                 Contains("args.bytes_in must be an integer between 0 and 9007199254740992, "
+                          "got -4"));
+  CHECK_THAT(errorOf(withArg("bytes_out", 1.5)),
+             Contains("args.bytes_out must be an integer between 0 and 9007199254740992, got 1.5"));
+  CHECK_THAT(errorOf(withArg("bytes_in", "many")), Contains("args.bytes_in must be an integer"));
+  CHECK_THAT(errorOf(withArg("group_size", int64_t(1) << 40)),
+             Contains("args.group_size must be an integer between 0 and 2147483647, got "
+                      "1099511627776"));
+  CHECK_THAT(errorOf(withArg("thread", -7)), Contains("args.thread must be an integer between -1"));
+  CHECK_THAT(errorOf(withArg("hash_order", int64_t(1) << 33)),
+             Contains("args.hash_order must be an integer between -1 and 2147483647"));
+  CHECK_THAT(errorOf(withArg("ready_us", 1e300)),
+             Contains("args.ready_us / dispatch_us must be numbers between 0 and 1e+15"));
+  // Each task at the cap, 1024 of them: the total passes int64 and is an error.
+  {
+    FakeRun many;
+    for (int i = 0; i < 1030; ++i) many.tasks.push_back({"AIV", 0, 10.0 + i, 10.0 + i, 1, 0});
+    many.simulated = 1100;
+    llvm::json::Value big = *llvm::json::parse(traceOf(many));
+    for (llvm::json::Value &e : *big.getAsObject()->getArray("traceEvents")) {
+      llvm::json::Object &event = *e.getAsObject();
+      if (event.getString("cat") == llvm::Optional<llvm::StringRef>("task"))
+        (*event.getObject("args"))["bytes_out"] = int64_t(1) << 53;
+    }
+    CHECK_THAT(errorOf(llvm::formatv("{0}", big).str()),
+               Contains("event 1028 ('func0_0 sg1023'): args.bytes_in / bytes_out: the tasks' "
+                        "bytes add up to more than 2^63 - 1"));
+  }
+  CHECK_THAT(errorOf(withArg("l2_hit_bytes", int64_t(1) << 40)),
+             Contains("args.l2_hit_bytes (1099511627776) exceeds args.bytes_in"));
+  // otherData: whole numbers in range, no casts of arbitrary doubles to int.
+  CHECK_THAT(errorOf(withOther("sched_mode", 1e300)),
+             Contains("otherData.sched_mode is 1e+300; it must be a whole number between 0 and 3"));
+  CHECK_THAT(errorOf(withOther("sched_mode", 1.5)), Contains("otherData.sched_mode is 1.5"));
+  CHECK_THAT(errorOf(withOther("aic_cores", 3e9)),
+             Contains("otherData.aic_cores is 3e+09; it must be a whole number between 0 and "
+                      "2.14748e+09"));
+  CHECK_THAT(errorOf(withOther("scheduler_threads", -1)),
+             Contains("otherData.scheduler_threads is -1"));
+  CHECK_THAT(errorOf(withOther("clock_mhz", 0)), Contains("otherData.clock_mhz is 0"));
+  CHECK_THAT(errorOf(withOther("simulated_us", -1)), Contains("otherData.simulated_us is -1"));
+  CHECK_THAT(errorOf(withOther("ratio", -2)), Contains("otherData.ratio is -2"));
+}
+
 TEST_CASE("trace analysis: fuzzed traces never crash", "[trace-analysis]") {
   std::string good = traceOf(bubbleRun());
   // Every truncation is an error (the closing brace is last).

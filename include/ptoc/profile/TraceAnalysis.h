@@ -76,6 +76,10 @@ absl::StatusOr<TraceData> loadTrace(llvm::StringRef path);
 /// The same from the trace's text; `name` is used in messages.
 absl::StatusOr<TraceData> parseTrace(llvm::StringRef json, llvm::StringRef name);
 
+/// An upper bound on the list sizes (topTasks, topWaits; `ptoc prof --top`): a list
+/// longer than this is no longer a summary.
+inline constexpr int kMaxTop = 100000;
+
 /// Thresholds and list sizes; defaults in one place (docs/profiling.md "verdict rules").
 struct AnalysisOptions {
   /// The rules shared with the run summary (idle, transfer share, near roofline) and

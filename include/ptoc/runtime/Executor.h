@@ -12,8 +12,14 @@
 
 namespace ptoc::runtime {
 
+/// The most host threads a run (or a tuning search) may ask for: far beyond any
+/// host's cores, and small enough that a mistyped count cannot start millions of
+/// threads. ptoc run --threads, ptoc tune --threads, host_threads and
+/// ptoc.tune(threads=) share it.
+inline constexpr unsigned kMaxHostThreads = 4096;
+
 struct ExecOptions {
-  /// Host threads; 0 = hardware concurrency.
+  /// Host threads; 0 = hardware concurrency; at most kMaxHostThreads.
   unsigned threads = 0;
 };
 

@@ -11,6 +11,9 @@
 
 namespace ptoc::runtime {
 
+/// The device_sched_mode values (SimOptions::schedMode).
+inline constexpr int kMinSchedMode = 0, kMaxSchedMode = 3;
+
 /// Runtime options (one struct; defaults here).
 struct SimOptions {
   /// device_sched_mode: 0 shared FIFO; 1 L2 affinity (LIFO + a task readied by a
