@@ -7,12 +7,12 @@
 //    merge if S <= C; else start at ceil(S/C) and decrease while ceil(S/N) < C.
 //  - Members are merged in ascending id order, N consecutive members into the
 //    first of each chunk; refused for an sg_scope, a cycle or spent merge-fuel.
-// The pass object and the chunking are nbuffer-merge's (createNBufferMergePassFor,
-// nbufferMerge()); only the core kind and option names differ.
+// The pass object and the chunking are nbuffer-merge's (NBufferMerge.cpp); only
+// the core kind and option names differ.
 // `--debug-only=cube-nbuffer-merge` logs each group's N and every decision.
 #include "ptoc/passes/Passes.h"
 
-#include "ptoc/passes/Subgraphs.h"
+#include "NBufferMerge.h"
 
 namespace ptoc::passes {
 

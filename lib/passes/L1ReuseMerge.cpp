@@ -31,6 +31,7 @@
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Func.h"
 #include "ptoc/passes/CostModel.h"
+#include "ptoc/passes/MergeRules.h"
 #include "ptoc/passes/Subgraphs.h"
 #include "ptoc/target/DeviceSpec.h"
 
@@ -95,16 +96,6 @@ std::string regionText(const Operation &copyIn) {
   return name + copyIn.attr("offsets").str() + " " + copyIn.resultType().str();
 }
 
-llvm::StringRef countSourceText(L1ReuseCountSource s) {
-  switch (s) {
-  case L1ReuseCountSource::Off: return "off";
-  case L1ReuseCountSource::Automatic: return "automatic";
-  case L1ReuseCountSource::SettingKey: return "setting";
-  case L1ReuseCountSource::SettingDefault: return "setting default -1";
-  }
-  return "";
-}
-
 /// The merge counters of one function's run, added to the pass statistics.
 struct MergeTotals {
   uint64_t copyInsRemoved = 0;
@@ -140,17 +131,17 @@ public:
       if (members.empty()) continue;
       Subgraph *first = graph_.find(members.front());
       if (!first || first->core != target::CoreKind::AIC) continue;
-      L1ReuseCount n = l1ReuseMergeCount(options_, static_cast<int64_t>(order),
-                                         static_cast<int64_t>(members.size()),
-                                         device_.aicCores);
+      MergeCount n = chooseMergeCount(
+          options_.mode, options_.setting, static_cast<int64_t>(order),
+          l1ReuseAutomaticCount(static_cast<int64_t>(members.size()), device_.aicCores));
       if (log_)
         mergeLog_.note(("@" + f_.name() + " group " +
                         hashOrderKey(funcIndex_, static_cast<int64_t>(order)) + " (" +
                         std::to_string(members.size()) + " aic subgraphs): N = " +
-                        std::to_string(n.count) + " (" + countSourceText(n.source) + ")" +
-                        (n.count <= 1 ? ", no merge" : ""))
+                        std::to_string(n.n) + " (" + countSourceName(n.source).str() + ")" +
+                        (n.n <= 1 ? ", no merge" : ""))
                            .str());
-      if (n.count > 1) changed |= mergeGroup(members, n.count, totals);
+      if (n.n > 1) changed |= mergeGroup(members, n.n, totals);
     }
     if (changed) graph_.writeTable();
     return PassResult::changed(changed);
@@ -357,56 +348,38 @@ private:
     return changed;
   }
 
-  static bool isScoped(const Subgraph &s) {
-    if (s.scope != -1) return true;
-    return std::any_of(s.ops.begin(), s.ops.end(), [](const Operation *op) {
-      ir::Attribute scope = op->attr("sg_scope");
-      return scope && scope.isInt() && scope.getInt() != -1;
-    });
-  }
-
-  // Checks the refusal rules and merges `member` into the anchor when none applies.
+  // Merges `member` into the anchor when no merge rule refuses (MergeRules; the
+  // copy-in and L1 bytes are those of the merged subgraph, duplicates counted once).
   bool tryMerge(Anchor &anchor, Subgraph &member, llvm::ArrayRef<Operation *> memberOps,
                 const Operation &shared, MergeTotals &totals) {
-    int64_t anchorId = anchor.id;
-    Subgraph &anchorSg = *graph_.find(anchorId);
-    auto refuse = [&](MergeVerdict v, const std::string &detail) {
-      mergeLog_.record(anchorId, member.id, v, detail);
-      return false;
-    };
-    if (isScoped(anchorSg) || isScoped(member)) {
-      const Subgraph &scoped = isScoped(anchorSg) ? anchorSg : member;
-      return refuse(MergeVerdict::RefusedScope,
-                    "sg " + std::to_string(scoped.id) + " is in an sg_scope");
-    }
-    if (graph_.mergeCreatesCycle(anchorId, member.id))
-      return refuse(MergeVerdict::RefusedCycle,
-                    "a dependency path between them runs through another subgraph");
+    int64_t anchorId = anchor.id, memberId = member.id;
     auto [addedAll, addedL1] = addedBytes(anchor.holdings, memberOps);
-    int64_t copyIn = anchor.holdings.copyInBytes + addedAll;
-    if (options_.copyInUpperBound >= 0 && copyIn > options_.copyInUpperBound)
-      return refuse(MergeVerdict::RefusedCopyInCap,
-                    std::to_string(copyIn) + " > " +
-                        std::to_string(options_.copyInUpperBound) +
-                        " copy-in bytes (mg-copyin-upper-bound)");
     int64_t footprint = anchor.holdings.l1Bytes + addedL1;
+    MergeProposal p{*graph_.find(anchorId), member};
+    p.copyInCap = options_.copyInUpperBound;
+    p.copyInMerged = anchor.holdings.copyInBytes + addedAll;
     if (footprint > device_.buffers.l1)
-      return refuse(MergeVerdict::RefusedL1Capacity,
-                    std::to_string(footprint) + " > " + std::to_string(device_.buffers.l1) +
-                        " bytes of L1 on device '" + device_.name + "'");
-    if (!mergeLog_.hasFuel())
-      return refuse(MergeVerdict::RefusedFuel, "merge-fuel " + std::to_string(options_.fuel));
-
-    std::string region = regionText(shared);
-    int64_t memberId = member.id;
-    if (!graph_.merge(anchorId, memberId))
-      return refuse(MergeVerdict::RefusedCycle, "the subgraph graph refused the merge");
+      p.bufferOverflow = MergeProposal::Buffer{
+          MergeVerdict::RefusedL1Capacity,
+          std::to_string(footprint) + " > " + std::to_string(device_.buffers.l1) +
+              " bytes of L1 on device '" + device_.name + "'"};
+    // The merge is logged after the duplicates it removes are known.
+    std::string reason;
+    MergeVerdict v = MergeRules(graph_, mergeLog_).check(p, reason);
+    if (v == MergeVerdict::Merged && !graph_.merge(anchorId, memberId)) {
+      v = MergeVerdict::RefusedCycle;
+      reason = cycleRefusalDetail(graph_);
+    }
+    if (v != MergeVerdict::Merged) {
+      mergeLog_.record(anchorId, memberId, v, reason);
+      return false;
+    }
     std::vector<std::string> keptNotes;
     auto [removed, bytes] = absorb(anchor, memberOps, keptNotes);
     totals.copyInsRemoved += removed;
     totals.bytesSaved += bytes;
     mergeLog_.record(anchorId, memberId, MergeVerdict::Merged,
-                     "shares " + region + "; removed " + std::to_string(removed) +
+                     "shares " + regionText(shared) + "; removed " + std::to_string(removed) +
                          " copy_in(s), " + std::to_string(bytes) + " bytes; L1 footprint " +
                          std::to_string(footprint) + " bytes");
     for (const std::string &note : keptNotes) mergeLog_.note(note);
@@ -502,23 +475,6 @@ private:
 };
 
 } // namespace
-
-int64_t l1ReuseAutomaticCount(int64_t groupSize, int64_t aicCores) {
-  if (aicCores <= 0) return 1;
-  return std::max<int64_t>(1, groupSize / (2 * aicCores));
-}
-
-L1ReuseCount l1ReuseMergeCount(const L1ReuseMergeOptions &options, int64_t hashOrder,
-                               int64_t groupSize, int64_t aicCores) {
-  if (options.mode == 0) return {1, L1ReuseCountSource::Off};
-  if (options.mode == 2) {
-    if (auto it = options.setting.find(hashOrder); it != options.setting.end())
-      return {it->second, L1ReuseCountSource::SettingKey};
-    if (auto it = options.setting.find(-1); it != options.setting.end())
-      return {it->second, L1ReuseCountSource::SettingDefault};
-  }
-  return {l1ReuseAutomaticCount(groupSize, aicCores), L1ReuseCountSource::Automatic};
-}
 
 int64_t l1FootprintBytes(llvm::ArrayRef<Operation *> ops) {
   return dedupedBytes(ops, [](const Operation &op) { return isL1CopyIn(op); });

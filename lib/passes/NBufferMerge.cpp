@@ -1,25 +1,160 @@
 // nbuffer-merge: folds isomorphic AIV subgraphs together N at a time, so a vector
 // core runs fewer, larger tasks (less dispatch overhead; the leaf program can
-// double-buffer across the merged tiles).
-//  - Per isomorphism group of AIV subgraphs (S members), N is chosen by
-//    vec-nbuffer-mode: 0 off, 1 automatic, 2 from vec-nbuffer-setting
-//    `{hash_order: N, -1: default}` (exact key, then -1, then automatic).
-//  - Automatic N keeps at least C = mg-vec-parallel-lb subgraphs (default: the
-//    device's AIV core count): no merge if S <= C; else start at ceil(S/C) and
-//    decrease while ceil(S/N) < C (automaticNBuffer in Subgraphs.h).
+// double-buffer across the merged tiles). cube-nbuffer-merge is the same merge for
+// AIC groups (CubeNBufferMerge.cpp declares it).
+//  - Per isomorphism group of subgraphs of the pass's core kind (S members), N is
+//    chosen by the mode and setting knobs (chooseMergeCount: 0 off, 1 automatic, 2
+//    `{hash_order: N, -1: default}`, exact key, then -1, then automatic).
+//  - Automatic N keeps at least C subgraphs (nbuffer: mg-vec-parallel-lb, default
+//    the device's AIV core count; cube: the AIC core count): no merge if S <= C;
+//    else start at ceil(S/C) and decrease while ceil(S/N) < C (automaticNBuffer).
 //  - Members are merged in ascending id order, N consecutive members into the
-//    first of each chunk (the last chunk may be smaller); a merge is refused for an
-//    sg_scope, a dependency cycle, spent merge-fuel, copy-in bytes over
-//    mg-copyin-upper-bound, or (AIV) UB: when two members' tiles (a merged leaf
-//    double buffers two members) would not fit the device's UB.
-// The chunking is nbufferMerge() in Subgraphs.cpp, shared with cube-nbuffer-merge.
-// `--debug-only=nbuffer-merge` logs each group's N and every decision.
-#include "ptoc/passes/Passes.h"
+//    first of each chunk (the last chunk may be smaller), each merge decided by
+//    MergeRules (scope, copy-in cap, UB capacity, fuel, dependency cycle). A member
+//    refused for any reason but its own scope starts the next chunk; a scoped
+//    member joins nothing; spent fuel stops the pass.
+//  - UB (AIV): a merged leaf runs its members one after another and double buffers
+//    two of them (docs/codegen.md), so its footprint is twice one member's
+//    per-chain peak (localPeakBytes in LocalScheduler order; isomorphic members
+//    peak alike, so the first stands for all); over the device's UB, every merge of
+//    the group is refused.
+// `--debug-only=<pass>` logs each group's N and every decision.
+#include "NBufferMerge.h"
 
+#include "ptoc/ir/Context.h"
+#include "ptoc/passes/CostModel.h"
+#include "ptoc/passes/LocalSchedule.h"
+#include "ptoc/passes/Passes.h"
 #include "ptoc/passes/Subgraphs.h"
+#include "ptoc/target/DeviceSpec.h"
 
 namespace ptoc::passes {
 namespace {
+
+using ir::Operation;
+
+/// The merge of one function's groups (calls summarise() first; the caller writes
+/// the table). Returns the number of merges.
+int64_t mergeFunction(SubgraphGraph &graph, const NBufferMergeRequest &request,
+                      unsigned funcIndex, const target::DeviceSpec &device, MergeLog &log) {
+  graph.summarise();
+  // The groups as they are now: merging changes hashes, not these member lists.
+  std::vector<std::vector<int64_t>> groups = graph.groups();
+  std::string coreName(target::coreKindName(request.core));
+  llvm::raw_ostream *debug = log.debug();
+  MergeRules rules(graph, log);
+  int64_t merges = 0;
+  for (size_t order = 0; order < groups.size(); ++order) {
+    const std::vector<int64_t> &members = groups[order];
+    const Subgraph *first = graph.find(members.front());
+    if (!first || first->core != request.core) continue;
+    int64_t size = static_cast<int64_t>(members.size());
+    MergeCount choice = chooseMergeCount(request.mode, request.setting, int64_t(order),
+                                         automaticNBuffer(size, request.cores));
+    std::string key = hashOrderKey(funcIndex, int64_t(order));
+    if (debug) {
+      *debug << log.pass() << ": @" << graph.func().name() << " group " << key << " ("
+             << size << " " << coreName << " subgraphs): N = " << choice.n << " ("
+             << countSourceName(choice.source);
+      if (choice.source == CountSource::SettingKey) *debug << " " << order;
+      if (choice.source == CountSource::Automatic) *debug << ", parallelism " << request.cores;
+      *debug << ")" << (choice.n <= 1 ? ", no merge" : "") << "\n";
+    }
+    if (choice.n <= 1) continue;
+    std::optional<MergeProposal::Buffer> ub;
+    if (request.core == target::CoreKind::AIV) {
+      std::vector<const Operation *> ops(first->ops.begin(), first->ops.end());
+      LocalScheduler scheduler;
+      int64_t peak = localPeakBytes(scheduleLocalOps(ops, scheduler), ir::MemSpace::UB,
+                                    device.buffers.blockBytes);
+      if (2 * peak > device.buffers.ub)
+        ub = MergeProposal::Buffer{
+            MergeVerdict::RefusedUbCapacity,
+            "2 x " + std::to_string(peak) + " > " + std::to_string(device.buffers.ub) +
+                " bytes of UB on device '" + device.name + "' (each member's tiles peak at " +
+                std::to_string(peak) + " bytes; a merged leaf double buffers two members)"};
+    }
+    std::string detail = "group " + key + ", chunks of " + std::to_string(choice.n);
+    int64_t head = -1, inChunk = 0;
+    for (int64_t member : members) {
+      if (head < 0 || inChunk == choice.n) {
+        head = member;
+        inChunk = 1;
+        continue;
+      }
+      MergeProposal p{*graph.find(head), *graph.find(member)};
+      p.copyInCap = request.copyInUpperBound;
+      p.bufferOverflow = ub;
+      bool scopedHead = p.into.scope != -1, scopedMember = p.from.scope != -1;
+      // What a refusal means for the chunks (spent fuel ends the pass instead).
+      std::string next = (scopedMember && !scopedHead) || !log.hasFuel()
+                             ? std::string()
+                             : "; sg " + std::to_string(member) + " starts the next chunk";
+      MergeVerdict v = rules.tryMerge(p, detail, next);
+      if (v == MergeVerdict::Merged) {
+        ++merges;
+        ++inChunk;
+        continue;
+      }
+      if (v == MergeVerdict::RefusedFuel) return merges;
+      // A scoped member joins nothing; anything else starts the next chunk with it.
+      if (!(v == MergeVerdict::RefusedScope && scopedMember && !scopedHead)) {
+        head = member;
+        inChunk = 1;
+      }
+    }
+  }
+  return merges;
+}
+
+/// The whole run over `m`: checks the setting (keys >= -1, N >= 1) and that every
+/// function with work is partitioned, then merges each partitioned function.
+PassResult runNBufferMerge(ir::Module &m, const target::DeviceSpec &device,
+                           llvm::StringRef settingName, NBufferMergeRequest request,
+                           MergeLog &log) {
+  ir::Context &ctx = m.context();
+  llvm::StringRef pass = log.pass();
+  ir::Location where = m.numFuncs() ? m.func(0).loc() : ir::Location();
+  bool failed = false;
+  for (const auto &[key, n] : request.setting)
+    if (key < -1 || n < 1) {
+      ctx.emitError(where) << "'" << pass << "': " << settingName << " entry {" << key << ": "
+                           << n << "} is invalid; keys are hash orders (>= 0) or -1 (the "
+                           << "default), values are N, the subgraphs merged into one (>= 1; "
+                           << "1 = no merge)";
+      failed = true;
+    }
+  for (ir::Func &f : m.funcs()) {
+    FuncLevel level = funcLevel(f);
+    if (level == FuncLevel::Tensor || level == FuncLevel::Tile) {
+      ctx.emitError(f.loc()) << "'" << pass << "' needs a partitioned function, but @"
+                             << f.name() << " has no subgraph table; run partition first";
+      failed = true;
+    }
+  }
+  if (failed) return PassResult::failure();
+  if (request.mode == 0) return PassResult::unchanged();
+  if (request.cores < 0)
+    request.cores = request.core == target::CoreKind::AIC ? device.aicCores : device.aivCores;
+
+  CostModel cost(device);
+  bool changed = false;
+  unsigned funcIndex = 0;
+  for (ir::Func &f : m.funcs()) {
+    unsigned index = funcIndex++;
+    if (funcLevel(f) != FuncLevel::Partitioned) continue;
+    SubgraphGraph graph = SubgraphGraph::fromFunc(f, cost);
+    if (int64_t member = graph.cycleMember(); member >= 0) {
+      const Operation &op = *graph.find(member)->ops.front();
+      ctx.emitError(op.loc()) << "'" << pass << "': the subgraphs of @" << f.name()
+                              << " depend on each other in a cycle (through the subgraph of this '"
+                              << op.name() << "'); run partition again";
+      return PassResult::failure();
+    }
+    if (mergeFunction(graph, request, index, device, log) > 0) changed |= graph.writeTable();
+  }
+  return PassResult::changed(changed);
+}
 
 // Both NBuffer passes: the same chunking for one core kind (the request's).
 class NBufferMergePass final : public Pass {
@@ -32,7 +167,7 @@ public:
 
   PassResult run(ir::Module &m, PassContext &ctx) override {
     MergeLog log(argument(), ctx.debugStream(argument()), fuel_);
-    PassResult result = runNBufferMergePass(m, ctx.device, settingName_, request_, log);
+    PassResult result = runNBufferMerge(m, ctx.device, settingName_, request_, log);
     merged_ += log.count(MergeVerdict::Merged);
     refusedScope_ += log.count(MergeVerdict::RefusedScope);
     refusedCycle_ += log.count(MergeVerdict::RefusedCycle);

@@ -37,6 +37,7 @@
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Func.h"
 #include "ptoc/passes/CostModel.h"
+#include "ptoc/passes/MergeRules.h"
 #include "ptoc/passes/Subgraphs.h"
 
 namespace ptoc::passes {
@@ -222,32 +223,9 @@ private:
       int64_t a = g.resolve(p), b = g.resolve(c);
       if (a == b) continue;
       int64_t into = std::min(a, b), from = std::max(a, b);
-      const Subgraph &sa = *g.find(a), &sb = *g.find(b);
-      if (sa.core != sb.core) {
-        log_.record(into, from, MergeVerdict::RefusedCoreKind,
-                    "sg " + std::to_string(a) + " runs on " +
-                        std::string(target::coreKindName(sa.core)) + ", sg " +
-                        std::to_string(b) + " on " +
-                        std::string(target::coreKindName(sb.core)));
-        continue;
-      }
-      if (sa.scope != -1 || sb.scope != -1) {
-        const Subgraph &scoped = sa.scope != -1 ? sa : sb;
-        log_.record(into, from, MergeVerdict::RefusedScope,
-                    "sg " + std::to_string(scoped.id) + " is in sg_scope " +
-                        std::to_string(scoped.scope));
-        continue;
-      }
-      if (!log_.hasFuel()) {
-        log_.record(into, from, MergeVerdict::RefusedFuel, "merge-fuel spent");
-        return;
-      }
-      if (!g.merge(into, from)) {
-        log_.record(into, from, MergeVerdict::RefusedCycle,
-                    cycleRefusalDetail(g));
-        continue;
-      }
-      log_.record(into, from, MergeVerdict::Merged, "same region");
+      MergeVerdict v = rules(g).tryMerge(MergeProposal{*g.find(into), *g.find(from)},
+                                         "same region");
+      if (v == MergeVerdict::RefusedFuel) return;
     }
   }
 
@@ -305,9 +283,7 @@ private:
           const Subgraph &neighbour = *g.find(n);
           if (neighbour.scope != -1) {
             if (scopeLogged_.insert(std::minmax(a, n)).second)
-              log_.record(std::min(a, n), std::max(a, n), MergeVerdict::RefusedScope,
-                          "sg " + std::to_string(n) + " is in sg_scope " +
-                              std::to_string(neighbour.scope));
+              refuse(g, MergeProposal{*g.find(std::min(a, n)), *g.find(std::max(a, n))});
             continue;
           }
           int64_t o = neighbour.hashOrder;
@@ -326,37 +302,36 @@ private:
       const Subgraph &a = *g.find(c.a), &b = *g.find(c.b);
       std::pair<uint64_t, uint64_t> hashes = std::minmax(a.hash, b.hash);
       if (settled_.count(hashes)) continue;
-      int64_t into = std::min(c.a, c.b), from = std::max(c.a, c.b);
-      if (a.core != b.core) {
-        settled_.insert(hashes);
-        log_.record(into, from, MergeVerdict::RefusedCoreKind,
-                    "sg " + std::to_string(a.id) + " runs on " +
-                        std::string(target::coreKindName(a.core)) + ", sg " +
-                        std::to_string(b.id) + " on " +
-                        std::string(target::coreKindName(b.core)));
-        continue;
-      }
+      // The group-level rules (core kind, parallelism floor) on a representative pair:
+      // they hold for every pair of the two groups.
       int64_t sizeA = static_cast<int64_t>(groups[order].size());
       int64_t sizeB = static_cast<int64_t>(groups[c.order].size());
-      if (sizeA != sizeB) {
-        int64_t smaller = std::min(sizeA, sizeB);
-        int64_t latency = sizeA < sizeB ? sizeA * a.cycles : sizeB * b.cycles;
-        if (smaller < options_.parallelLowerBound && latency > options_.lowerBound) {
-          settled_.insert(hashes);
-          log_.record(into, from, MergeVerdict::RefusedParallelism,
-                      "groups of " + std::to_string(sizeA) + " and " + std::to_string(sizeB) +
-                          " subgraphs: the smaller has " + std::to_string(smaller) +
-                          " < pg-parallel-lower-bound " +
-                          std::to_string(options_.parallelLowerBound) + " members and " +
-                          std::to_string(latency) + " > pg-lower-bound " +
-                          std::to_string(options_.lowerBound) + " cycles in total");
-          continue;
-        }
+      bool aFirst = c.a < c.b;
+      MergeProposal p{aFirst ? a : b, aFirst ? b : a};
+      p.groups = MergeProposal::Groups{aFirst ? sizeA : sizeB, aFirst ? sizeB : sizeA,
+                                       sizeA < sizeB ? sizeA * a.cycles : sizeB * b.cycles,
+                                       options_.parallelLowerBound, options_.lowerBound};
+      std::string reason;
+      MergeVerdict v = rules(g).check(p, reason);
+      if (v == MergeVerdict::RefusedCoreKind || v == MergeVerdict::RefusedParallelism) {
+        settled_.insert(hashes);
+        log_.record(p.into.id, p.from.id, v, reason);
+        continue;
       }
       if (int64_t merges = mergeLockStep(g, members, order, c.order); merges > 0 || fuelSpent_)
         return merges;
     }
     return 0;
+  }
+
+  /// The rules over graph `g` (a graph is made per function).
+  MergeRules rules(SubgraphGraph &g) { return MergeRules(g, log_); }
+
+  /// Checks `p` and records the refusal it gets (a scoped neighbour).
+  void refuse(SubgraphGraph &g, const MergeProposal &p) {
+    std::string reason;
+    MergeVerdict v = rules(g).check(p, reason);
+    if (v != MergeVerdict::Merged) log_.record(p.into.id, p.from.id, v, reason);
   }
 
   // Merges each member of group A with its first neighbour in group B (several A
@@ -395,32 +370,17 @@ private:
       }
       int64_t into = std::min(a, partner), from = std::max(a, partner);
       int64_t sum = sa.cycles + sb.cycles;
-      if (sum > upper_) {
-        log_.record(into, from, MergeVerdict::RefusedCycleBound,
-                    std::to_string(sa.cycles) + " + " + std::to_string(sb.cycles) + " = " +
-                        std::to_string(sum) + " > " + std::to_string(upper_) +
-                        " cycles (pg-upper-bound)");
-        continue;
-      }
-      int64_t copyIn = sa.copyInBytes + sb.copyInBytes;
-      if (options_.copyInUpperBound >= 0 && copyIn > options_.copyInUpperBound) {
-        log_.record(into, from, MergeVerdict::RefusedCopyInCap,
-                    std::to_string(sa.copyInBytes) + " + " + std::to_string(sb.copyInBytes) +
-                        " > " + std::to_string(options_.copyInUpperBound) +
-                        " copy-in bytes (mg-copyin-upper-bound)");
-        continue;
-      }
-      allOverBound = false;
-      if (!log_.hasFuel()) {
-        log_.record(into, from, MergeVerdict::RefusedFuel, "merge-fuel spent");
+      MergeProposal p{*g.find(into), *g.find(from)};
+      p.cycleBound = upper_;
+      p.copyInCap = options_.copyInUpperBound;
+      MergeVerdict v = rules(g).tryMerge(p, groupsText + ": " + std::to_string(sum) + " cycles");
+      if (v != MergeVerdict::RefusedCycleBound && v != MergeVerdict::RefusedCopyInCap)
+        allOverBound = false;
+      if (v == MergeVerdict::RefusedFuel) {
         fuelSpent_ = true;
         return done();
       }
-      if (!g.merge(into, from)) {
-        log_.record(into, from, MergeVerdict::RefusedCycle,
-                    cycleRefusalDetail(g));
-        continue;
-      }
+      if (v != MergeVerdict::Merged) continue;
       ++merges;
       touched_[into] = touched_[from] = 1;
       if (!self) {
@@ -428,8 +388,6 @@ private:
         absorbed.push_back(into);
         absorbed.push_back(from);
       }
-      log_.record(into, from, MergeVerdict::Merged,
-                  groupsText + ": " + std::to_string(sum) + " cycles");
     }
     // Isomorphic pairs cost the same: when every pair was over the bound, this
     // pair of groups never merges; skip it in later rounds.

@@ -12,6 +12,7 @@
 #include "ptoc/ir/Parser.h"
 #include "ptoc/ir/Verifier.h"
 #include "ptoc/passes/L1ReuseMerge.h"
+#include "ptoc/passes/MergeRules.h"
 #include "ptoc/passes/Passes.h"
 #include "ptoc/target/DeviceSpec.h"
 
@@ -95,26 +96,6 @@ TEST_CASE("automatic merge count is floor(group / (2 x AIC cores)), at least 1",
   CHECK(l1ReuseAutomaticCount(96, 24) == 2);
   CHECK(l1ReuseAutomaticCount(1024, 24) == 21);
   CHECK(l1ReuseAutomaticCount(10, 0) == 1); // no cube cores: never merge
-}
-
-TEST_CASE("merge count: exact key beats -1 beats automatic; mode 0 is off",
-          "[l1-reuse-merge]") {
-  L1ReuseMergeOptions o;
-  o.setting = {{0, 3}, {-1, 5}};
-  o.mode = 0;
-  CHECK(l1ReuseMergeCount(o, 0, 64, 2).count == 1);
-  CHECK(l1ReuseMergeCount(o, 0, 64, 2).source == L1ReuseCountSource::Off);
-  o.mode = 1; // the setting is ignored
-  CHECK(l1ReuseMergeCount(o, 0, 64, 2).count == 16);
-  CHECK(l1ReuseMergeCount(o, 0, 64, 2).source == L1ReuseCountSource::Automatic);
-  o.mode = 2;
-  CHECK(l1ReuseMergeCount(o, 0, 64, 2).count == 3);
-  CHECK(l1ReuseMergeCount(o, 0, 64, 2).source == L1ReuseCountSource::SettingKey);
-  CHECK(l1ReuseMergeCount(o, 7, 64, 2).count == 5);
-  CHECK(l1ReuseMergeCount(o, 7, 64, 2).source == L1ReuseCountSource::SettingDefault);
-  o.setting = {{0, 3}};
-  CHECK(l1ReuseMergeCount(o, 7, 64, 2).count == 16);
-  CHECK(l1ReuseMergeCount(o, 7, 64, 2).source == L1ReuseCountSource::Automatic);
 }
 
 TEST_CASE("L1 footprint counts each deduplicated l1 copy_in once", "[l1-reuse-merge]") {

@@ -17,6 +17,7 @@
 #include "ptoc/ir/Printer.h"
 #include "ptoc/ir/Verifier.h"
 #include "ptoc/passes/CostModel.h"
+#include "ptoc/passes/MergeRules.h"
 #include "ptoc/passes/Passes.h"
 #include "ptoc/passes/Subgraphs.h"
 #include "ptoc/target/DeviceSpec.h"
@@ -383,17 +384,23 @@ TEST_CASE("automatic NBuffer count keeps at least C subgraphs", "[partition]") {
   }
 }
 
-TEST_CASE("NBuffer count: exact key beats -1, which beats automatic", "[partition]") {
+TEST_CASE("merge count: exact key beats -1, which beats automatic; mode 0 is off",
+          "[partition]") {
+  // One rule for every merge pass's mode and setting knobs (nbuffer, cube nbuffer, L1
+  // reuse); only the automatic count differs.
   IntMap setting{{0, 4}, {-1, 2}};
-  CHECK(chooseNBuffer(0, setting, 0, 100, 4).n == 1);
-  CHECK(chooseNBuffer(0, setting, 0, 100, 4).source == NBufferSource::Off);
-  CHECK(chooseNBuffer(1, setting, 0, 100, 4).n == automaticNBuffer(100, 4));
-  CHECK(chooseNBuffer(2, setting, 0, 100, 4).n == 4);
-  CHECK(chooseNBuffer(2, setting, 0, 100, 4).source == NBufferSource::SettingKey);
-  CHECK(chooseNBuffer(2, setting, 5, 100, 4).n == 2);
-  CHECK(chooseNBuffer(2, setting, 5, 100, 4).source == NBufferSource::SettingDefault);
-  CHECK(chooseNBuffer(2, IntMap{{0, 4}}, 5, 100, 4).source == NBufferSource::Automatic);
-  CHECK(chooseNBuffer(2, IntMap{{0, 4}}, 5, 100, 4).n == automaticNBuffer(100, 4));
+  int64_t automatic = automaticNBuffer(100, 4);
+  CHECK(chooseMergeCount(0, setting, 0, automatic).n == 1);
+  CHECK(chooseMergeCount(0, setting, 0, automatic).source == CountSource::Off);
+  CHECK(chooseMergeCount(1, setting, 0, automatic).n == automatic); // the setting is ignored
+  CHECK(chooseMergeCount(1, setting, 0, automatic).source == CountSource::Automatic);
+  CHECK(chooseMergeCount(2, setting, 0, automatic).n == 4);
+  CHECK(chooseMergeCount(2, setting, 0, automatic).source == CountSource::SettingKey);
+  CHECK(chooseMergeCount(2, setting, 5, automatic).n == 2);
+  CHECK(chooseMergeCount(2, setting, 5, automatic).source == CountSource::SettingDefault);
+  CHECK(chooseMergeCount(2, IntMap{{0, 4}}, 5, automatic).source == CountSource::Automatic);
+  CHECK(chooseMergeCount(2, IntMap{{0, 4}}, 5, automatic).n == automatic);
+  CHECK(countSourceName(CountSource::SettingDefault) == "setting default -1");
 }
 
 TEST_CASE("automatic partition upper bound follows total latency", "[partition]") {

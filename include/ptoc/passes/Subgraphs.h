@@ -55,8 +55,6 @@ std::string hashOrderKey(unsigned funcIndex, int64_t hashOrder);
 /// ir/StableHash.h).
 uint64_t structuralHash(llvm::ArrayRef<ir::Operation *> ops);
 
-class MergeLog;
-
 /// The subgraphs of one function and the DAG between them (an edge p -> c when an
 /// op of c uses a result of an op of p, i.e. a copy_in of c waits on a copy_out
 /// token of p). Built from the ops' `sg` attributes; merges update both the ops and
@@ -171,128 +169,6 @@ private:
   mutable bool lastCheckGaveUp_ = false;
   mutable std::vector<uint32_t> visited_; // scratch for searches
   mutable uint32_t visitStamp_ = 0;
-};
-
-/// The detail a merge pass logs for a RefusedCycle verdict, after a refused
-/// merge() or a true mergeCreatesCycle(): the path, or the exhausted search.
-std::string cycleRefusalDetail(const SubgraphGraph &graph);
-
-/// The automatic `pg_upper_bound` (estimated cycles) for a function whose subgraphs
-/// total `totalCycles`: >= 1e7 -> 5e6; >= 2.9e5 -> 1.5e5; >= 5e4 -> 1e4; else 1536
-/// (PyPTO's later partitioner, REFERENCE.md).
-int64_t automaticUpperBound(int64_t totalCycles);
-
-/// The automatic NBuffer merge count for an isomorphism group of `groupSize`
-/// subgraphs with `cores` cores to fill: 1 (no merge) if groupSize <= cores; else
-/// start at ceil(groupSize / cores) and decrease while ceil(groupSize / N) < cores,
-/// so the group keeps at least `cores` subgraphs.
-int64_t automaticNBuffer(int64_t groupSize, int64_t cores);
-
-/// Where a group's NBuffer count came from (for the debug log).
-enum class NBufferSource : uint8_t { Off, Automatic, SettingKey, SettingDefault };
-
-struct NBufferChoice {
-  int64_t n = 1; ///< members merged into one; 1 = no merge
-  NBufferSource source = NBufferSource::Off;
-};
-
-/// The NBuffer count of group `hashOrder`: mode 0 -> 1; mode 1 -> automatic; mode 2
-/// -> `setting[hashOrder]`, else `setting[-1]`, else automatic (an exact key beats
-/// the default, which beats automatic).
-NBufferChoice chooseNBuffer(int64_t mode, const IntMap &setting, int64_t hashOrder,
-                            int64_t groupSize, int64_t cores);
-
-/// What an NBuffer merge pass asks of nbufferMerge().
-struct NBufferMergeRequest {
-  target::CoreKind core;  ///< only groups of this core kind are merged
-  int64_t mode = 0;       ///< 0 off, 1 automatic, 2 from `setting`
-  IntMap setting;         ///< hash order -> N, -1 = default
-  int64_t cores = 1;      ///< the parallelism the automatic N keeps
-  /// mg_copyin_upper_bound: a chunk stops growing before its copy-in bytes would
-  /// exceed this; -1 = no cap.
-  int64_t copyInUpperBound = -1;
-  /// UB capacity in bytes (AIV groups; -1 = no check). A merged leaf runs its
-  /// members one after another and double buffers two of them (docs/codegen.md), so
-  /// its UB footprint is estimated as twice one member's per-chain peak
-  /// (localPeakBytes of the member's ops in LocalScheduler order; members of a group
-  /// are isomorphic, so the group's first member stands for all). When that exceeds
-  /// this, the group's merges are refused (RefusedUbCapacity). runNBufferMergePass
-  /// sets it, `blockBytes` and `deviceName` from the device for AIV requests.
-  int64_t ubCapacity = -1;
-  int64_t blockBytes = 32;  ///< the device's local-buffer block (tile rows are padded to it)
-  std::string deviceName = {}; ///< for the log
-  unsigned funcIndex = 0; ///< for `func<F>_<order>` in the log
-};
-
-/// The pass object both NBuffer passes are: `argument` names it (statistics, logs),
-/// `settingName` names its setting option in errors. Defined in NBufferMerge.cpp.
-std::unique_ptr<Pass> createNBufferMergePassFor(llvm::StringRef argument,
-                                                llvm::StringRef settingName,
-                                                NBufferMergeRequest request, int64_t fuel);
-
-/// The whole run of an NBuffer merge pass over `m` (both NBuffer passes are this
-/// with another core kind): checks `request.setting` (keys >= -1, N >= 1; named
-/// `settingName` in errors) and that every function with work is partitioned
-/// ("run partition first"), then for each partitioned function merges with
-/// nbufferMerge() (`request.funcIndex` is set per function) and rewrites its
-/// table. `cores` < 0 in `request` means the device's count for its core kind.
-PassResult runNBufferMergePass(ir::Module &m, const target::DeviceSpec &device,
-                               llvm::StringRef settingName, NBufferMergeRequest request,
-                               MergeLog &log);
-
-/// The NBuffer merge shared by `nbuffer-merge` (AIV) and `cube-nbuffer-merge`
-/// (AIC): for each isomorphism group of `request.core` subgraphs, in hash order,
-/// chooses N and merges consecutive members (ascending id) in chunks of at most N
-/// into the chunk's first member (the last chunk may be smaller). A merge is
-/// refused for an sg_scope, a cycle or spent fuel, and recorded in `log`; a member
-/// refused for a cycle (or after a scoped head) starts the next chunk, a scoped
-/// member is skipped. `debug` (may be null) also gets one line per group. Calls
-/// summarise() first; the caller writes the table. Returns the number of merges.
-int64_t nbufferMerge(SubgraphGraph &graph, const NBufferMergeRequest &request, MergeLog &log,
-                     llvm::raw_ostream *debug);
-
-/// Why a merge happened or did not. Every merge pass records one per decision.
-enum class MergeVerdict : uint8_t {
-  Merged,
-  RefusedParallelism, ///< would leave fewer subgraphs than the parallelism floor
-  RefusedCopyInCap,   ///< merged copy-in bytes would exceed mg_copyin_upper_bound
-  RefusedL1Capacity,  ///< merged L1 footprint would exceed the device's L1
-  RefusedUbCapacity,  ///< merged UB footprint (double buffered) would exceed the device's UB
-  RefusedScope,       ///< one side is in an sg_scope
-  RefusedCycleBound,  ///< merged estimated cycles would exceed pg_upper_bound
-  RefusedCycle,       ///< the merge would create a dependency cycle
-  RefusedCoreKind,    ///< AIC and AIV subgraphs never merge
-  RefusedFuel,        ///< the merge fuel ran out (bisection)
-};
-
-/// Name used in logs and statistics: "merged", "parallelism-floor", "copy-in-cap",
-/// "l1-capacity", "ub-capacity", "scope", "cycle-bound", "would-create-cycle",
-/// "core-kind", "fuel".
-llvm::StringRef mergeVerdictName(MergeVerdict v);
-
-/// Records merge decisions: counts per verdict (for pass statistics) and, when a
-/// debug stream is given, one line per decision:
-///   `<pass>: merge sg 3 <- sg 7: refused (cycle-bound): 2100 > 1536 cycles`.
-class MergeLog {
-public:
-  MergeLog(llvm::StringRef pass, llvm::raw_ostream *debug, int64_t fuel)
-      : pass_(pass.str()), debug_(debug), fuel_(fuel) {}
-  /// Whether another merge may happen (fuel < 0 means unlimited). A merge pass
-  /// asks before each merge and records RefusedFuel when it may not.
-  bool hasFuel() const { return fuel_ < 0 || merged_ < fuel_; }
-  void record(int64_t into, int64_t from, MergeVerdict verdict, llvm::StringRef detail = "");
-  /// Writes a free-form line (`<pass>: <text>`) to the debug stream, if any.
-  void note(llvm::StringRef text);
-  llvm::raw_ostream *debug() const { return debug_; }
-  llvm::StringRef pass() const { return pass_; }
-  uint64_t count(MergeVerdict v) const { return counts_[static_cast<unsigned>(v)]; }
-
-private:
-  std::string pass_;
-  llvm::raw_ostream *debug_;
-  int64_t fuel_;
-  int64_t merged_ = 0;
-  uint64_t counts_[10] = {};
 };
 
 } // namespace ptoc::passes

@@ -1,0 +1,163 @@
+// The rules every merge pass (partition, nbuffer-merge, cube-nbuffer-merge,
+// l1-reuse-merge) decides by, declared once: how many members a group's merge takes
+// (mode, setting, automatic count, and where the count came from), which refusal
+// rules apply in which order, each decision with its reason, and the log that
+// records them (docs/passes.md, "Merge rules").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "ptoc/passes/PassOptions.h"
+#include "ptoc/passes/Subgraphs.h"
+
+namespace ptoc::passes {
+
+// ---------------------------------------------------------------- merge counts
+
+/// Where a group's merge count came from (printed in the pass's debug log).
+enum class CountSource : uint8_t { Off, Automatic, SettingKey, SettingDefault };
+/// "off", "automatic", "setting key", "setting default -1".
+llvm::StringRef countSourceName(CountSource s);
+
+/// How many subgraphs of a group merge into one (1 = no merge), and why.
+struct MergeCount {
+  int64_t n = 1;
+  CountSource source = CountSource::Off;
+};
+
+/// The one count rule of the `*_mode` / `*_setting` knobs: mode 0 -> 1; mode 1 ->
+/// `automatic`; mode 2 -> `setting[hashOrder]`, else `setting[-1]`, else `automatic`
+/// (an exact key beats the default, which beats automatic).
+MergeCount chooseMergeCount(int64_t mode, const IntMap &setting, int64_t hashOrder,
+                            int64_t automatic);
+
+/// NBuffer merges' automatic count for a group of `groupSize` subgraphs with `cores`
+/// cores to fill: 1 (no merge) if groupSize <= cores; else start at
+/// ceil(groupSize / cores) and decrease while ceil(groupSize / N) < cores, so the
+/// group keeps at least `cores` subgraphs.
+int64_t automaticNBuffer(int64_t groupSize, int64_t cores);
+
+/// l1-reuse-merge's automatic count for a group of `groupSize` AIC subgraphs on a
+/// device with `aicCores` cube cores: floor(groupSize / (2 * aicCores)), at least 1.
+/// After merging, the group still has at least two tasks per cube core, so L1 reuse
+/// never starves the cores (PyPTO's rule, REFERENCE.md "L1 reuse").
+int64_t l1ReuseAutomaticCount(int64_t groupSize, int64_t aicCores);
+
+/// partition's automatic `pg_upper_bound` (estimated cycles) for a function whose
+/// subgraphs total `totalCycles`: >= 1e7 -> 5e6; >= 2.9e5 -> 1.5e5; >= 5e4 -> 1e4;
+/// else 1536 (PyPTO's later partitioner, REFERENCE.md).
+int64_t automaticUpperBound(int64_t totalCycles);
+
+// ---------------------------------------------------------------- verdicts and the log
+
+/// Why a merge happened or did not. Every merge pass records one per decision.
+enum class MergeVerdict : uint8_t {
+  Merged,
+  RefusedParallelism, ///< would leave fewer subgraphs than the parallelism floor
+  RefusedCopyInCap,   ///< merged copy-in bytes would exceed mg_copyin_upper_bound
+  RefusedL1Capacity,  ///< merged L1 footprint would exceed the device's L1
+  RefusedUbCapacity,  ///< merged UB footprint (double buffered) would exceed the device's UB
+  RefusedScope,       ///< one side is in an sg_scope
+  RefusedCycleBound,  ///< merged estimated cycles would exceed pg_upper_bound
+  RefusedCycle,       ///< the merge would create a dependency cycle
+  RefusedCoreKind,    ///< AIC and AIV subgraphs never merge
+  RefusedFuel,        ///< the merge fuel ran out (bisection)
+};
+
+/// Name used in logs and statistics: "merged", "parallelism-floor", "copy-in-cap",
+/// "l1-capacity", "ub-capacity", "scope", "cycle-bound", "would-create-cycle",
+/// "core-kind", "fuel".
+llvm::StringRef mergeVerdictName(MergeVerdict v);
+
+/// Records merge decisions: counts per verdict (for pass statistics) and, when a
+/// debug stream is given, one line per decision:
+///   `<pass>: merge sg 3 <- sg 7: refused (cycle-bound): 2100 > 1536 cycles`.
+class MergeLog {
+public:
+  MergeLog(llvm::StringRef pass, llvm::raw_ostream *debug, int64_t fuel)
+      : pass_(pass.str()), debug_(debug), fuel_(fuel) {}
+  /// Whether another merge may happen (fuel < 0 means unlimited).
+  bool hasFuel() const { return fuel_ < 0 || merged_ < fuel_; }
+  void record(int64_t into, int64_t from, MergeVerdict verdict, llvm::StringRef detail = "");
+  /// Writes a free-form line (`<pass>: <text>`) to the debug stream, if any.
+  void note(llvm::StringRef text);
+  llvm::raw_ostream *debug() const { return debug_; }
+  llvm::StringRef pass() const { return pass_; }
+  uint64_t count(MergeVerdict v) const { return counts_[static_cast<unsigned>(v)]; }
+
+private:
+  std::string pass_;
+  llvm::raw_ostream *debug_;
+  int64_t fuel_;
+  int64_t merged_ = 0;
+  uint64_t counts_[10] = {};
+};
+
+/// The detail a merge pass logs for a RefusedCycle verdict, after a refused
+/// merge() or a true mergeCreatesCycle(): the path found, or the search that ran out
+/// (which proves nothing: the merge is refused to be safe).
+std::string cycleRefusalDetail(const SubgraphGraph &graph);
+
+// ---------------------------------------------------------------- the rules
+
+/// One proposed merge of subgraph `from` into `into`, with the facts the rules
+/// need. A fact a pass does not set is a rule that does not apply to it.
+struct MergeProposal {
+  const Subgraph &into, &from;
+  /// Partition, groups of different sizes: the member counts of the two groups, the
+  /// smaller group's total cycles, and the options they are held to.
+  struct Groups {
+    int64_t sizeInto, sizeFrom, smallerCycles, parallelLowerBound, lowerBound;
+  };
+  std::optional<Groups> groups;
+  /// Partition: the cycle bound (pg-upper-bound) the merged subgraph is held to.
+  std::optional<int64_t> cycleBound;
+  /// mg-copyin-upper-bound (-1: no cap) and the bytes the merged subgraph would copy
+  /// in: the two summed, or given (`copyInMerged`) when the merge removes duplicate
+  /// copy_ins (l1-reuse-merge).
+  int64_t copyInCap = -1;
+  std::optional<int64_t> copyInMerged;
+  /// A local buffer the merged leaf would overflow: the verdict (UB or L1), the
+  /// reason, already spelled out by the pass that measured it.
+  struct Buffer {
+    MergeVerdict verdict;
+    std::string why;
+  };
+  std::optional<Buffer> bufferOverflow;
+};
+
+/// Applies the refusal rules to a proposal, always in this order:
+///  1. scope: either side is in an sg_scope (a scoped subgraph merges with nothing);
+///  2. core kind: the two run on different core kinds;
+///  3. parallelism floor: groups of different sizes, the smaller under
+///     pg-parallel-lower-bound members and over pg-lower-bound cycles in total;
+///  4. cycle bound: the merged estimated cycles over pg-upper-bound;
+///  5. copy-in cap: the merged copy-in bytes over mg-copyin-upper-bound;
+///  6. buffer capacity: the merged leaf over the device's UB or L1;
+///  7. fuel: the merge-fuel is spent;
+///  8. dependency cycle: merging would put the two on a cycle (SubgraphGraph::merge).
+/// The first rule that refuses is the decision; it is recorded in the log with its
+/// reason (and `consequence`, e.g. "; sg 3 starts the next chunk"), and so is a merge
+/// (with `mergedDetail`).
+class MergeRules {
+public:
+  MergeRules(SubgraphGraph &graph, MergeLog &log) : graph_(graph), log_(log) {}
+
+  /// Rules 1-7 without merging or logging: the refusal with its reason, or Merged.
+  MergeVerdict check(const MergeProposal &p, std::string &reason) const;
+  /// Every rule; merges when none refuses. Returns the decision.
+  MergeVerdict tryMerge(const MergeProposal &p, llvm::StringRef mergedDetail,
+                        llvm::StringRef consequence = "");
+  MergeLog &log() { return log_; }
+
+private:
+  SubgraphGraph &graph_;
+  MergeLog &log_;
+};
+
+} // namespace ptoc::passes
