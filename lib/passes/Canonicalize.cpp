@@ -254,12 +254,14 @@ std::unique_ptr<Pass> createCanonicalizePass(const CanonicalizeOptions &options)
 }
 
 void registerCanonicalizePass(PassRegistry &registry) {
+  static const OptionRow<CanonicalizeOptions> kRows[] = {
+      {"fold-constants", &CanonicalizeOptions::foldConstants,
+       "fold ops on constants and drop x+0, x*1 identities"},
+  };
   registry.add({"canonicalize",
                 "Fold reshape chains, drop identity casts/transposes/views, fold constants",
-                {{"fold-constants", OptionKind::Bool, true,
-                  "fold ops on constants and drop x+0, x*1 identities"}},
-                [](const PassOptionValues &v) {
-                  return createCanonicalizePass({.foldConstants = v.getBool("fold-constants")});
+                declareOptions(kRows), [](const PassOptionValues &v) {
+                  return createCanonicalizePass(readOptions(kRows, v));
                 }});
 }
 

@@ -27,26 +27,23 @@ std::unique_ptr<Pass> createCubeNBufferMergePass(const CubeNBufferMergeOptions &
 }
 
 void registerCubeNBufferMergePass(PassRegistry &registry) {
-  registry.add(
-      {"cube-nbuffer-merge",
-       "Merge isomorphic AIC subgraphs N at a time (fewer, larger cube tasks)",
-       {{"cube-nbuffer-mode", OptionKind::Int, int64_t(0),
-         "0 off, 1 automatic N per group (keeps the device's AIC core count of subgraphs), "
-         "2 from cube-nbuffer-setting",
-         0, 2},
-        {"cube-nbuffer-setting", OptionKind::IntMap, IntMap{},
-         "mode 2: {hash_order: N, -1: default}; groups without an entry use the automatic N",
-         1},
-        {"mg-copyin-upper-bound", OptionKind::Int, int64_t(-1),
-         "byte cap on the copy-in of a merged subgraph; -1 no cap", -1},
-        {"merge-fuel", OptionKind::Int, int64_t(-1),
-         "merges allowed before stopping (bisection); -1 unlimited", -1}},
-       [](const PassOptionValues &v) {
-         return createCubeNBufferMergePass({.mode = v.getInt("cube-nbuffer-mode"),
-                                            .setting = v.getIntMap("cube-nbuffer-setting"),
-                                            .copyInUpperBound = v.getInt("mg-copyin-upper-bound"),
-                                            .fuel = v.getInt("merge-fuel")});
-       }});
+  static const OptionRow<CubeNBufferMergeOptions> kRows[] = {
+      {"cube-nbuffer-mode", &CubeNBufferMergeOptions::mode,
+       "0 off, 1 automatic N per group (keeps the device's AIC core count of subgraphs), 2 "
+       "from cube-nbuffer-setting",
+       0, 2},
+      {"cube-nbuffer-setting", &CubeNBufferMergeOptions::setting,
+       "mode 2: {hash_order: N, -1: default}; groups without an entry use the automatic N", 1},
+      {"mg-copyin-upper-bound", &CubeNBufferMergeOptions::copyInUpperBound,
+       "byte cap on the copy-in of a merged subgraph; -1 no cap", -1},
+      {"merge-fuel", &CubeNBufferMergeOptions::fuel,
+       "merges allowed before stopping (bisection); -1 unlimited", -1},
+  };
+  registry.add({"cube-nbuffer-merge",
+                "Merge isomorphic AIC subgraphs N at a time (fewer, larger cube tasks)",
+                declareOptions(kRows), [](const PassOptionValues &v) {
+                  return createCubeNBufferMergePass(readOptions(kRows, v));
+                }});
 }
 
 } // namespace ptoc::passes

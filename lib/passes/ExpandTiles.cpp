@@ -1485,14 +1485,16 @@ std::unique_ptr<Pass> createExpandTilesPass(const ExpandTilesOptions &options) {
 }
 
 void registerExpandTilesPass(PassRegistry &registry) {
+  static const OptionRow<ExpandTilesOptions> kRows[] = {
+      {"fuse-local", &ExpandTilesOptions::fuseLocal,
+       "reuse a producer's UB tile when a consumer needs exactly it (no GM round trip); "
+       "false: every intermediate goes through GM"},
+  };
   registry.add({"expand-tiles",
                 "Lower tensor ops to tile ops (copy_in, compute on tiles, copy_out) using "
                 "their vec_tile / cube_tile",
-                {{"fuse-local", OptionKind::Bool, true,
-                  "reuse a producer's UB tile when a consumer needs exactly it (no GM round "
-                  "trip); false: every intermediate goes through GM"}},
-                [](const PassOptionValues &v) {
-                  return createExpandTilesPass({.fuseLocal = v.getBool("fuse-local")});
+                declareOptions(kRows), [](const PassOptionValues &v) {
+                  return createExpandTilesPass(readOptions(kRows, v));
                 }});
 }
 

@@ -489,27 +489,24 @@ std::unique_ptr<Pass> createL1ReuseMergePass(const L1ReuseMergeOptions &options)
 }
 
 void registerL1ReuseMergePass(PassRegistry &registry) {
-  registry.add(
-      {"l1-reuse-merge",
-       "Merge cube subgraphs that copy the same GM region into L1, so it is loaded once",
-       {{"cube-l1-reuse-mode", OptionKind::Int, int64_t(0),
-         "0 off, 1 automatic (N = group size / (2 x AIC cores)), 2 from "
-         "cube-l1-reuse-setting",
-         0, 2},
-        {"cube-l1-reuse-setting", OptionKind::IntMap, IntMap{},
-         "mode 2: {hash_order: members per anchor, -1: default}; groups without an entry "
-         "use the automatic count",
-         1},
-        {"mg-copyin-upper-bound", OptionKind::Int, int64_t(1) << 20,
-         "byte cap on the copy-in of a merged subgraph; -1 no cap", -1},
-        {"merge-fuel", OptionKind::Int, int64_t(-1),
-         "merges allowed before stopping (bisection); -1 unlimited", -1}},
-       [](const PassOptionValues &v) {
-         return createL1ReuseMergePass({.mode = v.getInt("cube-l1-reuse-mode"),
-                                        .setting = v.getIntMap("cube-l1-reuse-setting"),
-                                        .copyInUpperBound = v.getInt("mg-copyin-upper-bound"),
-                                        .fuel = v.getInt("merge-fuel")});
-       }});
+  static const OptionRow<L1ReuseMergeOptions> kRows[] = {
+      {"cube-l1-reuse-mode", &L1ReuseMergeOptions::mode,
+       "0 off, 1 automatic (N = group size / (2 x AIC cores)), 2 from cube-l1-reuse-setting",
+       0, 2},
+      {"cube-l1-reuse-setting", &L1ReuseMergeOptions::setting,
+       "mode 2: {hash_order: members per anchor, -1: default}; groups without an entry use "
+       "the automatic count",
+       1},
+      {"mg-copyin-upper-bound", &L1ReuseMergeOptions::copyInUpperBound,
+       "byte cap on the copy-in of a merged subgraph; -1 no cap", -1},
+      {"merge-fuel", &L1ReuseMergeOptions::fuel,
+       "merges allowed before stopping (bisection); -1 unlimited", -1},
+  };
+  registry.add({"l1-reuse-merge",
+                "Merge cube subgraphs that copy the same GM region into L1, so it is loaded once",
+                declareOptions(kRows), [](const PassOptionValues &v) {
+                  return createL1ReuseMergePass(readOptions(kRows, v));
+                }});
 }
 
 } // namespace ptoc::passes

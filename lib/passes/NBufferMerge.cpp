@@ -211,31 +211,27 @@ std::unique_ptr<Pass> createNBufferMergePass(const NBufferMergeOptions &options)
 }
 
 void registerNBufferMergePass(PassRegistry &registry) {
-  registry.add(
-      {"nbuffer-merge",
-       "Merge isomorphic AIV subgraphs N at a time (fewer, larger vector tasks)",
-       {{"vec-nbuffer-mode", OptionKind::Int, int64_t(0),
-         "0 off, 1 automatic N per group (keeps mg-vec-parallel-lb subgraphs), 2 from "
-         "vec-nbuffer-setting",
-         0, 2},
-        {"vec-nbuffer-setting", OptionKind::IntMap, IntMap{},
-         "mode 2: {hash_order: N, -1: default}; groups without an entry use the automatic N",
-         1},
-        {"mg-vec-parallel-lb", OptionKind::Int, int64_t(-1),
-         "automatic N keeps at least this many subgraphs per group; -1 = the device's AIV "
-         "core count",
-         -1},
-        {"mg-copyin-upper-bound", OptionKind::Int, int64_t(-1),
-         "byte cap on the copy-in of a merged subgraph; -1 no cap", -1},
-        {"merge-fuel", OptionKind::Int, int64_t(-1),
-         "merges allowed before stopping (bisection); -1 unlimited", -1}},
-       [](const PassOptionValues &v) {
-         return createNBufferMergePass({.mode = v.getInt("vec-nbuffer-mode"),
-                                        .setting = v.getIntMap("vec-nbuffer-setting"),
-                                        .parallelLowerBound = v.getInt("mg-vec-parallel-lb"),
-                                        .copyInUpperBound = v.getInt("mg-copyin-upper-bound"),
-                                        .fuel = v.getInt("merge-fuel")});
-       }});
+  static const OptionRow<NBufferMergeOptions> kRows[] = {
+      {"vec-nbuffer-mode", &NBufferMergeOptions::mode,
+       "0 off, 1 automatic N per group (keeps mg-vec-parallel-lb subgraphs), 2 from "
+       "vec-nbuffer-setting",
+       0, 2},
+      {"vec-nbuffer-setting", &NBufferMergeOptions::setting,
+       "mode 2: {hash_order: N, -1: default}; groups without an entry use the automatic N", 1},
+      {"mg-vec-parallel-lb", &NBufferMergeOptions::parallelLowerBound,
+       "automatic N keeps at least this many subgraphs per group; -1 = the device's AIV core "
+       "count",
+       -1},
+      {"mg-copyin-upper-bound", &NBufferMergeOptions::copyInUpperBound,
+       "byte cap on the copy-in of a merged subgraph; -1 no cap", -1},
+      {"merge-fuel", &NBufferMergeOptions::fuel,
+       "merges allowed before stopping (bisection); -1 unlimited", -1},
+  };
+  registry.add({"nbuffer-merge",
+                "Merge isomorphic AIV subgraphs N at a time (fewer, larger vector tasks)",
+                declareOptions(kRows), [](const PassOptionValues &v) {
+                  return createNBufferMergePass(readOptions(kRows, v));
+                }});
 }
 
 } // namespace ptoc::passes

@@ -486,32 +486,27 @@ std::unique_ptr<Pass> createPartitionPass(const PartitionOptions &options) {
 }
 
 void registerPartitionPass(PassRegistry &registry) {
-  registry.add(
-      {"partition",
-       "Group tile ops into subgraphs (one task each) and merge small ones within bounds",
-       {{"pg-skip-partition", OptionKind::Bool, false,
-         "no bound-driven merging: one subgraph per core kind per connected region"},
-        {"pg-lower-bound", OptionKind::Int, int64_t(512),
-         "subgraphs under this many estimated cycles try to merge with a neighbour", 0},
-        {"pg-upper-bound", OptionKind::Int, int64_t(0),
-         "no merge exceeds this many estimated cycles; 0 = automatic from the total latency",
-         0},
-        {"pg-parallel-lower-bound", OptionKind::Int, int64_t(20),
-         "groups of different sizes merge only if the smaller has at least this many "
-         "members (or is tiny in total: <= pg-lower-bound cycles)",
-         0},
-        {"mg-copyin-upper-bound", OptionKind::Int, int64_t(-1),
-         "byte cap on the copy-in of a merged subgraph; -1 no cap", -1},
-        {"merge-fuel", OptionKind::Int, int64_t(-1),
-         "merges allowed before stopping (bisection); -1 unlimited", -1}},
-       [](const PassOptionValues &v) {
-         return createPartitionPass({.skipPartition = v.getBool("pg-skip-partition"),
-                                     .lowerBound = v.getInt("pg-lower-bound"),
-                                     .upperBound = v.getInt("pg-upper-bound"),
-                                     .parallelLowerBound = v.getInt("pg-parallel-lower-bound"),
-                                     .copyInUpperBound = v.getInt("mg-copyin-upper-bound"),
-                                     .fuel = v.getInt("merge-fuel")});
-       }});
+  static const OptionRow<PartitionOptions> kRows[] = {
+      {"pg-skip-partition", &PartitionOptions::skipPartition,
+       "no bound-driven merging: one subgraph per core kind per connected region"},
+      {"pg-lower-bound", &PartitionOptions::lowerBound,
+       "subgraphs under this many estimated cycles try to merge with a neighbour", 0},
+      {"pg-upper-bound", &PartitionOptions::upperBound,
+       "no merge exceeds this many estimated cycles; 0 = automatic from the total latency", 0},
+      {"pg-parallel-lower-bound", &PartitionOptions::parallelLowerBound,
+       "groups of different sizes merge only if the smaller has at least this many members "
+       "(or is tiny in total: <= pg-lower-bound cycles)",
+       0},
+      {"mg-copyin-upper-bound", &PartitionOptions::copyInUpperBound,
+       "byte cap on the copy-in of a merged subgraph; -1 no cap", -1},
+      {"merge-fuel", &PartitionOptions::fuel,
+       "merges allowed before stopping (bisection); -1 unlimited", -1},
+  };
+  registry.add({"partition",
+                "Group tile ops into subgraphs (one task each) and merge small ones within "
+                "bounds",
+                declareOptions(kRows),
+                [](const PassOptionValues &v) { return createPartitionPass(readOptions(kRows, v)); }});
 }
 
 } // namespace ptoc::passes

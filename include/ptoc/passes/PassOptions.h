@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -79,5 +80,65 @@ private:
   std::vector<OptionValue> values_;
   std::vector<bool> explicit_;
 };
+
+/// One option of a pass, declared once: its name, the field of the pass's options
+/// struct it sets (its kind follows the field's type, its default is the struct's
+/// default member initializer), its help, and bounds for numbers. A pass lists its
+/// rows in one array; declareOptions() and readOptions() derive the registry's
+/// declarations and the factory's struct from it.
+template <typename Options> struct OptionRow {
+  using Field = std::variant<bool Options::*, int64_t Options::*, double Options::*,
+                             std::string Options::*, IntMap Options::*>;
+  const char *name;
+  Field field;
+  const char *help;
+  double min = -1e300;
+  double max = 1e300;
+};
+
+/// The declarations of `rows` (defaults from a default-constructed `Options`).
+template <typename Options, size_t N>
+std::vector<PassOptionDecl> declareOptions(const OptionRow<Options> (&rows)[N]) {
+  const Options defaults{};
+  std::vector<PassOptionDecl> decls;
+  for (const OptionRow<Options> &row : rows) {
+    PassOptionDecl d;
+    d.name = row.name;
+    d.help = row.help;
+    d.min = row.min;
+    d.max = row.max;
+    std::visit(
+        [&](auto member) {
+          using T = std::decay_t<decltype(defaults.*member)>;
+          d.kind = std::is_same_v<T, bool>      ? OptionKind::Bool
+                   : std::is_same_v<T, int64_t> ? OptionKind::Int
+                   : std::is_same_v<T, double>  ? OptionKind::Float
+                   : std::is_same_v<T, IntMap>  ? OptionKind::IntMap
+                                                : OptionKind::String;
+          d.defaultValue = defaults.*member;
+        },
+        row.field);
+    decls.push_back(std::move(d));
+  }
+  return decls;
+}
+
+/// The options struct with every row's field set from `values`.
+template <typename Options, size_t N>
+Options readOptions(const OptionRow<Options> (&rows)[N], const PassOptionValues &values) {
+  Options out{};
+  for (const OptionRow<Options> &row : rows)
+    std::visit(
+        [&](auto member) {
+          using T = std::decay_t<decltype(out.*member)>;
+          if constexpr (std::is_same_v<T, bool>) out.*member = values.getBool(row.name);
+          else if constexpr (std::is_same_v<T, int64_t>) out.*member = values.getInt(row.name);
+          else if constexpr (std::is_same_v<T, double>) out.*member = values.getFloat(row.name);
+          else if constexpr (std::is_same_v<T, IntMap>) out.*member = values.getIntMap(row.name);
+          else out.*member = values.getString(row.name);
+        },
+        row.field);
+  return out;
+}
 
 } // namespace ptoc::passes

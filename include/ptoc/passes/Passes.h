@@ -1,4 +1,8 @@
-// Factories for every pass, and the function that registers them all.
+// Factories for every pass, and the function that registers them all. Each options
+// struct below holds its options' defaults (the member initializers); the pass's own
+// file declares each option once, as an OptionRow naming the field, with its
+// spelling, help and bounds (PassOptions.h), from which the registry's declarations
+// and the factory's struct are derived.
 #pragma once
 
 #include <cstdint>
