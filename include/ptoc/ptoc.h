@@ -47,7 +47,7 @@
 #include "ptoc/runtime/HostTensor.h"
 #include "ptoc/runtime/TensorRef.h"
 #include "ptoc/session/CompileStats.h"
-#include "ptoc/session/PassKnobs.h"
+#include "ptoc/passes/PassKnobs.h"
 #include "ptoc/session/Session.h"
 #include "ptoc/session/Version.h"
 #include "ptoc/target/DeviceSpec.h"
@@ -58,7 +58,7 @@ namespace ptoc {
 using session::CompileOptions;
 using session::CompileStats;
 using session::Kernel;
-using session::PassKnobs;
+using passes::PassKnobs;
 using session::RunOptions;
 using session::RunReport;
 using session::Session;

@@ -14,7 +14,7 @@
 #include "ptoc/ir/Func.h"
 #include "ptoc/ir/Module.h"
 #include "ptoc/ir/TileShape.h"
-#include "ptoc/session/PassKnobs.h"
+#include "ptoc/passes/PassKnobs.h"
 #include "ptoc/target/DeviceSpec.h"
 #include "ptoc/tune/SearchSpace.h"
 
@@ -65,7 +65,7 @@ absl::Status checkSpaceApplies(const tune::SearchSpace &space, llvm::StringRef m
 /// Errors name a knob that does not apply to this function.
 absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, tune::KnobValue> &values,
                                               llvm::StringRef moduleText,
-                                              const PassKnobs &baseKnobs);
+                                              const passes::PassKnobs &baseKnobs);
 
 /// Why a config cannot compile, known without compiling it: a tile value that fails
 /// the verifier's checks (alignment, fit in the buffers) for an op it applies to. The

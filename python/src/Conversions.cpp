@@ -67,8 +67,8 @@ passes::OptionValue optionValueFromPython(const std::string &knob, const py::han
                         "{int: int} dict, got ", py::repr(v).cast<std::string>())));
 }
 
-session::PassKnobs knobsFromPython(const py::dict &knobs) {
-  session::PassKnobs out;
+passes::PassKnobs knobsFromPython(const py::dict &knobs) {
+  passes::PassKnobs out;
   for (auto [name, value] : knobs) {
     if (!py::isinstance<py::str>(name))
       throw StatusError(ErrorStage::Option,

@@ -21,7 +21,7 @@ std::string dtypeToName(ir::DType t);
 passes::OptionValue optionValueFromPython(const std::string &knob, const pybind11::handle &v);
 pybind11::object optionValueToPython(const passes::OptionValue &v);
 /// A dict of pass knobs ({"pg_lower_bound": 1024, ...}), validated (OptionError).
-session::PassKnobs knobsFromPython(const pybind11::dict &knobs);
+passes::PassKnobs knobsFromPython(const pybind11::dict &knobs);
 
 /// {"name", "shape", "dtype"} of a kernel argument or result.
 pybind11::dict specToPython(const session::TensorSpec &spec);

@@ -16,7 +16,7 @@
 #include "ptoc/profile/TraceAnalysis.h"
 #include "ptoc/runtime/Executor.h"
 #include "ptoc/runtime/Simulator.h"
-#include "ptoc/session/PassKnobs.h"
+#include "ptoc/passes/PassKnobs.h"
 #include "ptoc/session/Version.h"
 #include "ptoc/target/DeviceSpec.h"
 
@@ -67,7 +67,7 @@ PYBIND11_MODULE(_ptoc, m) {
   bindProfile(m);
   bindTune(m);
 
-  m.def("pass_option_names", &session::PassKnobs::names,
+  m.def("pass_option_names", &passes::PassKnobs::names,
         "Every pass option name set_pass_options accepts.");
   // Bounds the Python layer checks options against (declared once, in C++).
   m.attr("MAX_HOST_THREADS") = runtime::kMaxHostThreads;
@@ -83,14 +83,14 @@ PYBIND11_MODULE(_ptoc, m) {
                                 "pass option names are strings, got ",
                                 py::repr(nameObj).cast<std::string>())));
         std::string name = nameObj.cast<std::string>();
-        session::PassKnobs knobs;
+        passes::PassKnobs knobs;
         throwIfError(ErrorStage::Option, knobs.set(name, optionValueFromPython(name, value)));
       },
       "Raises if `name` is not a pass option or `value` is not valid for it.");
   m.def(
       "pass_option_default",
       [](const std::string &name) -> py::object {
-        const passes::PassOptionDecl *d = session::PassKnobs::find(name);
+        const passes::PassOptionDecl *d = passes::PassKnobs::find(name);
         if (!d) return py::none();
         return optionValueToPython(d->defaultValue);
       },

@@ -134,7 +134,7 @@ void bindTune(py::module_ &m) {
       [](const py::object &sessionObj, const std::string &text, const std::string &bankPath,
          const py::dict &knobs) -> py::object {
         const session::Session &s = sessionObj.cast<const session::Session &>();
-        session::PassKnobs base = knobsFromPython(knobs);
+        passes::PassKnobs base = knobsFromPython(knobs);
         absl::StatusOr<std::optional<session::BankAnswer>> answer;
         {
           py::gil_scoped_release release;

@@ -3,10 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include "ptoc/passes/Passes.h"
-#include "ptoc/session/PassKnobs.h"
+#include "ptoc/passes/PassKnobs.h"
 
 using namespace ptoc;
-using session::PassKnobs;
+using passes::PassKnobs;
 
 TEST_CASE("knob names cover the documented pass options", "[knobs]") {
   std::vector<std::string> names = PassKnobs::names();

@@ -211,7 +211,7 @@ TEST_CASE("derived cube space: written tile and valid variants", "[tuner]") {
   REQUIRE(ones.ok());
   CHECK(ones->knobs.values().count("cube_nbuffer_mode") == 0);
   // ... also when the base knobs merge AIC groups: the config turns that off.
-  session::PassKnobs merging;
+  passes::PassKnobs merging;
   REQUIRE(merging.set("cube_nbuffer_mode", int64_t(1)).ok());
   absl::StatusOr<session::TunedConfig> onesOverBase = session::applyConfig(
       *space, configWith(*space, {{"cube_nbuffer[0]", int64_t(1)}}), kMatmul, merging);

@@ -21,7 +21,7 @@
 #include "ptoc/runtime/Simulator.h"
 #include "ptoc/runtime/TensorRef.h"
 #include "ptoc/session/CompileStats.h"
-#include "ptoc/session/PassKnobs.h"
+#include "ptoc/passes/PassKnobs.h"
 #include "ptoc/target/DeviceSpec.h"
 
 namespace ptoc::ir {
@@ -29,6 +29,9 @@ class Module;
 }
 
 namespace ptoc::session {
+
+/// The default pipeline's knobs (passes/PassKnobs.h), the compile options' `knobs`.
+using passes::PassKnobs;
 
 /// How far compile() goes (host_options compile_stage).
 enum class Stage { Tensor, Tile, Partitioned, Codegen };

@@ -1,5 +1,5 @@
 // PassKnobs: user knob names -> options of the default pipeline's passes.
-#include "ptoc/session/PassKnobs.h"
+#include "ptoc/passes/PassKnobs.h"
 
 #include <algorithm>
 
@@ -8,7 +8,7 @@
 #include "ptoc/passes/Passes.h"
 #include "ptoc/passes/Pipeline.h"
 
-namespace ptoc::session {
+namespace ptoc::passes {
 namespace {
 
 constexpr llvm::StringLiteral kScopeKnob = "sg_set_scope";
@@ -25,17 +25,17 @@ std::string underscored(llvm::StringRef name) {
 /// The passes knobs may configure, in pipeline order, and their option
 /// declarations (built once; immutable afterwards).
 struct KnobTable {
-  passes::PassRegistry registry;
-  std::vector<const passes::PassInfo *> passes;
+  PassRegistry registry;
+  std::vector<const PassInfo *> passes;
   std::vector<std::string> names;
 
   KnobTable() {
-    passes::registerAllPasses(registry);
+    registerAllPasses(registry);
     for (llvm::StringRef arg : {"canonicalize", "cse", "dce", "expand-tiles", "partition",
                                 "nbuffer-merge", "cube-nbuffer-merge", "l1-reuse-merge"})
-      if (const passes::PassInfo *info = registry.lookup(arg)) passes.push_back(info);
-    for (const passes::PassInfo *info : passes)
-      for (const passes::PassOptionDecl &d : info->options) names.push_back(underscored(d.name));
+      if (const PassInfo *info = registry.lookup(arg)) passes.push_back(info);
+    for (const PassInfo *info : passes)
+      for (const PassOptionDecl &d : info->options) names.push_back(underscored(d.name));
     names.push_back(kScopeKnob.str());
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
@@ -64,23 +64,23 @@ absl::Status scopeAdvice() {
 
 std::vector<std::string> PassKnobs::names() { return table().names; }
 
-const passes::PassOptionDecl *PassKnobs::find(llvm::StringRef name) {
+const PassOptionDecl *PassKnobs::find(llvm::StringRef name) {
   std::string key = underscored(name);
-  for (const passes::PassInfo *info : table().passes)
-    for (const passes::PassOptionDecl &d : info->options)
+  for (const PassInfo *info : table().passes)
+    for (const PassOptionDecl &d : info->options)
       if (underscored(d.name) == key) return &d;
   return nullptr;
 }
 
-absl::Status PassKnobs::set(llvm::StringRef name, const passes::OptionValue &value) {
+absl::Status PassKnobs::set(llvm::StringRef name, const OptionValue &value) {
   std::string key = underscored(name);
   if (key == kScopeKnob) return scopeAdvice();
   if (!find(key)) return unknownKnob(name);
   // Every pass declaring the knob checks the value (kinds and bounds may differ).
-  for (const passes::PassInfo *info : table().passes) {
-    passes::PassOptionValues check(info->options, info->argument);
+  for (const PassInfo *info : table().passes) {
+    PassOptionValues check(info->options, info->argument);
     bool declares = std::any_of(info->options.begin(), info->options.end(),
-                                [&](const passes::PassOptionDecl &d) {
+                                [&](const PassOptionDecl &d) {
                                   return underscored(d.name) == key;
                                 });
     if (!declares) continue;
@@ -95,9 +95,9 @@ absl::Status PassKnobs::set(llvm::StringRef name, const passes::OptionValue &val
 absl::Status PassKnobs::setText(llvm::StringRef name, llvm::StringRef text) {
   std::string key = underscored(name);
   if (key == kScopeKnob) return scopeAdvice();
-  const passes::PassOptionDecl *decl = find(key);
+  const PassOptionDecl *decl = find(key);
   if (!decl) return unknownKnob(name);
-  absl::StatusOr<passes::OptionValue> value = passes::parseOptionValue(*decl, text);
+  absl::StatusOr<OptionValue> value = parseOptionValue(*decl, text);
   if (!value.ok())
     return absl::InvalidArgumentError(
         absl::StrCat("pass option '", key, "': ", std::string(value.status().message())));
@@ -106,11 +106,11 @@ absl::Status PassKnobs::setText(llvm::StringRef name, llvm::StringRef text) {
 
 std::string PassKnobs::pipeline(bool throughExpandTiles) const {
   const KnobTable &t = table();
-  absl::StatusOr<std::vector<passes::PipelineElement>> parsed =
-      passes::parsePipeline(passes::defaultPipelineText(), t.registry);
+  absl::StatusOr<std::vector<PipelineElement>> parsed =
+      parsePipeline(defaultPipelineText(), t.registry);
   // The default pipeline always parses (a unit test holds it to that).
-  if (!parsed.ok()) return passes::defaultPipelineText().str();
-  std::vector<passes::PipelineElement> pipeline = *std::move(parsed);
+  if (!parsed.ok()) return defaultPipelineText().str();
+  std::vector<PipelineElement> pipeline = *std::move(parsed);
 
   auto cubeMode = values_.find(kCubeNBufferMode.str());
   bool wantCubeNBuffer = cubeMode != values_.end() &&
@@ -124,8 +124,8 @@ std::string PassKnobs::pipeline(bool throughExpandTiles) const {
     auto at = std::find_if(pipeline.begin(), pipeline.end(), [](const auto &e) {
       return e.info->argument == "l1-reuse-merge";
     });
-    const passes::PassInfo *info = t.registry.lookup(kCubeNBufferPass);
-    pipeline.insert(at, passes::PipelineElement{info, passes::PassOptionValues(
+    const PassInfo *info = t.registry.lookup(kCubeNBufferPass);
+    pipeline.insert(at, PipelineElement{info, PassOptionValues(
                                                            info->options, info->argument)});
   }
   if (throughExpandTiles) {
@@ -134,11 +134,11 @@ std::string PassKnobs::pipeline(bool throughExpandTiles) const {
     });
     if (expand != pipeline.end()) pipeline.erase(expand + 1, pipeline.end());
   }
-  for (passes::PipelineElement &e : pipeline)
+  for (PipelineElement &e : pipeline)
     for (const auto &[key, value] : values_)
-      for (const passes::PassOptionDecl &d : e.info->options)
+      for (const PassOptionDecl &d : e.info->options)
         if (underscored(d.name) == key) (void)e.options.set(d.name, value); // checked in set()
-  return passes::pipelineToString(pipeline);
+  return pipelineToString(pipeline);
 }
 
-} // namespace ptoc::session
+} // namespace ptoc::passes

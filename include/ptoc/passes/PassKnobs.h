@@ -1,5 +1,6 @@
 // PassKnobs: the user's pass options by their Python names (`pg_lower_bound`,
-// `vec_nbuffer_setting`, ...), validated, and the default pipeline they configure.
+// `vec_nbuffer_setting`, ...), validated, and the default pipeline they configure
+// (pipeline policy, beside defaultPipelineText()).
 #pragma once
 
 #include <map>
@@ -10,7 +11,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "ptoc/passes/PassOptions.h"
 
-namespace ptoc::session {
+namespace ptoc::passes {
 
 /// A set of pass knobs. Each knob is an option of one or more passes of the default
 /// pipeline (a knob declared by several passes, e.g. `mg_copyin_upper_bound`, sets
@@ -20,13 +21,13 @@ public:
   /// Sets a knob, checking its name (the error lists every valid name), kind and
   /// range. `sg_set_scope` is not a pipeline knob: it tags the ops created after it
   /// (GraphBuilder::setScope), so it is rejected here with that advice.
-  absl::Status set(llvm::StringRef name, const passes::OptionValue &value);
+  absl::Status set(llvm::StringRef name, const OptionValue &value);
   /// The same with the value written as text (`4`, `true`, `{0: 4, -1: 2}`).
   absl::Status setText(llvm::StringRef name, llvm::StringRef text);
 
   bool empty() const { return values_.empty(); }
   /// The knobs set, by underscore name.
-  const std::map<std::string, passes::OptionValue> &values() const { return values_; }
+  const std::map<std::string, OptionValue> &values() const { return values_; }
 
   /// The default pipeline (passes::defaultPipelineText) with these knobs applied;
   /// `cube-nbuffer-merge` joins it when `cube_nbuffer_mode` is non-zero. With
@@ -37,10 +38,10 @@ public:
   static std::vector<std::string> names();
   /// The knob's declaration (kind, default, bounds, help) from the first pass of the
   /// pipeline declaring it, or null for an unknown name or `sg_set_scope`.
-  static const passes::PassOptionDecl *find(llvm::StringRef name);
+  static const PassOptionDecl *find(llvm::StringRef name);
 
 private:
-  std::map<std::string, passes::OptionValue> values_;
+  std::map<std::string, OptionValue> values_;
 };
 
-} // namespace ptoc::session
+} // namespace ptoc::passes
