@@ -14,6 +14,7 @@
 
 #include "GmTensors.h"
 #include "LeafBuilder.h"
+#include "ptoc/ir/Level.h"
 #include "ptoc/codegen/Codegen.h"
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Diagnostics.h"
@@ -68,11 +69,11 @@ public:
 
 private:
   absl::Status checkLevel() const {
-    passes::FuncLevel level = passes::funcLevel(func_);
-    if (level == passes::FuncLevel::Tensor || level == passes::FuncLevel::Tile)
+    ir::Level level = ir::levelOf(func_);
+    if (level == ir::Level::Tensor || level == ir::Level::Tile)
       return absl::InvalidArgumentError(absl::StrCat(
           "@", func_.name().str(), " is at the ",
-          level == passes::FuncLevel::Tensor ? "tensor" : "tile",
+          level == ir::Level::Tensor ? "tensor" : "tile",
           " level, but codegen needs a partitioned function (a subgraph table, every tile op "
           "in a subgraph); run a pipeline that partitions, e.g. --pipeline=default"));
     if (!options_.verify) return absl::OkStatus();

@@ -12,6 +12,7 @@
 #include "llvm/Support/Allocator.h"
 
 #include "ptoc/ir/Context.h"
+#include "ptoc/ir/Level.h"
 #include "ptoc/ir/Printer.h"
 #include "ptoc/ir/TileShape.h"
 #include "ptoc/target/DeviceSpec.h"
@@ -302,10 +303,9 @@ private:
   // Partitioned level (some `subgraph` op): every tile op names a declared
   // subgraph of its own core kind.
   void verifyLevel() {
-    bool tileLevel = false;
+    if (levelOf(f_) < Level::Tile) return;
     llvm::DenseMap<int64_t, const Operation *> subgraphs;
     for (const Operation &op : f_.ops()) {
-      tileLevel |= op.isTileOp();
       if (op.code() != OpCode::Subgraph) continue;
       int64_t id = op.attr("id").getInt();
       auto [it, inserted] = subgraphs.try_emplace(id, &op);
@@ -313,7 +313,6 @@ private:
         opError(op) << "redeclares subgraph " << id << " (first declared at "
                     << it->second->loc().str() << ")";
     }
-    if (!tileLevel && subgraphs.empty()) return;
     for (const Operation &op : f_.ops()) {
       switch (op.code()) {
       case OpCode::Return:

@@ -30,6 +30,7 @@
 
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Func.h"
+#include "ptoc/ir/Level.h"
 #include "ptoc/passes/CostModel.h"
 #include "ptoc/passes/MergeRules.h"
 #include "ptoc/passes/Subgraphs.h"
@@ -398,16 +399,6 @@ private:
   llvm::DenseSet<Operation *> doomed_; ///< collapsed copy_ins, erased once per group
 };
 
-bool isPartitioned(const ir::Func &f) {
-  return std::any_of(f.ops().begin(), f.ops().end(),
-                     [](const Operation &op) { return op.code() == OpCode::Subgraph; });
-}
-
-bool hasWork(const ir::Func &f) {
-  return std::any_of(f.ops().begin(), f.ops().end(),
-                     [](const Operation &op) { return op.code() != OpCode::Return; });
-}
-
 class L1ReuseMergePass final : public Pass {
 public:
   explicit L1ReuseMergePass(const L1ReuseMergeOptions &options) : options_(options) {}
@@ -416,7 +407,7 @@ public:
   PassResult run(ir::Module &m, PassContext &ctx) override {
     bool failed = false;
     for (ir::Func &f : m.funcs())
-      if (hasWork(f) && !isPartitioned(f)) {
+      if (ir::Level l = ir::levelOf(f); l == ir::Level::Tensor || l == ir::Level::Tile) {
         m.context().emitError(f.loc())
             << "'" << argument() << "' needs a partitioned function, but @" << f.name()
             << " has no subgraph table; run partition first";
@@ -439,7 +430,7 @@ public:
     bool changed = false;
     unsigned funcIndex = 0;
     for (ir::Func &f : m.funcs()) {
-      if (isPartitioned(f)) {
+      if (ir::levelOf(f) == ir::Level::Partitioned) {
         L1ReuseMerger merger(f, funcIndex, options_, ctx.device, log, mergeLog);
         PassResult r = merger.run(totals);
         failed |= r.failed();

@@ -21,6 +21,7 @@
 // `--debug-only=<pass>` logs each group's N and every decision.
 #include "NBufferMerge.h"
 
+#include "ptoc/ir/Level.h"
 #include "ptoc/ir/Context.h"
 #include "ptoc/passes/CostModel.h"
 #include "ptoc/passes/LocalSchedule.h"
@@ -125,8 +126,8 @@ PassResult runNBufferMerge(ir::Module &m, const target::DeviceSpec &device,
       failed = true;
     }
   for (ir::Func &f : m.funcs()) {
-    FuncLevel level = funcLevel(f);
-    if (level == FuncLevel::Tensor || level == FuncLevel::Tile) {
+    ir::Level level = ir::levelOf(f);
+    if (level == ir::Level::Tensor || level == ir::Level::Tile) {
       ctx.emitError(f.loc()) << "'" << pass << "' needs a partitioned function, but @"
                              << f.name() << " has no subgraph table; run partition first";
       failed = true;
@@ -142,7 +143,7 @@ PassResult runNBufferMerge(ir::Module &m, const target::DeviceSpec &device,
   unsigned funcIndex = 0;
   for (ir::Func &f : m.funcs()) {
     unsigned index = funcIndex++;
-    if (funcLevel(f) != FuncLevel::Partitioned) continue;
+    if (ir::levelOf(f) != ir::Level::Partitioned) continue;
     SubgraphGraph graph = SubgraphGraph::fromFunc(f, cost);
     if (int64_t member = graph.cycleMember(); member >= 0) {
       const Operation &op = *graph.find(member)->ops.front();

@@ -24,6 +24,7 @@
 //     region (clusters joined along edges between unscoped clusters of one core
 //     kind), except where joining would create a cycle.
 // Every decision goes through MergeLog; `--debug-only=partition` prints them.
+#include "ptoc/ir/Level.h"
 #include "ptoc/passes/Passes.h"
 
 #include <algorithm>
@@ -423,19 +424,19 @@ public:
     unsigned funcIndex = 0;
     for (ir::Func &f : m.funcs()) {
       unsigned index = funcIndex++;
-      switch (funcLevel(f)) {
-      case FuncLevel::Empty: continue;
-      case FuncLevel::Tensor:
+      switch (ir::levelOf(f)) {
+      case ir::Level::Empty: continue;
+      case ir::Level::Tensor:
         m.context().emitError(f.loc())
             << "'" << argument() << "' needs a tile-level function, but @" << f.name()
             << " works on whole tensors; run expand-tiles first";
         failed = true;
         continue;
-      case FuncLevel::Partitioned:
+      case ir::Level::Partitioned:
         log.note("@" + f.name().str() + " is already partitioned: partitioning its tile ops "
                  "again");
         break;
-      case FuncLevel::Tile: break;
+      case ir::Level::Tile: break;
       }
       Partitioner p(f, index, options_, cost, log, counts);
       bool fchanged = false;

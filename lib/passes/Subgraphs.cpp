@@ -19,17 +19,6 @@ namespace ptoc::passes {
 
 using ir::Operation;
 
-FuncLevel funcLevel(const ir::Func &f) {
-  FuncLevel level = FuncLevel::Empty;
-  for (const Operation &op : f.ops()) {
-    if (op.code() == ir::OpCode::Subgraph) return FuncLevel::Partitioned;
-    if (op.isTileOp()) level = FuncLevel::Tile;
-    else if (level == FuncLevel::Empty && op.coreKind() != target::CoreKind::None)
-      level = FuncLevel::Tensor;
-  }
-  return level;
-}
-
 std::string hashOrderKey(unsigned funcIndex, int64_t hashOrder) {
   return "func" + std::to_string(funcIndex) + "_" + std::to_string(hashOrder);
 }

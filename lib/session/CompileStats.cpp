@@ -1,4 +1,5 @@
 // CompileStats: counted from the partitioned function's subgraph table.
+#include "ptoc/ir/Level.h"
 #include "ptoc/session/CompileStats.h"
 
 #include <algorithm>
@@ -19,7 +20,7 @@ uint64_t CompileStats::statistic(llvm::StringRef pass, llvm::StringRef name) con
 
 void collectSubgraphStats(ir::Func &func, unsigned funcIndex, const target::DeviceSpec &device,
                           CompileStats &stats) {
-  if (passes::funcLevel(func) != passes::FuncLevel::Partitioned) return;
+  if (ir::levelOf(func) != ir::Level::Partitioned) return;
   passes::CostModel cost(device);
   passes::SubgraphGraph graph = passes::SubgraphGraph::fromFunc(func, cost);
   graph.summarise();

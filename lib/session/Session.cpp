@@ -1,4 +1,5 @@
 // Session: compile (pipeline -> codegen) and run (simulate, execute, write outputs).
+#include "ptoc/ir/Level.h"
 #include "ptoc/session/Session.h"
 
 #include <algorithm>
@@ -49,12 +50,6 @@ TensorSpec specOf(ir::Type t, std::string name) {
   s.shape.assign(t.shape().begin(), t.shape().end());
   s.name = std::move(name);
   return s;
-}
-
-bool hasSubgraphs(const ir::Func &f) {
-  for (const ir::Operation &op : f.ops())
-    if (op.code() == ir::OpCode::Subgraph) return true;
-  return false;
 }
 
 std::string describe(const TensorSpec &s) {
@@ -212,7 +207,7 @@ absl::StatusOr<Kernel> Session::compileUnguarded(ir::Module &module,
   if (options.stopAt == Stage::Codegen) {
     // A function with nothing to run (it returns its arguments or views of them) is
     // fine: its program has no calls and its results are read from the arguments.
-    if (!hasSubgraphs(*func) && passes::funcLevel(*func) != passes::FuncLevel::Empty)
+    if (ir::Level l = ir::levelOf(*func); l != ir::Level::Partitioned && l != ir::Level::Empty)
       return absl::InvalidArgumentError(absl::StrCat(
           "function '", kernel.funcName,
           "' is not partitioned after the pipeline '", pipeline,

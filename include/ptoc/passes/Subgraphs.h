@@ -36,12 +36,6 @@ struct Subgraph {
   int64_t copyInBytes = 0; ///< bytes its copy_ins bring in from GM
 };
 
-/// How far a function has come, judged by its ops: `Partitioned` with a `subgraph`
-/// table, `Tile` with tile ops, `Tensor` with whole-tensor compute ops, `Empty`
-/// with nothing to run (only aliases, workspaces and the return).
-enum class FuncLevel : uint8_t { Empty, Tensor, Tile, Partitioned };
-FuncLevel funcLevel(const ir::Func &f);
-
 /// The user-facing key of an isomorphism group: `func<F>_<order>`.
 std::string hashOrderKey(unsigned funcIndex, int64_t hashOrder);
 
