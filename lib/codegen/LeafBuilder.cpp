@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/DenseMap.h"
+#include "ptoc/ir/OpViews.h"
 #include "ptoc/codegen/BufferAllocator.h"
 #include "ptoc/ir/TileShape.h"
 #include "ptoc/passes/LocalSchedule.h"
@@ -134,15 +135,18 @@ private:
     lo.space = result.isTile() ? result.space() : MemSpace::GM;
     lo.cycles = cost_.opCycles(op);
     lo.bytes = result.sizeInBytes();
-    if (ir::Attribute a = op.attr("axes"); a && a.isIntArray())
-      lo.axes.assign(a.getIntArray().begin(), a.getIntArray().end());
-    if (ir::Attribute a = op.attr("keepdim"); a && a.isBool()) lo.keepdim = a.getBool();
+    if (std::optional<ir::ReduceView> reduce = ir::ReduceView::of(op)) {
+      lo.axes.assign(reduce->axes.begin(), reduce->axes.end());
+      lo.keepdim = reduce->keepdim;
+    }
     if (ir::Attribute a = op.attr("perm"); a && a.isIntArray())
       lo.perm.assign(a.getIntArray().begin(), a.getIntArray().end());
     if (ir::Attribute a = op.attr("value"); a && (a.isInt() || a.isFloat()))
       lo.value = a.getNumber();
-    if (ir::Attribute a = op.attr("transpose_a"); a && a.isBool()) lo.transposeA = a.getBool();
-    if (ir::Attribute a = op.attr("transpose_b"); a && a.isBool()) lo.transposeB = a.getBool();
+    if (std::optional<ir::MatmulView> mm = ir::MatmulView::of(op)) {
+      lo.transposeA = mm->transposeA;
+      lo.transposeB = mm->transposeB;
+    }
     leaf_.cycles += lo.cycles;
     switch (op.code()) {
     case OpCode::CopyIn: return addCopyIn(k, op);

@@ -111,6 +111,7 @@
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Func.h"
 #include "ptoc/ir/MemoryOrder.h"
+#include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/Region.h"
 #include "ptoc/ir/TileShape.h"
 #include "ptoc/target/DeviceSpec.h"
@@ -927,9 +928,9 @@ private:
     llvm::ArrayRef<int64_t> X = inType.shape();
     auto vt = vecTile(op, X);
     if (!vt) return false;
-    llvm::ArrayRef<int64_t> axes = op.attr("axes").getIntArray();
-    Attribute keepAttr = op.attr("keepdim");
-    bool keepdim = keepAttr && keepAttr.getBool();
+    ir::ReduceView reduce = *ir::ReduceView::of(op); // the verifier checked its axes
+    llvm::ArrayRef<int64_t> axes = reduce.axes;
+    bool keepdim = reduce.keepdim;
     Grid in(X, *vt);
     if (!withinBudget(op, in.numTiles)) return false;
     llvm::SmallVector<bool, 4> reduced(X.size(), false);
@@ -1087,15 +1088,11 @@ private:
     Type aType = op.operandType(0), bType = op.operandType(1), cType = op.resultType();
     if (std::string err = ir::checkCubeTile(ct, aType.dtype(), &device_); !err.empty())
       return opError(op, err);
-    auto flag = [&](const char *n) {
-      Attribute a = op.attr(n);
-      return a && a.getBool();
-    };
-    bool ta = flag("transpose_a"), tb = flag("transpose_b");
-    unsigned r = cType.rank(), ra = aType.rank();
-    int64_t M = cType.dim(r - 2), N = cType.dim(r - 1);
-    int64_t K = ta ? aType.dim(ra - 2) : aType.dim(ra - 1);
-    DType acc = ir::isFloat(aType.dtype()) ? DType::F32 : DType::I32;
+    ir::MatmulView mm = *ir::MatmulView::of(op); // the verifier checked its shapes
+    bool ta = mm.transposeA, tb = mm.transposeB;
+    unsigned r = cType.rank();
+    int64_t M = mm.m, N = mm.n, K = mm.k;
+    DType acc = mm.acc;
 
     // The K loop keeps the whole mL1 x nL1 accumulator in L0C.
     int64_t mt = std::min(ct.m[1], M), nt = std::min(ct.n[1], N);

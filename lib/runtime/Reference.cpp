@@ -13,6 +13,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/Func.h"
 #include "ptoc/ir/OpDef.h"
 #include "ptoc/ir/Operation.h"
@@ -147,8 +148,9 @@ Dense evalBinary(const ir::Operation &op, const Dense &a, const Dense &b) {
 
 Dense evalReduction(const ir::Operation &op, const Dense &x) {
   Dense r = make(op);
-  llvm::ArrayRef<int64_t> axes = op.attr("axes").getIntArray();
-  bool keepdim = op.attr("keepdim") && op.attr("keepdim").getBool();
+  ir::ReduceView reduce = *ir::ReduceView::of(op); // the verifier checked its axes
+  llvm::ArrayRef<int64_t> axes = reduce.axes;
+  bool keepdim = reduce.keepdim;
   // Output strides seen from the input's dimensions: 0 on reduced axes.
   Shape outStrides = rowMajorStrides(r.shape);
   Shape strides(x.shape.size(), 0);
@@ -183,11 +185,9 @@ Dense evalReduction(const ir::Operation &op, const Dense &x) {
 
 Dense evalMatmul(const ir::Operation &op, const Dense &a, const Dense &b) {
   Dense r = make(op);
-  auto flag = [&](const char *n) { return op.attr(n) && op.attr(n).getBool(); };
-  bool ta = flag("transpose_a"), tb = flag("transpose_b");
-  size_t ra = a.shape.size(), rr = r.shape.size();
-  int64_t m = r.shape[rr - 2], n = r.shape[rr - 1];
-  int64_t k = ta ? a.shape[ra - 2] : a.shape[ra - 1];
+  ir::MatmulView mm = *ir::MatmulView::of(op); // the verifier checked its shapes
+  bool ta = mm.transposeA, tb = mm.transposeB;
+  int64_t m = mm.m, n = mm.n, k = mm.k;
   // Strides of element (i, kk) of the left operand (as used, after any transpose)
   // within one batch matrix, and of (kk, j) of the right one.
   int64_t aI = ta ? 1 : k, aK = ta ? m : 1;

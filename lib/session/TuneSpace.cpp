@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/OpDef.h"
 #include "ptoc/ir/Parser.h"
@@ -102,14 +103,8 @@ bool vecCandidateFits(const std::vector<int64_t> &tile, const std::vector<int64_
 
 /// M, N and K of a matmul op (batch dims ignored).
 std::array<int64_t, 3> matmulExtents(const ir::Operation &op) {
-  llvm::ArrayRef<int64_t> a = op.operandType(0).shape();
-  llvm::ArrayRef<int64_t> c = op.resultType(0).shape();
-  bool transposeA = false;
-  if (ir::Attribute t = op.attr("transpose_a")) transposeA = t.getBool();
-  int64_t m = c.size() >= 2 ? c[c.size() - 2] : 1;
-  int64_t n = c.empty() ? 1 : c.back();
-  int64_t k = a.empty() ? 1 : (transposeA && a.size() >= 2 ? a[a.size() - 2] : a.back());
-  return {m, n, k};
+  std::optional<ir::MatmulView> mm = ir::MatmulView::of(op);
+  return mm ? std::array<int64_t, 3>{mm->m, mm->n, mm->k} : std::array<int64_t, 3>{1, 1, 1};
 }
 
 bool cubeCandidateFits(const ir::CubeTile &tile, const ir::CubeTile &written,

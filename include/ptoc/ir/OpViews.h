@@ -1,0 +1,40 @@
+// Typed views of ops whose meaning is spread over attributes and types: read once
+// here, so passes, codegen, the runtime and the tuner do not re-derive M, N, K or a
+// reduction's axes from attribute strings.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include "ptoc/ir/DType.h"
+#include "ptoc/ir/Operation.h"
+#include "ptoc/ir/TileShape.h"
+
+namespace ptoc::ir {
+
+/// A matmul (tensor or tile level): `[..., M, K] x [..., K, N] -> [..., M, N]`, with
+/// the operands' transposes applied.
+struct MatmulView {
+  bool transposeA = false, transposeB = false;
+  int64_t m = 1, n = 1, k = 1; ///< of one matrix product (batch dims aside)
+  DType in = DType::F32;       ///< the operands' element type
+  DType out = DType::F32;      ///< the result's element type
+  DType acc = DType::F32;      ///< the accumulator's: f32 for floats, i32 for i8
+  std::optional<CubeTile> tile; ///< the cube_tile, when it has one
+
+  /// The view of `op`, or nullopt when it is not a well-formed matmul.
+  static std::optional<MatmulView> of(const Operation &op);
+};
+
+/// A reduction (sum, amax, amin, mean): its axes (ascending) and keepdim.
+struct ReduceView {
+  llvm::ArrayRef<int64_t> axes;
+  bool keepdim = false;
+
+  /// The view of `op`, or nullopt when it is not a reduction with `axes`.
+  static std::optional<ReduceView> of(const Operation &op);
+};
+
+} // namespace ptoc::ir
