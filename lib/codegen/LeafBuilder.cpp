@@ -10,8 +10,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/DenseMap.h"
-#include "ptoc/ir/OpViews.h"
 #include "ptoc/codegen/BufferAllocator.h"
+#include "ptoc/ir/Diagnostics.h"
+#include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/TileShape.h"
 #include "ptoc/passes/LocalSchedule.h"
 #include "ptoc/target/DeviceSpec.h"
@@ -407,11 +408,13 @@ private:
                                  cube ? "cube_nbuffer_setting or cube_l1_reuse_setting"
                                       : "vec_nbuffer_setting",
                                  " for hash order ", req_.hashOrder);
-    return absl::InvalidArgumentError(absl::StrCat(
-        "subgraph ", req_.subgraphId, " (hash order ", req_.hashOrder, ") does not fit ",
-        spaceName(space).str(), ": its local tiles need ", needed, " bytes of ",
-        spaceName(space).str(), " at once, but the device has ", capacityOf(space),
-        " (placement failed at ", what, "); ", fix));
+    return ir::withCategory(
+        absl::InvalidArgumentError(absl::StrCat(
+            "subgraph ", req_.subgraphId, " (hash order ", req_.hashOrder, ") does not fit ",
+            spaceName(space).str(), ": its local tiles need ", needed, " bytes of ",
+            spaceName(space).str(), " at once, but the device has ", capacityOf(space),
+            " (placement failed at ", what, "); ", fix)),
+        ir::DiagCategory::Tile);
   }
 
   absl::Status allocate() {

@@ -1,6 +1,9 @@
 // Diagnostic routing and formatting.
 #include "ptoc/ir/Diagnostics.h"
 
+#include <optional>
+
+#include "absl/strings/cord.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace ptoc::ir {
@@ -62,12 +65,59 @@ std::string DiagnosticCollector::errorText() const {
 
 absl::Status DiagnosticCollector::toStatus() const {
   if (!hasErrors()) return absl::OkStatus();
-  return absl::InvalidArgumentError(errorText());
+  const Diagnostic *first = nullptr;
+  for (const Diagnostic &d : diags_) {
+    if (d.severity != Severity::Error) continue;
+    if (d.category == DiagCategory::Internal) return absl::InternalError(errorText());
+    if (!first) first = &d;
+  }
+  return withCategory(absl::InvalidArgumentError(errorText()), first->category);
+}
+
+llvm::StringRef diagCategoryName(DiagCategory c) {
+  switch (c) {
+  case DiagCategory::General: return "general";
+  case DiagCategory::Shape: return "shape";
+  case DiagCategory::Tile: return "tile";
+  case DiagCategory::DType: return "dtype";
+  case DiagCategory::Option: return "option";
+  case DiagCategory::IO: return "io";
+  case DiagCategory::Internal: return "internal";
+  }
+  return "general";
+}
+
+namespace {
+constexpr const char *kCategoryPayload = "ptoc/diag-category";
+} // namespace
+
+absl::Status withCategory(absl::Status s, DiagCategory c) {
+  if (s.ok()) return s;
+  llvm::StringRef name = diagCategoryName(c);
+  s.SetPayload(kCategoryPayload, absl::Cord(std::string(name)));
+  return s;
+}
+
+DiagCategory categoryOf(const absl::Status &s) {
+  if (auto payload = s.GetPayload(kCategoryPayload)) {
+    std::string name(*payload);
+    for (DiagCategory c : {DiagCategory::General, DiagCategory::Shape, DiagCategory::Tile,
+                           DiagCategory::DType, DiagCategory::Option, DiagCategory::IO,
+                           DiagCategory::Internal})
+      if (diagCategoryName(c) == name) return c;
+  }
+  return s.code() == absl::StatusCode::kInternal ? DiagCategory::Internal
+                                                 : DiagCategory::General;
 }
 
 absl::Status internalError(const llvm::Twine &what) {
-  return absl::InternalError("internal error in ptoc (a bug; please report it): " +
-                             what.str());
+  return withCategory(absl::InternalError("internal error in ptoc (a bug; please report it): " +
+                                          what.str()),
+                      DiagCategory::Internal);
+}
+
+absl::Status ioError(const llvm::Twine &what) {
+  return withCategory(absl::UnavailableError(what.str()), DiagCategory::IO);
 }
 
 } // namespace ptoc::ir

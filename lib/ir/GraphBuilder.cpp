@@ -25,13 +25,17 @@ static std::string shapeProblem(llvm::ArrayRef<int64_t> shape, DType dtype) {
 GraphBuilder::GraphBuilder(Module &m, const target::DeviceSpec *device)
     : module_(m), ctx_(m.context()), device_(device) {}
 
-absl::Status GraphBuilder::error(llvm::StringRef opName, const std::string &msg) const {
+absl::Status GraphBuilder::error(llvm::StringRef opName, const std::string &msg,
+                                 DiagCategory category) const {
   std::string text = "'";
   text += opName;
   text += "' op ";
   text += msg;
-  Diagnostic d{Severity::Error, loc_, std::move(text)};
-  return absl::InvalidArgumentError(d.str());
+  Diagnostic d;
+  d.category = category;
+  d.loc = loc_;
+  d.message = std::move(text);
+  return withCategory(absl::InvalidArgumentError(d.str()), category);
 }
 
 absl::StatusOr<Func *> GraphBuilder::beginFunc(llvm::StringRef name,
@@ -97,9 +101,9 @@ absl::StatusOr<Value *> GraphBuilder::create(OpCode code, llvm::ArrayRef<Value *
 
   llvm::SmallVector<Type, 4> operandTypes;
   for (Value *v : operands) operandTypes.push_back(v->type());
-  std::string err;
+  RuleError err;
   Type type = def.inferType(TypeRuleInput{ctx_, operandTypes, dict, resultType}, err);
-  if (!err.empty()) return error(def.name, err);
+  if (!err.empty()) return error(def.name, err.message, err.category);
 
   if (def.tile == TileKind::Vec && vecTile_ && !has("vec_tile")) {
     // Reshapes and views are GM aliases that need a tile only when returned; the
@@ -116,7 +120,7 @@ absl::StatusOr<Value *> GraphBuilder::create(OpCode code, llvm::ArrayRef<Value *
   DiagnosticCollector diags(ctx_.diag());
   if (failed(verifyOp(*op, VerifyOptions{device_}))) {
     func_->erase(op);
-    return absl::InvalidArgumentError(diags.errorText());
+    return diags.toStatus();
   }
   return op->result(0);
 }
@@ -128,12 +132,12 @@ absl::StatusOr<Value *> GraphBuilder::matmul(Value *a, Value *b, const MatmulOpt
   Type declared;
   if (opts.outDType && a && b) {
     // Infer the shape with the operands' dtype, then ask for the requested one.
-    std::string err;
+    RuleError err;
     Type t = ctx_.opDef(OpCode::Matmul)
                  .inferType(TypeRuleInput{ctx_, {a->type(), b->type()},
                                           ctx_.dictAttr(attrs, true), Type()},
                             err);
-    if (!err.empty()) return error("matmul", err);
+    if (!err.empty()) return error("matmul", err.message, err.category);
     declared = ctx_.withDType(t, *opts.outDType);
   }
   return create(OpCode::Matmul, {a, b}, attrs, declared);
@@ -243,14 +247,16 @@ absl::StatusOr<Value *> GraphBuilder::full(llvm::ArrayRef<int64_t> shape, double
     // Checked before converting: a double outside int64 (or NaN) has no int64 value.
     if (std::isnan(value))
       return error("full", "value nan is not a number of the integer element type " +
-                               std::string(dtypeName(dtype)));
+                               std::string(dtypeName(dtype)),
+                   DiagCategory::DType);
     if (std::trunc(value) == value && !(value >= -9223372036854775808.0 &&
                                         value < 9223372036854775808.0 &&
                                         roundToDType(value, dtype) == value)) {
       std::ostringstream text;
       text << value;
       return error("full", "value " + text.str() + " is out of range for the element type " +
-                               std::string(dtypeName(dtype)));
+                               std::string(dtypeName(dtype)),
+                   DiagCategory::DType);
     }
     v = std::trunc(value) == value ? ctx_.intAttr(static_cast<int64_t>(value))
                                    : ctx_.floatAttr(value); // the verifier names it

@@ -56,8 +56,9 @@ constexpr AttrSpec kCommonAttrs[] = {
 
 // ---------------------------------------------------------------- helpers
 
-bool fail(std::string &error, std::string msg) {
-  error = std::move(msg);
+bool fail(RuleError &error, std::string msg, DiagCategory category = DiagCategory::Shape) {
+  error.message = std::move(msg);
+  error.category = category;
   return false;
 }
 
@@ -71,7 +72,7 @@ std::string typeList(llvm::ArrayRef<Type> types) {
 }
 
 // All operands are tensors, or all are tiles in one memory space.
-bool sameKind(llvm::ArrayRef<Type> ops, std::string &error) {
+bool sameKind(llvm::ArrayRef<Type> ops, RuleError &error) {
   for (Type t : ops)
     if (t.isTile() != ops[0].isTile() || t.space() != ops[0].space())
       return fail(error, "operands mix tensors and tiles or memory spaces (" + typeList(ops) +
@@ -79,35 +80,35 @@ bool sameKind(llvm::ArrayRef<Type> ops, std::string &error) {
   return true;
 }
 
-bool sameDType(llvm::ArrayRef<Type> ops, std::string &error) {
+bool sameDType(llvm::ArrayRef<Type> ops, RuleError &error) {
   for (Type t : ops)
     if (t.dtype() != ops[0].dtype())
       return fail(error, "operand element types differ (" + typeList(ops) +
-                             "); insert a cast so they match");
+                             "); insert a cast so they match", DiagCategory::DType);
   return true;
 }
 
-Type needDeclared(const TypeRuleInput &in, std::string &error, const char *what) {
+Type needDeclared(const TypeRuleInput &in, RuleError &error, const char *what) {
   if (!in.declared) fail(error, std::string("needs its result type written (") + what + ")");
   return in.declared;
 }
 
 // ---------------------------------------------------------------- type rules
 
-Type unaryRule(const TypeRuleInput &in, std::string &error) {
+Type unaryRule(const TypeRuleInput &in, RuleError &error) {
   return in.operands[0];
 }
 
-Type floatUnaryRule(const TypeRuleInput &in, std::string &error) {
+Type floatUnaryRule(const TypeRuleInput &in, RuleError &error) {
   if (!isFloat(in.operands[0].dtype())) {
     fail(error, "needs a floating-point operand, got " + in.operands[0].str() +
-                    "; cast it to f32 first");
+                    "; cast it to f32 first", DiagCategory::DType);
     return {};
   }
   return in.operands[0];
 }
 
-Type binaryRule(const TypeRuleInput &in, std::string &error) {
+Type binaryRule(const TypeRuleInput &in, RuleError &error) {
   if (!sameKind(in.operands, error) || !sameDType(in.operands, error)) return {};
   auto shape = broadcastShapes(in.operands[0].shape(), in.operands[1].shape());
   if (!shape) {
@@ -118,7 +119,7 @@ Type binaryRule(const TypeRuleInput &in, std::string &error) {
   return in.ctx.withShape(in.operands[0], *shape);
 }
 
-Type castRule(const TypeRuleInput &in, std::string &error) {
+Type castRule(const TypeRuleInput &in, RuleError &error) {
   Type d = needDeclared(in, error, "the target element type");
   if (!d) return {};
   if (d.shape() != in.operands[0].shape()) {
@@ -129,7 +130,7 @@ Type castRule(const TypeRuleInput &in, std::string &error) {
   return in.ctx.withDType(in.operands[0], d.dtype());
 }
 
-Type reductionRule(const TypeRuleInput &in, std::string &error) {
+Type reductionRule(const TypeRuleInput &in, RuleError &error) {
   Type x = in.operands[0];
   Attribute axesAttr = in.attrs ? in.attrs.lookup("axes") : Attribute();
   if (!axesAttr || !axesAttr.isIntArray()) {
@@ -165,16 +166,16 @@ Type reductionRule(const TypeRuleInput &in, std::string &error) {
   return in.ctx.withShape(x, shape);
 }
 
-Type meanRule(const TypeRuleInput &in, std::string &error) {
+Type meanRule(const TypeRuleInput &in, RuleError &error) {
   if (!isFloat(in.operands[0].dtype())) {
     fail(error, "needs a floating-point operand, got " + in.operands[0].str() +
-                    "; cast it to f32 first");
+                    "; cast it to f32 first", DiagCategory::DType);
     return {};
   }
   return reductionRule(in, error);
 }
 
-Type matmulRule(const TypeRuleInput &in, std::string &error) {
+Type matmulRule(const TypeRuleInput &in, RuleError &error) {
   Type a = in.operands[0], b = in.operands[1];
   if (!sameKind(in.operands.take_front(2), error)) return {};
   if (a.rank() < 2 || b.rank() < 2) {
@@ -183,7 +184,7 @@ Type matmulRule(const TypeRuleInput &in, std::string &error) {
   }
   if (a.dtype() != b.dtype()) {
     fail(error, "operand element types differ (" + a.str() + ", " + b.str() +
-                    "); cast one so they match");
+                    "); cast one so they match", DiagCategory::DType);
     return {};
   }
   auto flag = [&](llvm::StringRef n) {
@@ -216,16 +217,16 @@ Type matmulRule(const TypeRuleInput &in, std::string &error) {
   DType in8 = a.dtype();
   DType out = in.declared ? in.declared.dtype() : (in8 == DType::I8 ? DType::I32 : in8);
   if (in8 == DType::I8 && out != DType::I32) {
-    fail(error, "with i8 operands produces i32, not " + std::string(dtypeName(out)));
+    fail(error, "with i8 operands produces i32, not " + std::string(dtypeName(out)), DiagCategory::DType);
     return {};
   }
   if (isFloat(in8) && !isFloat(out)) {
     fail(error, "with floating-point operands must produce a floating-point result, not " +
-                    std::string(dtypeName(out)));
+                    std::string(dtypeName(out)), DiagCategory::DType);
     return {};
   }
   if (in8 == DType::I32) {
-    fail(error, "does not take i32 operands (the cube unit multiplies f16, bf16, f32 or i8)");
+    fail(error, "does not take i32 operands (the cube unit multiplies f16, bf16, f32 or i8)", DiagCategory::DType);
     return {};
   }
   Attribute acc = in.attrs ? in.attrs.lookup("acc_dtype") : Attribute();
@@ -233,7 +234,7 @@ Type matmulRule(const TypeRuleInput &in, std::string &error) {
     DType want = isFloat(in8) ? DType::F32 : DType::I32;
     if (acc.getDType() != want) {
       fail(error, "accumulates in " + std::string(dtypeName(want)) + ", not " +
-                      std::string(dtypeName(acc.getDType())));
+                      std::string(dtypeName(acc.getDType())), DiagCategory::DType);
       return {};
     }
   }
@@ -259,7 +260,7 @@ Type matmulRule(const TypeRuleInput &in, std::string &error) {
   return in.ctx.withDType(in.ctx.withShape(a, shape), out);
 }
 
-Type reshapeRule(const TypeRuleInput &in, std::string &error) {
+Type reshapeRule(const TypeRuleInput &in, RuleError &error) {
   Type d = needDeclared(in, error, "the new shape");
   if (!d) return {};
   if (d.numElements() != in.operands[0].numElements()) {
@@ -269,13 +270,13 @@ Type reshapeRule(const TypeRuleInput &in, std::string &error) {
     return {};
   }
   if (d.dtype() != in.operands[0].dtype()) {
-    fail(error, "changes the element type; use cast for that");
+    fail(error, "changes the element type; use cast for that", DiagCategory::DType);
     return {};
   }
   return in.ctx.withShape(in.operands[0], d.shape());
 }
 
-Type transposeRule(const TypeRuleInput &in, std::string &error) {
+Type transposeRule(const TypeRuleInput &in, RuleError &error) {
   Type x = in.operands[0];
   Attribute permAttr = in.attrs ? in.attrs.lookup("perm") : Attribute();
   if (!permAttr || !permAttr.isIntArray()) {
@@ -303,7 +304,7 @@ Type transposeRule(const TypeRuleInput &in, std::string &error) {
 }
 
 bool checkRegion(llvm::ArrayRef<int64_t> offsets, llvm::ArrayRef<int64_t> region,
-                 Type whole, const char *what, std::string &error) {
+                 Type whole, const char *what, RuleError &error) {
   if (offsets.size() != whole.rank())
     return fail(error, "'offsets' has " + std::to_string(offsets.size()) +
                            (offsets.size() == 1 ? " entry" : " entries") + " but " +
@@ -326,7 +327,7 @@ bool checkRegion(llvm::ArrayRef<int64_t> offsets, llvm::ArrayRef<int64_t> region
   return true;
 }
 
-Type viewRule(const TypeRuleInput &in, std::string &error) {
+Type viewRule(const TypeRuleInput &in, RuleError &error) {
   Type d = needDeclared(in, error, "the slice shape");
   if (!d) return {};
   Attribute off = in.attrs ? in.attrs.lookup("offsets") : Attribute();
@@ -335,14 +336,14 @@ Type viewRule(const TypeRuleInput &in, std::string &error) {
     return {};
   }
   if (d.dtype() != in.operands[0].dtype()) {
-    fail(error, "changes the element type; use cast for that");
+    fail(error, "changes the element type; use cast for that", DiagCategory::DType);
     return {};
   }
   if (!checkRegion(off.getIntArray(), d.shape(), in.operands[0], "the slice", error)) return {};
   return in.ctx.withShape(in.operands[0], d.shape());
 }
 
-Type assembleRule(const TypeRuleInput &in, std::string &error) {
+Type assembleRule(const TypeRuleInput &in, RuleError &error) {
   Type dst = in.operands[0], src = in.operands[1];
   if (!sameKind(in.operands, error) || !sameDType(in.operands, error)) return {};
   Attribute off = in.attrs ? in.attrs.lookup("offsets") : Attribute();
@@ -354,7 +355,7 @@ Type assembleRule(const TypeRuleInput &in, std::string &error) {
   return dst;
 }
 
-Type concatRule(const TypeRuleInput &in, std::string &error) {
+Type concatRule(const TypeRuleInput &in, RuleError &error) {
   if (!sameKind(in.operands, error) || !sameDType(in.operands, error)) return {};
   Attribute axisAttr = in.attrs ? in.attrs.lookup("axis") : Attribute();
   if (!axisAttr || !axisAttr.isInt()) {
@@ -396,7 +397,7 @@ Type concatRule(const TypeRuleInput &in, std::string &error) {
   return in.ctx.withShape(first, shape);
 }
 
-Type fullRule(const TypeRuleInput &in, std::string &error) {
+Type fullRule(const TypeRuleInput &in, RuleError &error) {
   Type d = needDeclared(in, error, "the shape and element type");
   if (!d) return {};
   Attribute v = in.attrs ? in.attrs.lookup("value") : Attribute();
@@ -406,7 +407,7 @@ Type fullRule(const TypeRuleInput &in, std::string &error) {
   }
   if (isInteger(d.dtype()) && !v.isInt()) {
     fail(error, "value " + v.str() + " is a floating-point literal but the element type is " +
-                    std::string(dtypeName(d.dtype())) + "; write an integer");
+                    std::string(dtypeName(d.dtype())) + "; write an integer", DiagCategory::DType);
     return {};
   }
   if (isInteger(d.dtype()) && roundToDType(v.getNumber(), d.dtype()) != v.getNumber()) {
@@ -423,9 +424,9 @@ Type fullRule(const TypeRuleInput &in, std::string &error) {
   return d;
 }
 
-Type returnRule(const TypeRuleInput &in, std::string &error) { return {}; }
+Type returnRule(const TypeRuleInput &in, RuleError &error) { return {}; }
 
-Type gmTensorRule(const TypeRuleInput &in, std::string &error) {
+Type gmTensorRule(const TypeRuleInput &in, RuleError &error) {
   Type d = needDeclared(in, error, "the workspace tensor's type");
   if (d && !d.isTensor()) {
     fail(error, "declares " + d.str() + "; a GM workspace is a tensor type");
@@ -436,7 +437,7 @@ Type gmTensorRule(const TypeRuleInput &in, std::string &error) {
 
 // copy_in %src, %deps... {offsets}: the region of `src` at `offsets` with the
 // result tile's shape; %deps are copy_out tokens that must complete first.
-Type copyInRule(const TypeRuleInput &in, std::string &error) {
+Type copyInRule(const TypeRuleInput &in, RuleError &error) {
   Type d = needDeclared(in, error, "the tile type");
   if (!d) return {};
   Type src = in.operands[0];
@@ -449,7 +450,7 @@ Type copyInRule(const TypeRuleInput &in, std::string &error) {
     return {};
   }
   if (d.dtype() != src.dtype()) {
-    fail(error, "cannot change the element type (" + src.str() + " to " + d.str() + ")");
+    fail(error, "cannot change the element type (" + src.str() + " to " + d.str() + ")", DiagCategory::DType);
     return {};
   }
   for (Type dep : in.operands.drop_front())
@@ -470,7 +471,7 @@ Type copyInRule(const TypeRuleInput &in, std::string &error) {
 // the result is a token (a gm tile) that readers of that region wait on. %deps are
 // the earlier accesses of the region it overwrites: copy_out tokens (gm tiles) and
 // copy_in reads (ub or l1 tiles).
-Type copyOutRule(const TypeRuleInput &in, std::string &error) {
+Type copyOutRule(const TypeRuleInput &in, RuleError &error) {
   Type t = in.operands[0], dst = in.operands[1];
   for (Type dep : in.operands.drop_front(2))
     if (!dep.isTile() || (dep.space() != MemSpace::GM && dep.space() != MemSpace::UB &&
@@ -491,7 +492,7 @@ Type copyOutRule(const TypeRuleInput &in, std::string &error) {
   if (t.dtype() != dst.dtype() && !(t.space() == MemSpace::L0C && isFloat(dst.dtype()) &&
                                     t.dtype() == DType::F32)) {
     fail(error, "cannot convert " + t.str() + " to the element type of " + dst.str() +
-                    (t.space() == MemSpace::UB ? "; cast the tile first" : ""));
+                    (t.space() == MemSpace::UB ? "; cast the tile first" : ""), DiagCategory::DType);
     return {};
   }
   Attribute off = in.attrs ? in.attrs.lookup("offsets") : Attribute();
@@ -503,7 +504,7 @@ Type copyOutRule(const TypeRuleInput &in, std::string &error) {
   return in.ctx.tileType(dst.dtype(), t.shape(), MemSpace::GM);
 }
 
-Type subgraphRule(const TypeRuleInput &in, std::string &error) {
+Type subgraphRule(const TypeRuleInput &in, RuleError &error) {
   Attribute core = in.attrs ? in.attrs.lookup("core") : Attribute();
   if (core && core.isString() && core.getString() != "aic" && core.getString() != "aiv")
     fail(error, "core must be \"aic\" or \"aiv\", got " + core.str());

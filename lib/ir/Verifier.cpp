@@ -187,17 +187,19 @@ private:
     // Type rule.
     llvm::SmallVector<Type, 4> operandTypes;
     for (unsigned i = 0; i < n; ++i) operandTypes.push_back(op.operandType(i));
-    std::string error;
+    RuleError error;
     Type declared = op.numResults() ? op.resultType(0) : Type();
     Type inferred = def.inferType(TypeRuleInput{ctx_, operandTypes, op.attrDict(), declared},
                                   error);
     if (!error.empty()) {
-      opError(op) << error;
+      opError(op).in(error.category) << error.message;
       return;
     }
     if (declared && inferred != declared) {
-      opError(op) << "result type " << declared.str() << " does not match the type "
-                  << inferred.str() << " its operands and attributes give";
+      opError(op).in(inferred.dtype() != declared.dtype() ? DiagCategory::DType
+                                                          : DiagCategory::Shape)
+          << "result type " << declared.str() << " does not match the type "
+          << inferred.str() << " its operands and attributes give";
       return;
     }
     verifyTiles(op, operandTypes);
@@ -288,11 +290,11 @@ private:
       std::string err = checkVecTile(vt.getIntArray(),
                                      iterationShape(op.def(), operandTypes, resultTypes), minE,
                                      maxE, buffers, device);
-      if (!err.empty()) opError(op) << err;
+      if (!err.empty()) opError(op).in(DiagCategory::Tile) << err;
     }
     if (Attribute ct = op.attr("cube_tile")) {
       std::string err = checkCubeTile(*CubeTile::fromAttr(ct), operandTypes[0].dtype(), device);
-      if (!err.empty()) opError(op) << err;
+      if (!err.empty()) opError(op).in(DiagCategory::Tile) << err;
     }
   }
 

@@ -508,7 +508,8 @@ private:
     Home &root = rootOf(home);
     ir::GmRegion region = ir::resolveGmRegion(home.value, b);
     if (!region.root) {
-      ctx_.emitError(s.loc) << "internal error in expand-tiles: a read of a value that has "
+      ctx_.emitError(s.loc, ir::DiagCategory::Internal)
+          << "internal error in expand-tiles: a read of a value that has "
                                "no GM home (a bug in ptoc)";
       return nullptr;
     }
@@ -601,8 +602,11 @@ private:
                            "memory"));
   }
 
-  bool opError(const Operation &op, const std::string &msg) {
-    ctx_.emitError(op.loc()) << "'" << op.name() << "' op " << msg;
+  /// An error at `op`: about its tiles unless said (every user error of this pass
+  /// is a tile shape that does not fit; Internal marks a bug).
+  bool opError(const Operation &op, const std::string &msg,
+               ir::DiagCategory category = ir::DiagCategory::Tile) {
+    ctx_.emitError(op.loc(), category) << "'" << op.name() << "' op " << msg;
     return false;
   }
 
@@ -661,8 +665,10 @@ private:
     switch (v.kind) {
     case ValueInfo::Kind::Tiles: {
       if (v.tiles.size() != size_t(v.grid.numTiles)) {
-        opError(*v.producer, "lost its tiles before they were written to GM (internal error: "
-                             "a bug in expand-tiles)");
+        opError(*v.producer,
+                "lost its tiles before they were written to GM (internal error: a bug in "
+                "expand-tiles)",
+                ir::DiagCategory::Internal);
         return nullptr;
       }
       Step s{v.producer->loc(), v.scope};
@@ -873,7 +879,8 @@ private:
       return true;
     }
     default:
-      return opError(op, "cannot be expanded to tiles (internal error: unexpected op)");
+      return opError(op, "cannot be expanded to tiles (internal error: unexpected op)",
+                     ir::DiagCategory::Internal);
     }
   }
 

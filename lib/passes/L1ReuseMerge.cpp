@@ -415,7 +415,8 @@ public:
       }
     for (const auto &[key, count] : options_.setting)
       if (key < -1 || count < 1) {
-        m.context().emitError(m.numFuncs() ? m.func(0).loc() : ir::Location())
+        m.context().emitError(m.numFuncs() ? m.func(0).loc() : ir::Location(),
+                              ir::DiagCategory::Option)
             << "'" << argument() << "': cube-l1-reuse-setting entry {" << key << ": "
             << count << "} is invalid; keys are hash orders (>= 0) or -1 (the default), "
             << "values are members per anchor (>= 1; 1 = no merge)";

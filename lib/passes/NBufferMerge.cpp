@@ -119,7 +119,7 @@ PassResult runNBufferMerge(ir::Module &m, const target::DeviceSpec &device,
   bool failed = false;
   for (const auto &[key, n] : request.setting)
     if (key < -1 || n < 1) {
-      ctx.emitError(where) << "'" << pass << "': " << settingName << " entry {" << key << ": "
+      ctx.emitError(where, ir::DiagCategory::Option) << "'" << pass << "': " << settingName << " entry {" << key << ": "
                            << n << "} is invalid; keys are hash orders (>= 0) or -1 (the "
                            << "default), values are N, the subgraphs merged into one (>= 1; "
                            << "1 = no merge)";

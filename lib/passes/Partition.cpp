@@ -110,7 +110,7 @@ public:
       const Subgraph &s = *graph.find(member);
       const Operation &op = *s.ops.front();
       if (s.scope != -1)
-        ctx_.emitError(op.loc())
+        ctx_.emitError(op.loc(), ir::DiagCategory::Option)
             << "'" << op.name() << "' op starts a group of ops that must run as one "
             << "subgraph (sg_scope " << s.scope << ", and ops joined to it by local tiles) "
             << "and that waits, through GM, on its own results; no schedule can run it: "
@@ -178,7 +178,7 @@ private:
       else if (clusterScope[root] != scope && !reported[root]) {
         reported[root] = 1;
         ok = false;
-        ctx_.emitError(ops[i]->loc())
+        ctx_.emitError(ops[i]->loc(), ir::DiagCategory::Option)
             << "'" << ops[i]->name() << "' op is in sg_scope " << scope
             << " but shares local tiles with ops of sg_scope " << clusterScope[root]
             << "; ops joined by local tiles run as one subgraph: give them one scope";
@@ -190,7 +190,9 @@ private:
       reported[root] = 1;
       ok = false;
       const Operation &first = *ops[root];
-      auto diag = ctx_.emitError(first.loc());
+      auto diag = ctx_.emitError(first.loc(), clusterScope[root] != -1
+                                                  ? ir::DiagCategory::Option
+                                                  : ir::DiagCategory::Internal);
       diag << "'" << first.name() << "' op: ";
       if (clusterScope[root] != -1)
         diag << "sg_scope " << clusterScope[root]

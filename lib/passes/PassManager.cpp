@@ -69,7 +69,8 @@ LogicalResult PassManager::run(ir::Module &m) {
 
   if (!o.dumpDirectory.empty()) {
     if (std::error_code ec = llvm::sys::fs::create_directories(o.dumpDirectory)) {
-      ctx.emitError(moduleLocation(m)) << "cannot create the IR dump directory '"
+      ctx.emitError(moduleLocation(m), ir::DiagCategory::IO)
+          << "cannot create the IR dump directory '"
                                        << o.dumpDirectory << "': " << ec.message();
       return failure();
     }
@@ -94,7 +95,8 @@ LogicalResult PassManager::run(ir::Module &m) {
       ec = file.error();
     }
     if (ec) {
-      ctx.emitError(moduleLocation(m)) << "cannot write the IR dump '" << path.str()
+      ctx.emitError(moduleLocation(m), ir::DiagCategory::IO)
+          << "cannot write the IR dump '" << path.str()
                                        << "': " << ec.message();
       file.clear_error();
       return false;
@@ -140,7 +142,7 @@ LogicalResult PassManager::run(ir::Module &m) {
     if (needFingerprint) {
       bool textChanged = fingerprint(m) != before;
       if (o.checkChangeClaims && !changed && textChanged) {
-        ctx.emitError(moduleLocation(m)) << "pass '" << arg
+        ctx.emitError(moduleLocation(m), ir::DiagCategory::Internal) << "pass '" << arg
                                          << "' changed the IR but reported no change; this is a bug in the pass";
         return failWithDump();
       }
@@ -164,9 +166,11 @@ LogicalResult PassManager::run(ir::Module &m) {
         verified = ir::verify(m, ir::VerifyOptions{&device_});
         diags = collector.diagnostics();
       }
-      // Re-emit with the pass named, so the reader knows which pass broke the IR.
+      // Re-emit with the pass named, so the reader knows which pass broke the IR: a
+      // pass that leaves invalid IR is a bug in the pass, whatever the rule broken.
       for (ir::Diagnostic &d : diags) {
         d.message = "after pass '" + arg + "': " + d.message;
+        if (d.severity == ir::Severity::Error) d.category = ir::DiagCategory::Internal;
         ctx.diag().emit(std::move(d));
       }
       if (failed(verified)) {

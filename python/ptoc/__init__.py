@@ -9,8 +9,8 @@ summary, swimlane). See docs/python.md.
 from . import _ptoc
 from . import profile
 from .dtypes import DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT32, DType
-from .errors import (ArgumentError, CompileError, DTypeError, Error, InternalError, OptionError,
-                     RunError, ShapeError, TileShapeError)
+from .errors import (ArgumentError, CompileError, DTypeError, Error, FileError, InternalError,
+                     OptionError, RunError, ShapeError, TileShapeError)
 from .autotune import AutotunedFunction, ConfigResult, autotune
 from .jit import CacheInfo, CompiledKernel, JitFunction, jit
 from .ops import (abs, add, amax, amin, cast, concat, div, exp, full, gelu, log, matmul,

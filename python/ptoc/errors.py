@@ -40,40 +40,31 @@ class RunError(Error, RuntimeError):
     """Running a compiled kernel failed (e.g. the host ran out of memory)."""
 
 
+class FileError(Error, OSError):
+    """Reading or writing a file failed (a run folder, an IR dump, a device file): the
+    disk is full, a folder is not writable, a file is missing."""
+
+
 class InternalError(Error, RuntimeError):
     """A bug in ptoc, not in the user's code; please report it with the message."""
 
 
-_TILE_WORDS = ("vec_tile", "cube_tile", "tile shape", "set_vec_tile_shapes",
-               "set_cube_tile_shapes", "ub capacity", "capacity", " l1 ", "l0a", "l0b",
-               "l0c")
-_DTYPE_WORDS = ("dtype", "element type", "floating-point", "integer operand")
+# The C++ core files every error under a category (ir::DiagCategory); each maps to
+# one class. "general" errors take the class of what was being done.
+_BY_CATEGORY = {"shape": ShapeError, "tile": TileShapeError, "dtype": DTypeError,
+                "option": OptionError, "io": FileError, "internal": InternalError}
+_BY_STAGE = {"option": OptionError, "run": RunError, "build": ShapeError,
+             "input": ShapeError, "compile": CompileError}
 
 
-def _classify(message):
-    low = message.lower()
-    if any(w in low for w in _TILE_WORDS):
-        return TileShapeError
-    if any(w in low for w in _DTYPE_WORDS):
-        return DTypeError
-    return None
-
-
-def from_status(stage, code, message):
+def from_status(stage, code, message, category="general"):
     """The exception for a failed C++ status (called by the extension module).
 
     ``stage`` is what was being done: "build" (an op of the traced function),
-    "option", "compile", "run" or "input" (arrays given to a run).
+    "option", "compile", "run" or "input" (arrays given to a run); ``category`` is
+    what the error is about, as the C++ core filed it.
     """
     if code == "internal":
         return InternalError(message)
-    if stage == "option":
-        return OptionError(message)
-    if stage == "run":
-        return RunError(message)
-    kind = _classify(message)
-    if kind is not None:
-        return kind(message)
-    if stage in ("build", "input"):
-        return ShapeError(message)
-    return CompileError(message)
+    kind = _BY_CATEGORY.get(category) or _BY_STAGE.get(stage, CompileError)
+    return kind(message)

@@ -3,6 +3,8 @@
 
 #include <pybind11/pybind11.h>
 
+#include "ptoc/ir/Diagnostics.h"
+
 namespace py = pybind11;
 
 namespace ptoc::python {
@@ -40,9 +42,9 @@ void registerErrorTranslator() {
       if (p) std::rethrow_exception(p);
     } catch (const StatusError &e) {
       py::object errors = py::module_::import("ptoc.errors");
-      py::object exc = errors.attr("from_status")(stageName(e.stage()),
-                                                  codeName(e.status().code()),
-                                                  std::string(e.status().message()));
+      py::object exc = errors.attr("from_status")(
+          stageName(e.stage()), codeName(e.status().code()), std::string(e.status().message()),
+          ir::diagCategoryName(ir::categoryOf(e.status())).str());
       PyErr_SetObject(reinterpret_cast<PyObject *>(Py_TYPE(exc.ptr())), exc.ptr());
     }
   });

@@ -544,3 +544,28 @@ def test_errors_never_crash_the_process(tmp_path):
     assert lines[-2:] == ["result", "3.0"], proc.stdout
     assert lines.count("TileShapeError") == 3 and lines.count("OptionError") == 2, proc.stdout
     assert proc.stderr == ""
+
+
+# --- categories -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("category, cls", [
+    ("shape", ptoc.ShapeError), ("tile", ptoc.TileShapeError), ("dtype", ptoc.DTypeError),
+    ("option", ptoc.OptionError), ("io", ptoc.FileError), ("internal", ptoc.InternalError),
+])
+def test_the_core_files_each_error_under_a_category_mapped_to_one_class(category, cls):
+    # The class comes from the category the C++ core gave, never from the words in the
+    # message: a shape error that mentions vec_tile is still a shape error.
+    e = ptoc.errors.from_status("compile", "invalid_argument",
+                                "x.py:1: error: the vec_tile and dtype of this op", category)
+    assert type(e) is cls and isinstance(e, ptoc.Error)
+
+
+def test_uncategorised_errors_take_the_class_of_what_was_done():
+    from_status = ptoc.errors.from_status
+    assert type(from_status("compile", "invalid_argument", "vec_tile", "general")) is \
+        ptoc.CompileError
+    assert type(from_status("run", "invalid_argument", "m")) is ptoc.RunError
+    assert type(from_status("input", "invalid_argument", "m")) is ptoc.ShapeError
+    assert type(from_status("option", "invalid_argument", "m")) is ptoc.OptionError
+    assert type(from_status("compile", "internal", "m", "shape")) is ptoc.InternalError
+

@@ -55,6 +55,12 @@ public:
   const OpDef &opDef(OpCode code) const { return ops().def(code); }
   DiagnosticEngine &diag() { return diag_; }
   InFlightDiagnostic emitError(Location loc) { return {diag_, Severity::Error, loc}; }
+  /// An error filed under `category` (an Internal one is a bug in ptoc).
+  InFlightDiagnostic emitError(Location loc, DiagCategory category) {
+    InFlightDiagnostic d(diag_, Severity::Error, loc);
+    d.in(category);
+    return d;
+  }
   InFlightDiagnostic emitWarning(Location loc) { return {diag_, Severity::Warning, loc}; }
   InFlightDiagnostic emitNote(Location loc) { return {diag_, Severity::Note, loc}; }
   InFlightDiagnostic emitRemark(Location loc) { return {diag_, Severity::Remark, loc}; }

@@ -15,6 +15,21 @@ namespace ptoc::ir {
 
 enum class Severity : uint8_t { Error, Warning, Note, Remark };
 
+/// What an error is about, so that a caller (Python's exception classes, a CLI's
+/// exit code) can tell the user's mistakes apart from ptoc's own bugs without reading
+/// the message: `Internal` is a bug in ptoc; every other category is the user's.
+enum class DiagCategory : uint8_t {
+  General,  ///< a malformed program or request (no finer category)
+  Shape,    ///< shapes that do not fit: broadcasting, regions, ranks, matmul K
+  Tile,     ///< tile shapes: missing, misaligned, over a buffer's capacity, the budget
+  DType,    ///< element types that do not fit
+  Option,   ///< an option, knob, scope or setting
+  IO,       ///< reading or writing a file failed (disk, permissions)
+  Internal, ///< an internal invariant broke: a bug in ptoc
+};
+/// "general", "shape", "tile", "dtype", "option", "io", "internal".
+llvm::StringRef diagCategoryName(DiagCategory c);
+
 /// Where a diagnostic points. Unlike Location it owns the file name, so a
 /// diagnostic stays valid after the Context that produced it is gone.
 struct DiagLocation {
@@ -37,6 +52,7 @@ struct DiagLocation {
 /// One diagnostic: where, how bad, and what (the message names the fix).
 struct Diagnostic {
   Severity severity = Severity::Error;
+  DiagCategory category = DiagCategory::General;
   DiagLocation loc;
   std::string message;
 
@@ -75,6 +91,11 @@ public:
   InFlightDiagnostic(const InFlightDiagnostic &) = delete;
   ~InFlightDiagnostic();
 
+  /// Files the diagnostic under `c` (General unless said).
+  InFlightDiagnostic &in(DiagCategory c) {
+    diag_.category = c;
+    return *this;
+  }
   template <typename T> InFlightDiagnostic &operator<<(const T &v) {
     llvm::raw_string_ostream os(diag_.message);
     os << v;
@@ -97,7 +118,9 @@ public:
   bool hasErrors() const;
   /// All errors joined, one "file:line:col: error: ..." per line.
   std::string errorText() const;
-  /// OK when no error was collected, else InvalidArgument with `errorText()`.
+  /// OK when no error was collected; Internal when one is a bug in ptoc; else
+  /// InvalidArgument with `errorText()`, filed (withCategory) under the first
+  /// error's category.
   absl::Status toStatus() const;
 
 private:
@@ -113,5 +136,13 @@ inline llvm::StringRef messageOf(const absl::Status &s) {
 
 /// An internal invariant was broken: a bug in ptoc, never the user's fault.
 absl::Status internalError(const llvm::Twine &what);
+/// Reading or writing a file failed (category IO; the message names the file).
+absl::Status ioError(const llvm::Twine &what);
+
+/// `s` filed under category `c` (a payload the status carries; OK stays OK).
+absl::Status withCategory(absl::Status s, DiagCategory c);
+/// The category `s` was filed under: its payload, else Internal for an Internal
+/// status, else General.
+DiagCategory categoryOf(const absl::Status &s);
 
 } // namespace ptoc::ir

@@ -101,7 +101,8 @@ public:
   absl::StatusOr<Value *> full(llvm::ArrayRef<int64_t> shape, double value, DType dtype);
 
 private:
-  absl::Status error(llvm::StringRef opName, const std::string &msg) const;
+  absl::Status error(llvm::StringRef opName, const std::string &msg,
+                     DiagCategory category = DiagCategory::Shape) const;
 
   Module &module_;
   Context &ctx_;

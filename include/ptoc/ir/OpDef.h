@@ -13,6 +13,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
+#include "ptoc/ir/Diagnostics.h"
 #include "ptoc/ir/Attribute.h"
 #include "ptoc/ir/Type.h"
 #include "ptoc/target/CoreKind.h"
@@ -74,9 +75,21 @@ struct TypeRuleInput {
   Type declared;
 };
 
-/// A type rule returns the result type or fills `error` with a message that names
-/// the problem and the fix (without the op name; the caller adds it).
-using TypeRule = Type (*)(const TypeRuleInput &in, std::string &error);
+/// A type rule's complaint: a message that names the problem and the fix (without
+/// the op name; the caller adds it), filed under Shape unless the element types are
+/// at fault (DType).
+struct RuleError {
+  std::string message;
+  DiagCategory category = DiagCategory::Shape;
+  bool empty() const { return message.empty(); }
+  RuleError &operator=(std::string m) {
+    message = std::move(m);
+    return *this;
+  }
+};
+
+/// A type rule returns the result type or fills `error`.
+using TypeRule = Type (*)(const TypeRuleInput &in, RuleError &error);
 
 /// The registry entry for one operation.
 struct OpDef {
