@@ -21,8 +21,8 @@
 // `--debug-only=<pass>` logs each group's N and every decision.
 #include "NBufferMerge.h"
 
-#include "ptoc/ir/Level.h"
 #include "ptoc/ir/Context.h"
+#include "ptoc/ir/Level.h"
 #include "ptoc/passes/CostModel.h"
 #include "ptoc/passes/LocalSchedule.h"
 #include "ptoc/passes/Passes.h"

@@ -24,7 +24,6 @@
 //     region (clusters joined along edges between unscoped clusters of one core
 //     kind), except where joining would create a cycle.
 // Every decision goes through MergeLog; `--debug-only=partition` prints them.
-#include "ptoc/ir/Level.h"
 #include "ptoc/passes/Passes.h"
 
 #include <algorithm>
@@ -37,6 +36,7 @@
 
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Func.h"
+#include "ptoc/ir/Level.h"
 #include "ptoc/passes/CostModel.h"
 #include "ptoc/passes/MergeRules.h"
 #include "ptoc/passes/Subgraphs.h"

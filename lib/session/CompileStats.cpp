@@ -1,10 +1,10 @@
 // CompileStats: counted from the partitioned function's subgraph table.
-#include "ptoc/ir/Level.h"
 #include "ptoc/session/CompileStats.h"
 
 #include <algorithm>
 
 #include "ptoc/ir/Func.h"
+#include "ptoc/ir/Level.h"
 #include "ptoc/ir/Operation.h"
 #include "ptoc/passes/CostModel.h"
 #include "ptoc/passes/Subgraphs.h"

@@ -64,6 +64,10 @@ options of 'run':
   --no-numerics             simulate only; no outputs are computed or written
   --max-tile-ops N          stop compiling a function past N tile ops (about 750
                             bytes of host memory each)                       [8388608]
+  --tune-bank[=DIR]         consult the tuning knowledge bank (DIR, default
+                            $PTOC_TUNE_BANK_PATH or ~/.cache/ptoc/bank): a function it
+                            knows on this device runs with its best config (and, unless
+                            --sched-mode is given, the scheduler mode it was measured with)
 )";
 
 /// Parsed `ptoc run` arguments.
@@ -71,6 +75,7 @@ struct RunArgs {
   std::string file;
   std::string device = "a2";
   int schedMode = 0;
+  bool schedModeGiven = false;
   std::string inputs;
   uint64_t seed = 0;
   int debugMode = 0;
@@ -85,6 +90,9 @@ struct RunArgs {
   bool check = false;
   bool numerics = true;
   int64_t maxTileOps = passes::CompileBudget::kDefaultMaxTileOps;
+  /// --tune-bank[=DIR]: consult the knowledge bank (DIR "" = the default folder).
+  bool tuneBank = false;
+  std::string tuneBankPath;
 };
 
 /// Splits "--flag=value" / "--flag value" arguments. Returns an error message or "".
@@ -111,6 +119,12 @@ std::string parseRunArgs(const std::vector<std::string> &argv, RunArgs &out) {
     };
     if (name == "check") { if (auto e = flag(out.check, true); !e.empty()) return e; continue; }
     if (name == "no-numerics") { if (auto e = flag(out.numerics, false); !e.empty()) return e; continue; }
+    if (name == "tune-bank") {
+      out.tuneBank = true;
+      out.tuneBankPath = value;
+      if (hasValue && value.empty()) return "--tune-bank= needs a folder (or no '=' for the default bank)";
+      continue;
+    }
     if (name == "no-double-buffer") { if (auto e = flag(out.doubleBuffer, false); !e.empty()) return e; continue; }
     static const char *kValued[] = {"device", "sched-mode", "inputs", "seed", "debug-mode",
                                     "output-dir", "outputs", "func", "pipeline", "threads",
@@ -132,8 +146,10 @@ std::string parseRunArgs(const std::vector<std::string> &argv, RunArgs &out) {
     };
     std::string err;
     if (name == "device") out.device = value;
-    else if (name == "sched-mode")
+    else if (name == "sched-mode") {
       err = number(out.schedMode, runtime::kMinSchedMode, runtime::kMaxSchedMode);
+      out.schedModeGiven = true;
+    }
     else if (name == "inputs") out.inputs = value;
     else if (name == "seed") err = number(out.seed, 0, INT64_MAX);
     else if (name == "debug-mode") err = number(out.debugMode, 0, 2);
@@ -223,8 +239,15 @@ int runCommand(const std::vector<std::string> &argv) {
                                std::string(st.message())));
   copts.codegen.doubleBuffer = args.doubleBuffer;
   copts.budget.maxTileOps = args.maxTileOps;
+  copts.consultBank = args.tuneBank;
+  copts.bankPath = args.tuneBankPath;
   absl::StatusOr<Kernel> kernel = session->compileText(text, args.file, copts);
   if (!kernel.ok()) return fail(ir::messageOf(kernel.status()));
+  for (const std::string &w : kernel->warnings) llvm::errs() << "ptoc: warning: " << w << "\n";
+  if (!kernel->bankConfig.empty()) {
+    llvm::outs() << "tuned: the knowledge bank's config " << kernel->bankConfig << "\n";
+    if (!args.schedModeGiven && kernel->bankSchedMode) args.schedMode = *kernel->bankSchedMode;
+  }
 
   RunOptions ropts;
   ropts.schedMode = args.schedMode;

@@ -1,5 +1,4 @@
 // Session: compile (pipeline -> codegen) and run (simulate, execute, write outputs).
-#include "ptoc/ir/Level.h"
 #include "ptoc/session/Session.h"
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Diagnostics.h"
 #include "ptoc/ir/Func.h"
+#include "ptoc/ir/Level.h"
 #include "ptoc/ir/Module.h"
 #include "ptoc/ir/Operation.h"
 #include "ptoc/ir/Parser.h"
@@ -22,6 +22,7 @@
 #include "ptoc/profile/RunOutputs.h"
 #include "ptoc/profile/Summary.h"
 #include "ptoc/runtime/Executor.h"
+#include "ptoc/session/Tuner.h"
 
 namespace ptoc::session {
 namespace {
@@ -123,6 +124,9 @@ absl::StatusOr<Session> Session::create(llvm::StringRef deviceNameOrPath) {
 
 absl::StatusOr<Kernel> Session::compile(ir::Module &module, const CompileOptions &options) const {
   try {
+    // The bank holds configs of whole compiles; a compile that stops earlier has no use for one.
+    if (options.consultBank && options.stopAt == Stage::Codegen)
+      return compileConsultingBank(module, options);
     return compileUnguarded(module, options);
   } catch (const std::bad_alloc &) {
     return absl::ResourceExhaustedError(absl::StrCat(
@@ -133,6 +137,55 @@ absl::StatusOr<Kernel> Session::compile(ir::Module &module, const CompileOptions
         " MiB): use bigger tiles (set_vec_tile_shapes / set_cube_tile_shapes), or lower "
         "max_tile_ops to the memory this host has"));
   }
+}
+
+absl::StatusOr<Kernel> Session::compileConsultingBank(ir::Module &module,
+                                                      const CompileOptions &options) const {
+  CompileOptions plain = options;
+  plain.consultBank = false;
+  std::vector<std::string> warnings;
+  auto asWritten = [&](std::string why) -> absl::StatusOr<Kernel> {
+    absl::StatusOr<Kernel> kernel = compileUnguarded(module, plain);
+    if (kernel.ok() && !why.empty())
+      kernel->warnings.push_back(absl::StrCat("the tuning knowledge bank was not consulted: ", why));
+    return kernel;
+  };
+  // The bank keys a record by one function's text and the default pipeline's knobs.
+  if (module.numFuncs() != 1)
+    return asWritten(absl::StrCat("the module has ", module.numFuncs(),
+                                  " functions and the bank knows one-function modules; put the "
+                                  "function in a file of its own"));
+  if (!options.pipeline.empty())
+    return asWritten("an explicit pipeline replaces the knobs a bank config sets; drop the "
+                     "pipeline to use the bank");
+  // The function with the user's locations: a tuned kernel's errors name their lines.
+  ir::PrintOptions withLocations;
+  withLocations.printLocations = true;
+  std::string text = ir::toString(module, withLocations);
+  absl::StatusOr<std::optional<BankAnswer>> answer =
+      lookupTuned(*this, text, options.bankPath, options.knobs, warnings);
+  if (!answer.ok()) {
+    warnings.push_back(absl::StrCat("the tuning knowledge bank was not consulted: ",
+                                    std::string(answer.status().message())));
+  } else if (*answer) {
+    const BankAnswer &a = **answer;
+    CompileOptions tuned = plain;
+    tuned.knobs = a.config.knobs;
+    absl::StatusOr<Kernel> kernel = compileText(a.config.moduleText, "<tuned>", tuned);
+    if (kernel.ok()) {
+      kernel->bankConfig = a.config.configJson;
+      kernel->bankSchedMode = a.config.schedMode;
+      kernel->warnings = std::move(warnings);
+      return kernel;
+    }
+    warnings.push_back(absl::StrCat("the knowledge bank's config ", a.config.configJson,
+                                    " for this function does not compile (",
+                                    std::string(kernel.status().message()),
+                                    "); compiling the function as written"));
+  }
+  absl::StatusOr<Kernel> kernel = compileUnguarded(module, plain);
+  if (kernel.ok()) kernel->warnings = std::move(warnings);
+  return kernel;
 }
 
 absl::StatusOr<Kernel> Session::compileUnguarded(ir::Module &module,
@@ -176,6 +229,7 @@ absl::StatusOr<Kernel> Session::compileUnguarded(ir::Module &module,
   std::string pipeline =
       options.pipeline.empty() ? pipelineFor(options.stopAt, options.knobs) : options.pipeline;
   kernel.pipeline = pipeline;
+  kernel.knobs = options.knobs;
   unsigned funcIndex = 0;
   while (funcIndex < module.numFuncs() && &module.func(funcIndex) != func) ++funcIndex;
   if (options.keepIr) kernel.irByStage[Stage::Tensor] = ir::toString(*func);

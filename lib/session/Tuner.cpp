@@ -90,12 +90,13 @@ absl::StatusOr<std::map<std::string, tune::KnobValue>> configValues(llvm::String
 
 /// The bank's best record of `key`, applied to `moduleText`; nullopt on a miss. A
 /// record that no longer applies (its tile count differs from the function's) is a
-/// miss, with a warning.
+/// miss, with a warning (appended to `warnings`, as are the bank's own).
 absl::StatusOr<std::optional<BankAnswer>> answerFromBank(tune::Bank &bank, const tune::BankKey &key,
                                                          llvm::StringRef moduleText,
-                                                         const PassKnobs &baseKnobs) {
+                                                         const PassKnobs &baseKnobs,
+                                                         std::vector<std::string> &warnings) {
   absl::StatusOr<std::optional<tune::BankRecord>> best = bank.lookupBest(key);
-  for (const std::string &w : bank.warnings()) llvm::errs() << "ptoc tune: warning: " << w << "\n";
+  warnings.insert(warnings.end(), bank.warnings().begin(), bank.warnings().end());
   if (!best.ok()) return best.status();
   if (!*best) return std::optional<BankAnswer>();
   absl::StatusOr<std::map<std::string, tune::KnobValue>> values = configValues((*best)->config);
@@ -103,9 +104,9 @@ absl::StatusOr<std::optional<BankAnswer>> answerFromBank(tune::Bank &bank, const
                                             ? applyConfigValues(*values, moduleText, baseKnobs)
                                             : absl::StatusOr<TunedConfig>(values.status());
   if (!applied.ok()) {
-    llvm::errs() << "ptoc tune: warning: bank record " << (*best)->config
-                 << " does not apply to this function ("
-                 << std::string(applied.status().message()) << "); ignoring it\n";
+    warnings.push_back(absl::StrCat("bank record ", (*best)->config,
+                                    " does not apply to this function (",
+                                    std::string(applied.status().message()), "); ignoring it"));
     return std::optional<BankAnswer>();
   }
   applied->configJson = (*best)->config;
@@ -118,12 +119,13 @@ absl::StatusOr<std::optional<BankAnswer>> answerFromBank(tune::Bank &bank, const
 absl::StatusOr<std::optional<BankAnswer>> lookupTuned(const Session &session,
                                                       llvm::StringRef moduleText,
                                                       llvm::StringRef bankPath,
-                                                      const PassKnobs &baseKnobs) {
+                                                      const PassKnobs &baseKnobs,
+                                                      std::vector<std::string> &warnings) {
   absl::StatusOr<ModuleFacts> facts = moduleFacts(session, moduleText);
   if (!facts.ok()) return facts.status();
   absl::StatusOr<tune::Bank> bank = tune::Bank::open(bankPath);
   if (!bank.ok()) return bank.status();
-  return answerFromBank(*bank, facts->key, moduleText, baseKnobs);
+  return answerFromBank(*bank, facts->key, moduleText, baseKnobs, warnings);
 }
 
 absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef moduleText,
@@ -181,8 +183,10 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
   // A space of the caller's own is searched, not answered from the bank (whose best
   // may lie outside it); its results are still recorded.
   if (bank && !space) {
+    std::vector<std::string> warnings;
     absl::StatusOr<std::optional<BankAnswer>> answer =
-        answerFromBank(*bank, facts->key, moduleText, options.baseKnobs);
+        answerFromBank(*bank, facts->key, moduleText, options.baseKnobs, warnings);
+    for (const std::string &w : warnings) llvm::errs() << "ptoc tune: warning: " << w << "\n";
     if (!answer.ok()) return answer.status();
     if (*answer) {
       report.best = std::move((*answer)->config);

@@ -335,20 +335,9 @@ class JitFunction:
             folder = _ptoc.create_output_dir(debug["output_dir"])
             plan.ir_dump_dir = folder + "/ir"
         tuned = self._tuned.get(key) if key is not None else None
-        # The traced function with the user's lines, for the bank and ptoc.tune (whose
-        # messages and tuned kernels then name them).
+        # The traced function with the user's lines, for ptoc.tune (whose messages and
+        # tuned kernels then name them).
         plan.tensor_text = builder.text(locations=True)
-        if tuned is None and host["use_tune_bank"] and host["compile_stage"] == "codegen":
-            # The knowledge bank may know this function and signature: no tuning needed.
-            try:
-                answer = _ptoc.tune_lookup(session, plan.tensor_text, host["tune_bank_path"],
-                                           final.pass_options)
-            except Error as e:  # an unusable bank never stops a kernel from compiling
-                warnings.warn(f"ptoc: the tuning knowledge bank was not consulted: {e}")
-                answer = None
-            if answer is not None:
-                tuned = (answer["module_text"], answer["knobs"], answer["sched_mode"])
-                plan.bank_config = answer["config"]
         if tuned is not None and host["compile_stage"] == "codegen":
             # The module ptoc.tune chose (same signature, its tile shapes and knobs).
             text, knobs, sched_mode = tuned
@@ -358,9 +347,18 @@ class JitFunction:
                                           host["double_buffer"], plan.ir_dump_dir,
                                           host["verify_each"], host["max_tile_ops"])
         else:
+            # The session consults the knowledge bank (use_tune_bank): a function it knows
+            # on this device compiles with the best config found for it.
             kernel = session.compile(builder, final.pass_options, host["compile_stage"],
                                      host["double_buffer"], plan.ir_dump_dir, host["verify_each"],
-                                     host["max_tile_ops"])
+                                     host["max_tile_ops"], host["use_tune_bank"],
+                                     host["tune_bank_path"])
+            for w in kernel.warnings:  # an unusable bank never stops a kernel from compiling
+                warnings.warn(f"ptoc: {w}")
+            if kernel.bank_config:
+                plan.bank_config = kernel.bank_config
+                final.pass_options.update(kernel.knobs)
+                plan.runtime_options.setdefault("device_sched_mode", kernel.bank_sched_mode)
         return CompiledKernel(kernel, plan, final)
 
     def _lookup(self, arguments, options=None):

@@ -109,8 +109,11 @@ py::dict statsToPython(const Kernel &k) {
 /// The compile options the Python layer passes (knobs, host and debug options).
 session::CompileOptions compileOptions(const py::dict &knobs, const std::string &stage,
                                        bool doubleBuffer, const std::string &irDumpDir,
-                                       bool verifyEach, int64_t maxTileOps) {
+                                       bool verifyEach, int64_t maxTileOps, bool consultBank,
+                                       const std::string &bankPath) {
   session::CompileOptions opts;
+  opts.consultBank = consultBank;
+  opts.bankPath = bankPath;
   opts.knobs = knobsFromPython(knobs);
   opts.stopAt = valueOrThrow(ErrorStage::Option, session::parseStage(stage));
   opts.codegen.doubleBuffer = doubleBuffer;
@@ -149,9 +152,10 @@ void bindKernels(py::module_ &m) {
           "compile",
           [](const Session &s, Builder &builder, const py::dict &knobs, const std::string &stage,
              bool doubleBuffer, const std::string &irDumpDir, bool verifyEach,
-             int64_t maxTileOps) {
+             int64_t maxTileOps, bool consultBank, const std::string &bankPath) {
             session::CompileOptions opts =
-                compileOptions(knobs, stage, doubleBuffer, irDumpDir, verifyEach, maxTileOps);
+                compileOptions(knobs, stage, doubleBuffer, irDumpDir, verifyEach, maxTileOps,
+                               consultBank, bankPath);
             ir::Module &module = builder.takeModuleForCompile();
             absl::StatusOr<Kernel> kernel;
             {
@@ -164,14 +168,15 @@ void bindKernels(py::module_ &m) {
           py::arg("builder"), py::arg("knobs"), py::arg("stage") = "codegen",
           py::arg("double_buffer") = true, py::arg("ir_dump_dir") = "",
           py::arg("verify_each") = true,
-          py::arg("max_tile_ops") = passes::CompileBudget::kDefaultMaxTileOps)
+          py::arg("max_tile_ops") = passes::CompileBudget::kDefaultMaxTileOps,
+          py::arg("consult_bank") = false, py::arg("bank_path") = "")
       .def(
           "compile_text",
           [](const Session &s, const std::string &text, const py::dict &knobs,
              const std::string &stage, bool doubleBuffer, const std::string &irDumpDir,
              bool verifyEach, int64_t maxTileOps) {
-            session::CompileOptions opts =
-                compileOptions(knobs, stage, doubleBuffer, irDumpDir, verifyEach, maxTileOps);
+            session::CompileOptions opts = compileOptions(knobs, stage, doubleBuffer, irDumpDir,
+                                                          verifyEach, maxTileOps, false, "");
             absl::StatusOr<Kernel> kernel;
             {
               py::gil_scoped_release release;
@@ -252,7 +257,20 @@ void bindKernels(py::module_ &m) {
              session::Stage s = valueOrThrow(ErrorStage::Option, session::parseStage(stage));
              return valueOrThrow(ErrorStage::Option, k.kernel->irAt(s));
            })
-      .def_property_readonly("stats", [](const PyKernel &k) { return statsToPython(*k.kernel); });
+      .def_property_readonly("stats", [](const PyKernel &k) { return statsToPython(*k.kernel); })
+      .def_property_readonly("bank_config", [](const PyKernel &k) { return k.kernel->bankConfig; })
+      .def_property_readonly("bank_sched_mode",
+                             [](const PyKernel &k) -> py::object {
+                               if (!k.kernel->bankSchedMode) return py::none();
+                               return py::int_(*k.kernel->bankSchedMode);
+                             })
+      .def_property_readonly("warnings", [](const PyKernel &k) { return k.kernel->warnings; })
+      .def_property_readonly("knobs", [](const PyKernel &k) {
+        py::dict d;
+        for (const auto &[name, value] : k.kernel->knobs.values())
+          d[py::str(name)] = optionValueToPython(value);
+        return d;
+      });
 
   py::class_<session::RunReport>(m, "RunReport")
       .def_readonly("simulated_us", &session::RunReport::simulatedUs)

@@ -128,33 +128,6 @@ void bindTune(py::module_ &m) {
       py::arg("use_bank") = true, py::arg("result_dir") = "", py::arg("knobs") = py::dict(),
       py::arg("progress") = py::none(), py::arg("space_json") = "",
       "Tunes the knobs of a tensor-level module on the simulator (session::tuneModule).");
-
-  m.def(
-      "tune_lookup",
-      [](const py::object &sessionObj, const std::string &text, const std::string &bankPath,
-         const py::dict &knobs) -> py::object {
-        const session::Session &s = sessionObj.cast<const session::Session &>();
-        passes::PassKnobs base = knobsFromPython(knobs);
-        absl::StatusOr<std::optional<session::BankAnswer>> answer;
-        {
-          py::gil_scoped_release release;
-          answer = session::lookupTuned(s, text, bankPath, base);
-        }
-        std::optional<session::BankAnswer> a = valueOrThrow(ErrorStage::Compile, std::move(answer));
-        if (!a) return py::none();
-        py::dict d;
-        d["config"] = a->config.configJson;
-        d["module_text"] = a->config.moduleText;
-        py::dict k;
-        for (const auto &[name, value] : a->config.knobs.values())
-          k[py::str(name)] = optionValueToPython(value);
-        d["knobs"] = k;
-        d["sched_mode"] = a->config.schedMode;
-        d["simulated_us"] = a->simulatedUs;
-        return d;
-      },
-      py::arg("session"), py::arg("text"), py::arg("bank_path") = "", py::arg("knobs") = py::dict(),
-      "The knowledge bank's best config for a tensor-level module, applied (None on a miss).");
 }
 
 } // namespace ptoc::python

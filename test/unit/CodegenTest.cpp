@@ -224,7 +224,7 @@ func @rows(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
 
 } // namespace
 
-TEST_CASE("isomorphic subgraphs share a leaf; equal hashes do not suffice",
+TEST_CASE("isomorphic subgraphs share a leaf, equal hashes do not suffice",
           "[codegen][program]") {
   Compiled c(kRows);
   const Program &p = c.get();
@@ -537,7 +537,7 @@ TEST_CASE("the text form lists tensors, leaves, instructions and calls",
 
 // ------------------------------------------------------------------ leaf order
 
-TEST_CASE("a merged subgraph runs member by member; interleavings share a leaf",
+TEST_CASE("a merged subgraph runs member by member, interleavings share a leaf",
           "[codegen][program][schedule]") {
   // sg 0 lists its two rows loop by loop (as expand-tiles emits them), sg 1 row by
   // row: the same leaf order, so one leaf; the regions follow that order.

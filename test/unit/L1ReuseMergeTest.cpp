@@ -114,33 +114,42 @@ TEST_CASE("L1 footprint counts each deduplicated l1 copy_in once", "[l1-reuse-me
   CHECK(l1FootprintBytes({}) == 0);
 }
 
-TEST_CASE("copy_ins of one region that wait on different tokens count separately; ub "
+TEST_CASE("copy_ins of one region that wait on different tokens count separately, ub "
           "copy_ins count as copy-in but not as L1",
           "[l1-reuse-merge]") {
+  // %w is written twice (subgraphs 1 and 2); %p reads the first write, %q and %r the
+  // second, so they wait on different tokens.
   Parsed p(R"(
 func @f(%x: tensor<32x32xf16>) -> tensor<32x32xf32> {
   subgraph {copy_in_bytes = 0, core = "aic", cycles = 1, group_size = 1, hash = "0", hash_order = 0, id = 0}
   subgraph {copy_in_bytes = 0, core = "aiv", cycles = 1, group_size = 1, hash = "1", hash_order = 1, id = 1}
+  subgraph {copy_in_bytes = 0, core = "aiv", cycles = 1, group_size = 1, hash = "2", hash_order = 2, id = 2}
+  subgraph {copy_in_bytes = 0, core = "aic", cycles = 1, group_size = 1, hash = "3", hash_order = 3, id = 3}
   %w = gm_tensor : tensor<32x32xf16>
+  %c0 = gm_tensor : tensor<32x32xf32>
   %c = gm_tensor : tensor<32x32xf32>
   %u = copy_in %x {offsets = [0, 0], sg = 1} : tile<32x32xf16, ub>
   %e = exp %u {sg = 1} : tile<32x32xf16, ub>
   %k = copy_out %e, %w {offsets = [0, 0], sg = 1} : tile<32x32xf16, gm>
-  %p = copy_in %w {offsets = [0, 0], sg = 0} : tile<32x32xf16, l1>
-  %q = copy_in %w, %k {offsets = [0, 0], sg = 0} : tile<32x32xf16, l1>
-  %r = copy_in %w, %k, %k {offsets = [0, 0], sg = 0} : tile<32x32xf16, l1>
-  %m = matmul %p, %q {sg = 0} : tile<32x32xf32, l0c>
-  %m2 = matmul %r, %q, %m {sg = 0} : tile<32x32xf32, l0c>
-  %t = copy_out %m2, %c {offsets = [0, 0], sg = 0} : tile<32x32xf32, gm>
+  %p = copy_in %w, %k {offsets = [0, 0], sg = 0} : tile<32x32xf16, l1>
+  %m0 = matmul %p, %p {sg = 0} : tile<32x32xf32, l0c>
+  %t0 = copy_out %m0, %c0 {offsets = [0, 0], sg = 0} : tile<32x32xf32, gm>
+  %u2 = copy_in %x {offsets = [0, 0], sg = 2} : tile<32x32xf16, ub>
+  %e2 = exp %u2 {sg = 2} : tile<32x32xf16, ub>
+  %k2 = copy_out %e2, %w, %k, %p {offsets = [0, 0], sg = 2} : tile<32x32xf16, gm>
+  %q = copy_in %w, %k2 {offsets = [0, 0], sg = 3} : tile<32x32xf16, l1>
+  %r = copy_in %w, %k2, %k2 {offsets = [0, 0], sg = 3} : tile<32x32xf16, l1>
+  %m = matmul %q, %r {sg = 3} : tile<32x32xf32, l0c>
+  %t = copy_out %m, %c {offsets = [0, 0], sg = 3} : tile<32x32xf32, gm>
   return %c
 }
 )");
-  // %p waits on nothing, %q and %r on {%k} (a token listed twice is one token).
-  CHECK(l1FootprintBytes(p.opsOf({0})) == 2 * 2048);
-  CHECK(dedupedCopyInBytes(p.opsOf({0})) == 2 * 2048);
+  // %p waits on {%k}; %q and %r on {%k2} (a token listed twice is one token).
+  CHECK(l1FootprintBytes(p.opsOf({0, 3})) == 2 * 2048);
+  CHECK(dedupedCopyInBytes(p.opsOf({0, 3})) == 2 * 2048);
   // The ub copy_in is copy-in, not L1.
-  CHECK(l1FootprintBytes(p.opsOf({0, 1})) == 2 * 2048);
-  CHECK(dedupedCopyInBytes(p.opsOf({0, 1})) == 3 * 2048);
+  CHECK(l1FootprintBytes(p.opsOf({0, 1, 3})) == 2 * 2048);
+  CHECK(dedupedCopyInBytes(p.opsOf({0, 1, 3})) == 3 * 2048);
 }
 
 TEST_CASE("the pass merges sharing pairs and removes the duplicate copy_ins",
@@ -166,7 +175,7 @@ TEST_CASE("the pass merges sharing pairs and removes the duplicate copy_ins",
   }
 }
 
-TEST_CASE("mode 0 changes nothing; an unpartitioned function is an error",
+TEST_CASE("mode 0 changes nothing, an unpartitioned function is an error",
           "[l1-reuse-merge]") {
   auto device = target::DeviceSpec::preset("a2");
   REQUIRE(device.ok());

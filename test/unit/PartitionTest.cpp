@@ -384,7 +384,7 @@ TEST_CASE("automatic NBuffer count keeps at least C subgraphs", "[partition]") {
   }
 }
 
-TEST_CASE("merge count: exact key beats -1, which beats automatic; mode 0 is off",
+TEST_CASE("merge count: exact key beats -1, which beats automatic, mode 0 is off",
           "[partition]") {
   // One rule for every merge pass's mode and setting knobs (nbuffer, cube nbuffer, L1
   // reuse); only the automatic count differs.

@@ -170,8 +170,8 @@ TEST_CASE("more scheduler threads or cheaper dispatch shorten a dispatch-bound r
   }
 }
 
-TEST_CASE("affinity keeps a producer's successors on its thread; FIFO lets idle threads "
-          "take them; fair deals initial tasks round-robin", "[sched]") {
+TEST_CASE("affinity keeps a producer's successors on its thread, FIFO lets idle threads "
+          "take them, fair deals initial tasks round-robin", "[sched]") {
   DeviceSpec d = preset("tiny"); // 2 AIC, 4 AIV
   d.scheduler.threads = 2;       // thread 0: AIV 0-1, thread 1: AIV 2-3
   REQUIRE(d.validate().ok());

@@ -349,7 +349,7 @@ TEST_CASE("simulated time is never below the roofline bound, over random tilings
   CHECK(runs >= 40); // most random tilings compile
 }
 
-TEST_CASE("pass knobs configure the default pipeline; a pipeline and knobs conflict",
+TEST_CASE("pass knobs configure the default pipeline, a pipeline and knobs conflict",
           "[session]") {
   Session s = makeSession("a2");
   std::string softmax = exampleText("softmax");

@@ -524,7 +524,7 @@ TEST_CASE("tune result file: name, contents and round trip", "[tune]") {
   llvm::sys::fs::remove_directories(folder);
 }
 
-TEST_CASE("seed configs are evaluated first; rl searches around the best seed", "[tune]") {
+TEST_CASE("seed configs are evaluated first, rl searches around the best seed", "[tune]") {
   SearchSpace space = makeSpace();
   // A seed next to the optimum (one scheduler step away).
   const Config nearOptimum = {4, 1, 3};

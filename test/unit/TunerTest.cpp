@@ -372,7 +372,7 @@ TEST_CASE("parseSearchSpace: knob objects, a tune_result's space array, errors",
   CHECK_THAT(error("{"), Catch::Contains("search space: invalid JSON at line 1 column 1"));
 }
 
-TEST_CASE("tiles that fail the verifier are pruned before compiling; invalid configs say why",
+TEST_CASE("tiles that fail the verifier are pruned before compiling, invalid configs say why",
           "[tuner]") {
   session::Session s = tinySession();
   tune::SearchSpace space;
@@ -504,7 +504,7 @@ TEST_CASE("auto searches with ga where the cube cores are busier, else with rl",
   }
 }
 
-TEST_CASE("the bank answers a repeated tuning with no evaluation; another shape misses",
+TEST_CASE("the bank answers a repeated tuning with no evaluation, another shape misses",
           "[tuner]") {
   session::Session s = tinySession();
   TempDir temp;
@@ -549,4 +549,86 @@ TEST_CASE("the bank answers a repeated tuning with no evaluation; another shape 
   REQUIRE(mine.ok());
   CHECK(!mine->bankHit);
   CHECK(mine->result.evaluationsUsed() == 4);
+}
+
+TEST_CASE("a compile that consults the bank compiles its best config, a bad bank warns",
+          "[tuner]") {
+  session::Session s = tinySession();
+  TempDir temp;
+  session::TuneOptions options;
+  options.bankPath = temp.path + "/bank";
+  options.resultDir = temp.path;
+  options.threads = 2;
+  options.search.budget = 6;
+  options.search.strategy = tune::Strategy::Random;
+  absl::StatusOr<session::TuneReport> tuned = session::tuneModule(s, kSoftmax, options);
+  REQUIRE(tuned.ok());
+  REQUIRE(tuned->best);
+
+  session::CompileOptions plain;
+  absl::StatusOr<session::Kernel> asWritten = s.compileText(kSoftmax, "<softmax>", plain);
+  REQUIRE(asWritten.ok());
+  CHECK(asWritten->bankConfig.empty());
+
+  session::CompileOptions consulting;
+  consulting.consultBank = true;
+  consulting.bankPath = options.bankPath;
+  absl::StatusOr<session::Kernel> fromBank = s.compileText(kSoftmax, "<softmax>", consulting);
+  REQUIRE(fromBank.ok());
+  CHECK(fromBank->warnings.empty());
+  CHECK(fromBank->bankConfig == tuned->best->configJson);
+  CHECK(fromBank->bankSchedMode == tuned->best->schedMode);
+  CHECK(fromBank->knobs.values() == tuned->best->knobs.values());
+  // The kernel is the tuned module's: its simulated time is the one the bank recorded.
+  runtime::SimOptions sim;
+  sim.schedMode = *fromBank->bankSchedMode;
+  CHECK(runtime::simulate(fromBank->program, s.device(), sim)->simulatedUs() ==
+        Approx(tuned->bestUs));
+
+  // Another shape is not in the bank: compiled as written, without a warning.
+  absl::StatusOr<session::Kernel> wide = s.compileText(kSoftmaxWide, "<wide>", consulting);
+  REQUIRE(wide.ok());
+  CHECK(wide->bankConfig.empty());
+  CHECK(wide->warnings.empty());
+
+  // A bank line nested 40,000 deep is skipped with a warning; the bank's other records
+  // still answer.
+  std::string bad = temp.path + "/bad";
+  REQUIRE(!llvm::sys::fs::create_directories(bad));
+  std::error_code ec;
+  llvm::sys::fs::directory_iterator it(options.bankPath, ec);
+  REQUIRE(!ec);
+  std::string copy = bad + "/" + llvm::sys::path::filename(it->path()).str();
+  REQUIRE(!llvm::sys::fs::copy_file(it->path(), copy));
+  {
+    llvm::raw_fd_ostream out(copy, ec, llvm::sys::fs::OF_Append);
+    REQUIRE(!ec);
+    out << std::string(40000, '[') << std::string(40000, ']') << "\n";
+  }
+  consulting.bankPath = bad;
+  absl::StatusOr<session::Kernel> skipped = s.compileText(kSoftmax, "<softmax>", consulting);
+  REQUIRE(skipped.ok());
+  CHECK(skipped->bankConfig == tuned->best->configJson);
+  REQUIRE(skipped->warnings.size() == 1);
+  CHECK(skipped->warnings[0].find("skipped bank line") != std::string::npos);
+
+  // A bank that cannot be opened (a file where the folder should be) is a warning; the
+  // function compiles as written.
+  consulting.bankPath = copy;
+  absl::StatusOr<session::Kernel> unusable = s.compileText(kSoftmax, "<softmax>", consulting);
+  REQUIRE(unusable.ok());
+  CHECK(unusable->bankConfig.empty());
+  REQUIRE(unusable->warnings.size() == 1);
+  CHECK(unusable->warnings[0].find("not consulted") != std::string::npos);
+
+  // A module of two functions cannot be keyed: a warning says why.
+  std::string two = std::string(kSoftmax) + std::string(kSoftmaxWide).replace(
+                                                std::string(kSoftmaxWide).find("@softmax"), 8,
+                                                "@softmax_wide");
+  consulting.bankPath = options.bankPath;
+  consulting.funcName = "softmax";
+  absl::StatusOr<session::Kernel> twoFuncs = s.compileText(two, "<two>", consulting);
+  REQUIRE(twoFuncs.ok());
+  REQUIRE(twoFuncs->warnings.size() == 1);
+  CHECK(twoFuncs->warnings[0].find("2 functions") != std::string::npos);
 }

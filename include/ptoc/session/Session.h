@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,16 @@ struct CompileOptions {
   bool verifyEach = true;
   /// What the compile may create (tile ops; host option max_tile_ops).
   passes::CompileBudget budget;
+  /// Consult the tuning knowledge bank (folder `bankPath`, "" = the default:
+  /// $PTOC_TUNE_BANK_PATH or ~/.cache/ptoc/bank) before compiling a one-function
+  /// module with the default pipeline to the codegen stage: when the bank knows the
+  /// function on this device, its best config is compiled instead (Kernel::bankConfig
+  /// says which). A bank that cannot be read, or a config that no longer compiles,
+  /// is a warning (Kernel::warnings); the function as written is compiled. Off by
+  /// default in C++ (a compile reads no user files unless asked); Python's
+  /// `@ptoc.jit` turns it on (host option use_tune_bank).
+  bool consultBank = false;
+  std::string bankPath;
   /// compile_debug_mode 1: the IR after every pass is written into this folder.
   std::string irDumpDir;
   /// The function to compile; empty = the module's only function.
@@ -91,9 +102,17 @@ struct Kernel {
   codegen::Program program;
   /// Subgraphs, groups and merge decisions.
   CompileStats stats;
-  /// The pipeline that ran.
+  /// The pipeline that ran, and the knobs it was configured with (a bank config's,
+  /// when bankConfig is set).
   std::string pipeline;
+  PassKnobs knobs;
   double compileSeconds = 0;
+  /// The knowledge bank's config this kernel was compiled with (its JSON), or ""
+  /// when it is the function as written; the scheduler mode the bank measured it with.
+  std::string bankConfig;
+  std::optional<int> bankSchedMode;
+  /// What the compile warns about (an unusable bank, a stale bank record).
+  std::vector<std::string> warnings;
 
   /// The text of `stage`; an error names the stage compilation stopped at.
   absl::StatusOr<std::string> irAt(Stage stage) const;
@@ -161,6 +180,9 @@ public:
 
 private:
   absl::StatusOr<Kernel> compileUnguarded(ir::Module &module, const CompileOptions &options) const;
+  /// compile() with CompileOptions::consultBank.
+  absl::StatusOr<Kernel> compileConsultingBank(ir::Module &module,
+                                               const CompileOptions &options) const;
   /// Checks the kernel and buffers (`results`: the caller's, or null when results
   /// are returned as HostTensors), simulates and (with `execute`) runs the numerics;
   /// then the report and outputs.

@@ -113,11 +113,13 @@ struct BankAnswer {
 /// The bank's best config for the function of `moduleText` (bank folder `bankPath`,
 /// "" = the default), applied to it; nullopt when the bank has no record of its key
 /// (version, device, graph, signature). No evaluation: what `@ptoc.jit` does before
-/// compiling.
+/// compiling. Lines of the bank it skipped and a record that no longer applies are
+/// appended to `warnings`.
 absl::StatusOr<std::optional<BankAnswer>> lookupTuned(const Session &session,
                                                       llvm::StringRef moduleText,
-                                                      llvm::StringRef bankPath = "",
-                                                      const PassKnobs &baseKnobs = {});
+                                                      llvm::StringRef bankPath,
+                                                      const PassKnobs &baseKnobs,
+                                                      std::vector<std::string> &warnings);
 
 /// Tunes the function of `moduleText`: with no `space`, consults the bank first (a hit
 /// costs no evaluation), else searches the derived space; a given `space` is always
