@@ -1,0 +1,2 @@
+// A fixture for cmake/CheckLayers.cmake (never compiled): another folder's private header.
+#include "../runtime/Bound.h"
