@@ -1,5 +1,9 @@
-// Typed views of matmuls and reductions (see OpViews.h).
+// Typed views of matmuls, reductions and vector tiles (see OpViews.h).
 #include "ptoc/ir/OpViews.h"
+
+#include <algorithm>
+
+#include "ptoc/ir/OpDef.h"
 
 namespace ptoc::ir {
 
@@ -34,6 +38,42 @@ std::optional<ReduceView> ReduceView::of(const Operation &op) {
   Attribute keepdim = op.attr("keepdim");
   v.keepdim = keepdim && keepdim.isBool() && keepdim.getBool();
   return v;
+}
+
+VecTileView VecTileView::of(const Operation &op, llvm::ArrayRef<Type> operands,
+                            llvm::ArrayRef<Type> results) {
+  VecTileView v;
+  if (Attribute t = op.attr("vec_tile"); t && t.isIntArray()) v.tile = t.getIntArray();
+  llvm::ArrayRef<int64_t> iter = iterationShape(op.def(), operands, results);
+  v.iter.assign(iter.begin(), iter.end());
+  unsigned lo = 8, hi = 1;
+  auto see = [&](Type t) {
+    lo = std::min(lo, elementSize(t.dtype()));
+    hi = std::max(hi, elementSize(t.dtype()));
+  };
+  for (Type t : operands) see(t);
+  for (Type t : results) see(t);
+  v.minElemSize = std::min(lo, hi);
+  v.maxElemSize = hi;
+  v.buffers = vecTileBuffers(op.code(), unsigned(operands.size()), unsigned(results.size()));
+  return v;
+}
+
+VecTileView VecTileView::of(const Operation &op) {
+  llvm::SmallVector<Type, 4> operands, results;
+  for (unsigned i = 0; i < op.numOperands(); ++i) operands.push_back(op.operandType(i));
+  for (const Value &r : op.results()) results.push_back(r.type());
+  return of(op, operands, results);
+}
+
+std::string VecTileView::check(llvm::ArrayRef<int64_t> candidate,
+                               const target::DeviceSpec *device) const {
+  return check(candidate, iter, buffers, device);
+}
+
+std::string VecTileView::check(llvm::ArrayRef<int64_t> candidate, llvm::ArrayRef<int64_t> over,
+                               unsigned numBuffers, const target::DeviceSpec *device) const {
+  return checkVecTile(candidate, over, minElemSize, maxElemSize, numBuffers, device);
 }
 
 } // namespace ptoc::ir

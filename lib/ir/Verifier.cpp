@@ -13,6 +13,7 @@
 
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Level.h"
+#include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/Printer.h"
 #include "ptoc/ir/TileShape.h"
 #include "ptoc/target/DeviceSpec.h"
@@ -276,20 +277,8 @@ private:
     llvm::SmallVector<Type, 2> resultTypes;
     for (const Value &r : op.results()) resultTypes.push_back(r.type());
     if (Attribute vt = op.attr("vec_tile")) {
-      unsigned minE = 8, maxE = 0;
-      for (Type t : operandTypes) {
-        minE = std::min(minE, elementSize(t.dtype()));
-        maxE = std::max(maxE, elementSize(t.dtype()));
-      }
-      for (Type t : resultTypes) {
-        minE = std::min(minE, elementSize(t.dtype()));
-        maxE = std::max(maxE, elementSize(t.dtype()));
-      }
-      unsigned buffers = vecTileBuffers(op.code(), unsigned(operandTypes.size()),
-                                        unsigned(resultTypes.size()));
-      std::string err = checkVecTile(vt.getIntArray(),
-                                     iterationShape(op.def(), operandTypes, resultTypes), minE,
-                                     maxE, buffers, device);
+      std::string err =
+          VecTileView::of(op, operandTypes, resultTypes).check(vt.getIntArray(), device);
       if (!err.empty()) opError(op).in(DiagCategory::Tile) << err;
     }
     if (Attribute ct = op.attr("cube_tile")) {

@@ -632,14 +632,7 @@ private:
   /// UB check of a vector op's tile: `buffers` tiles at the largest element size.
   bool checkVec(const Operation &op, llvm::ArrayRef<int64_t> tile, llvm::ArrayRef<int64_t> iter,
                 unsigned buffers, const std::string &why = "") {
-    unsigned minE = 8, maxE = 1;
-    auto see = [&](Type t) {
-      minE = std::min(minE, ir::elementSize(t.dtype()));
-      maxE = std::max(maxE, ir::elementSize(t.dtype()));
-    };
-    for (Value *v : op.operands()) see(v->type());
-    for (const Value &r : op.results()) see(r.type());
-    std::string err = ir::checkVecTile(tile, iter, minE, maxE, buffers, &device_);
+    std::string err = ir::VecTileView::of(op).check(tile, iter, buffers, &device_);
     if (err.empty()) return true;
     return opError(op, why + err);
   }

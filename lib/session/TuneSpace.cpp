@@ -48,32 +48,6 @@ std::optional<int64_t> scaled(int64_t v, std::pair<int64_t, int64_t> s) {
 
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-/// The iteration shape, element size range and buffer count of a vec_tile op, as the
-/// verifier computes them.
-struct VecOpInfo {
-  std::vector<int64_t> iter;
-  unsigned minElem = 8, maxElem = 0, buffers = 1;
-};
-
-VecOpInfo vecOpInfo(const ir::Operation &op) {
-  llvm::SmallVector<ir::Type, 4> operands, results;
-  for (unsigned i = 0; i < op.numOperands(); ++i) operands.push_back(op.operandType(i));
-  for (const ir::Value &r : op.results()) results.push_back(r.type());
-  VecOpInfo info;
-  for (ir::Type t : operands) {
-    info.minElem = std::min(info.minElem, ir::elementSize(t.dtype()));
-    info.maxElem = std::max(info.maxElem, ir::elementSize(t.dtype()));
-  }
-  for (ir::Type t : results) {
-    info.minElem = std::min(info.minElem, ir::elementSize(t.dtype()));
-    info.maxElem = std::max(info.maxElem, ir::elementSize(t.dtype()));
-  }
-  info.buffers = std::max<unsigned>(operands.size() + results.size(), 1);
-  llvm::ArrayRef<int64_t> iter = ir::iterationShape(op.def(), operands, results);
-  info.iter.assign(iter.begin(), iter.end());
-  return info;
-}
-
 /// True if `tile` is a meaningful variant of `written` for every op: it passes
 /// checkVecTile, its last dim divides the op's (unless the written one already covers
 /// it), and no other dim exceeds the op's (unless the written one already does; a
@@ -82,10 +56,8 @@ bool vecCandidateFits(const std::vector<int64_t> &tile, const std::vector<int64_
                       const std::vector<ir::Operation *> &ops,
                       const target::DeviceSpec &device) {
   for (ir::Operation *op : ops) {
-    VecOpInfo info = vecOpInfo(*op);
-    if (!ir::checkVecTile(tile, info.iter, info.minElem, info.maxElem, info.buffers, &device)
-             .empty())
-      return false;
+    ir::VecTileView info = ir::VecTileView::of(*op);
+    if (!info.check(tile, &device).empty()) return false;
     if (tile == written) continue;
     for (size_t i = 0; i < tile.size(); ++i) {
       int64_t extent = info.iter[i];
@@ -577,8 +549,7 @@ absl::StatusOr<PruneTable> PruneTable::build(const tune::SearchSpace &space,
       if (!ints) continue; // applyConfig reports a value of the wrong kind
       std::string why;
       for (ir::Operation *op : vecOps) {
-        VecOpInfo info = vecOpInfo(*op);
-        why = ir::checkVecTile(*ints, info.iter, info.minElem, info.maxElem, info.buffers, &device);
+        why = ir::VecTileView::of(*op).check(*ints, &device);
         if (!why.empty()) {
           why = absl::StrCat(opWhere(*op), ": ", why);
           break;

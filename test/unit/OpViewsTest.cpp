@@ -1,11 +1,12 @@
-// Typed op views: a matmul's M, N, K, transposes and types, a reduction's axes,
-// read from the text form.
+// Typed op views, read from the text form: a matmul's M, N, K, transposes and types,
+// a reduction's axes, a vector op's tile footprint.
 #include <catch2/catch.hpp>
 
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Func.h"
 #include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/Parser.h"
+#include "ptoc/target/DeviceSpec.h"
 
 using namespace ptoc::ir;
 
@@ -44,4 +45,46 @@ func @f(%a: tensor<2x64x32xf16>, %b: tensor<48x64xf16>) -> (tensor<2x32x48xf32>,
   CHECK(r->axes.size() == 1);
   CHECK(r->axes[0] == 2);
   CHECK_FALSE(r->keepdim);
+}
+
+TEST_CASE("VecTileView: what a vec_tile covers, its element sizes and its UB buffers",
+          "[ir]") {
+  Context ctx;
+  auto module = parseModule(R"(
+func @f(%a: tensor<8x64xf16>, %b: tensor<8x64xf32>, %c: tensor<4x64xf32>) -> (tensor<8x64xf32>, tensor<8x1xf32>, tensor<12x64xf32>) {
+  %x = cast %a {vec_tile = [2, 64]} : tensor<8x64xf32>
+  %y = add %x, %b {vec_tile = [4, 64]} : tensor<8x64xf32>
+  %s = sum %y {axes = [1], keepdim = true, vec_tile = [8, 64]} : tensor<8x1xf32>
+  %j = concat %b, %c {axis = 0, vec_tile = [4, 64]} : tensor<12x64xf32>
+  return %y, %s, %j
+}
+)", "views.pto", ctx);
+  REQUIRE(module);
+  auto it = module->func(0).ops().begin();
+  VecTileView cast = VecTileView::of(*it++);
+  CHECK(cast.tile == llvm::ArrayRef<int64_t>({2, 64}));
+  CHECK(cast.minElemSize == 2);
+  CHECK(cast.maxElemSize == 4);
+  CHECK(cast.buffers == 2);
+  VecTileView add = VecTileView::of(*it++);
+  CHECK(add.buffers == 3);
+  CHECK(add.minElemSize == 4);
+  // A reduction's tile covers its input, not its [8, 1] result.
+  VecTileView sum = VecTileView::of(*it++);
+  CHECK(sum.iter == llvm::SmallVector<int64_t, 4>({8, 64}));
+  // A concat holds the one tile on its way through UB, whatever its input count.
+  VecTileView concat = VecTileView::of(*it++);
+  CHECK(concat.buffers == 1);
+  CHECK(concat.iter == llvm::SmallVector<int64_t, 4>({12, 64}));
+
+  // check() is the verifier's rule: a last dim that is not 32-byte aligned fails, and
+  // so does a tile of more bytes than UB holds for the op's buffers (a tile is
+  // clamped to what it covers, so the big one is checked over a big shape).
+  ptoc::target::DeviceSpec a2 = *ptoc::target::DeviceSpec::preset("a2");
+  CHECK(add.check({4, 64}, &a2).empty());
+  CHECK(add.check({4, 3}, &a2).find("last dimension") != std::string::npos);
+  std::vector<int64_t> half = {a2.buffers.ub / 4 / 64 / 2, 64}; // half of UB in f32
+  std::vector<int64_t> big = {1 << 20, 64};
+  CHECK_FALSE(add.check(half, big, add.buffers, &a2).empty()); // 3 halves do not fit
+  CHECK(concat.check(half, big, concat.buffers, &a2).empty());  // 1 does
 }

@@ -6,7 +6,10 @@
 #include <cstdint>
 #include <optional>
 
+#include <string>
+
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include "ptoc/ir/DType.h"
 #include "ptoc/ir/Operation.h"
@@ -35,6 +38,28 @@ struct ReduceView {
 
   /// The view of `op`, or nullopt when it is not a reduction with `axes`.
   static std::optional<ReduceView> of(const Operation &op);
+};
+
+/// A vector op's tile footprint: the shape its vec_tile covers, the element sizes of
+/// its operands and results, and how many of its tiles UB holds together. The
+/// verifier, expand-tiles and the tuner check tiles through it.
+struct VecTileView {
+  llvm::ArrayRef<int64_t> tile;         ///< the vec_tile attribute (empty without one)
+  llvm::SmallVector<int64_t, 4> iter;   ///< iterationShape: what the tile covers
+  unsigned minElemSize = 1, maxElemSize = 1;
+  unsigned buffers = 1;                 ///< vecTileBuffers of the op
+
+  /// The view of an op, from its own types (`tile` is empty when it has no vec_tile).
+  static VecTileView of(const Operation &op);
+  /// The same from explicit operand and result types (the verifier's, checked first).
+  static VecTileView of(const Operation &op, llvm::ArrayRef<Type> operands,
+                        llvm::ArrayRef<Type> results);
+
+  /// checkVecTile of `candidate` for this op over `over` (default: iter) with
+  /// `numBuffers` (default: buffers): "" when it fits, else why not.
+  std::string check(llvm::ArrayRef<int64_t> candidate, const target::DeviceSpec *device) const;
+  std::string check(llvm::ArrayRef<int64_t> candidate, llvm::ArrayRef<int64_t> over,
+                    unsigned numBuffers, const target::DeviceSpec *device) const;
 };
 
 } // namespace ptoc::ir
