@@ -244,7 +244,7 @@ absl::StatusOr<OperatorResult> measureOperator(const session::Session &session,
     return answer;
   };
   // As the tuner does: start from the function as written.
-  std::optional<tune::Config> written = session::writtenConfig(theSpace, *text, {});
+  std::optional<tune::Config> written = tune::writtenConfig(theSpace, *text, {});
   // As the tuner decides for `auto` (from the written function's run: more busy time
   // on the cube cores than on the vector cores).
   const bool cubeDominated = all->cubeDominated;

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "ptoc/runtime/PreparedProgram.h"
+#include "ptoc/tune/TuneSpace.h"
 
 namespace llvm {
 class ThreadPool;
@@ -22,7 +23,7 @@ class ThreadPool;
 namespace ptoc::session {
 
 class Session;
-struct TunedConfig;
+using tune::TunedConfig;
 
 /// A compiled candidate: its program prepared for simulation on the session's device,
 /// or why it does not compile.

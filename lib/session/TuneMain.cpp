@@ -425,7 +425,7 @@ int searchCommand(const std::vector<std::string> &args) {
                    << "': " << std::string(text.status().message()) << "\n";
       return kExitError;
     }
-    absl::StatusOr<tune::SearchSpace> parsed = parseSearchSpace(*text);
+    absl::StatusOr<tune::SearchSpace> parsed = tune::parseSearchSpace(*text);
     if (!parsed.ok()) {
       llvm::errs() << a->spaceFile << ": " << std::string(parsed.status().message()) << "\n";
       return kExitError;

@@ -19,10 +19,19 @@
 #include "ptoc/support/BoundedJson.h"
 #include "ptoc/tune/Bank.h"
 #include "ptoc/tune/TuneResult.h"
+#include "ptoc/tune/TuneSpace.h"
 #include "CandidateCompiler.h"
-#include "TuneSpace.h"
 
 namespace ptoc::session {
+
+using tune::applyConfig;
+using tune::applyConfigValues;
+using tune::checkSpaceApplies;
+using tune::parseFunc;
+using tune::ParsedFunc;
+using tune::PruneTable;
+using tune::writtenConfig;
+
 namespace {
 
 /// Batches per host thread for the strategies whose path does not depend on the batch
@@ -114,7 +123,46 @@ absl::StatusOr<std::optional<BankAnswer>> answerFromBank(tune::Bank &bank, const
       BankAnswer{*std::move(applied), (*best)->simulatedUs, (*best)->strategy});
 }
 
+/// The groups of two or more subgraphs of the function as written, partitioned with
+/// `baseKnobs` and every merge pass off: the keys `vec_nbuffer_setting` and
+/// `cube_nbuffer_setting` use. (The cube merge runs after the vector merge, which
+/// keeps the order of the groups it merges; a chunk left over at a group's end can
+/// add a group after them.)
+absl::StatusOr<std::vector<tune::MergeGroup>> mergeGroups(const Session &session,
+                                                          llvm::StringRef moduleText,
+                                                          llvm::StringRef funcName,
+                                                          const PassKnobs &baseKnobs) {
+  CompileOptions compile;
+  compile.knobs = baseKnobs;
+  compile.funcName = funcName.str();
+  compile.stopAt = Stage::Partitioned;
+  compile.verifyEach = false;
+  compile.keepIr = false;
+  for (const char *mode : {"vec_nbuffer_mode", "cube_nbuffer_mode", "cube_l1_reuse_mode"})
+    if (absl::Status s = compile.knobs.set(mode, int64_t(0)); !s.ok()) return s;
+  absl::StatusOr<Kernel> kernel = session.compileText(moduleText, "<tune>", compile);
+  if (!kernel.ok()) return kernel.status();
+  std::vector<tune::MergeGroup> groups;
+  for (const GroupStats &g : kernel->stats.groups)
+    if (g.size >= 2 && (g.core == target::CoreKind::AIV || g.core == target::CoreKind::AIC))
+      groups.push_back({g.hashOrder, g.core, g.size});
+  return groups;
+}
+
 } // namespace
+
+absl::StatusOr<tune::SearchSpace> deriveSearchSpace(const Session &session,
+                                                    llvm::StringRef moduleText,
+                                                    llvm::StringRef funcName,
+                                                    const PassKnobs &baseKnobs) {
+  // Parse errors come first (a compile would report them with less context).
+  absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText, funcName);
+  if (!parsed.ok()) return parsed.status();
+  absl::StatusOr<std::vector<tune::MergeGroup>> groups =
+      mergeGroups(session, moduleText, funcName, baseKnobs);
+  if (!groups.ok()) return groups.status();
+  return tune::deriveSearchSpace(moduleText, funcName, session.device(), *groups);
+}
 
 absl::StatusOr<std::optional<BankAnswer>> lookupTuned(const Session &session,
                                                       llvm::StringRef moduleText,

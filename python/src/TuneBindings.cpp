@@ -88,7 +88,7 @@ void bindTune(py::module_ &m) {
           };
         std::optional<tune::SearchSpace> space;
         if (!spaceJson.empty())
-          space = valueOrThrow(ErrorStage::Option, session::parseSearchSpace(spaceJson));
+          space = valueOrThrow(ErrorStage::Option, tune::parseSearchSpace(spaceJson));
         absl::StatusOr<session::TuneReport> report;
         {
           py::gil_scoped_release release;

@@ -168,7 +168,7 @@ TEST_CASE("derived vector space: the written tile plus variants that compile", "
 
   // Every candidate tile compiles (the verifier and expand-tiles accept it).
   for (const tune::KnobValue &v : tile.values) {
-    absl::StatusOr<session::TunedConfig> applied = session::applyConfig(
+    absl::StatusOr<session::TunedConfig> applied = tune::applyConfig(
         *space, configWith(*space, {{"vec_tile[0]", v}}), kSoftmax, {});
     REQUIRE(applied.ok());
     absl::StatusOr<session::Kernel> k = s.compileText(applied->moduleText, "cand.pto");
@@ -192,7 +192,7 @@ TEST_CASE("derived cube space: written tile and valid variants", "[tuner]") {
   const tune::Dimension &merge = dimension(*space, "cube_nbuffer[0]");
   CHECK(merge.kind == tune::DimensionKind::Cube);
   CHECK(merge.values == std::vector<tune::KnobValue>{int64_t(1), int64_t(2), int64_t(4)});
-  absl::StatusOr<session::TunedConfig> merged = session::applyConfig(
+  absl::StatusOr<session::TunedConfig> merged = tune::applyConfig(
       *space,
       configWith(*space, {{"cube_tile[0]", std::vector<int64_t>{32, 32, 32, 64, 32, 32}},
                           {"cube_nbuffer[0]", int64_t(2)}}),
@@ -203,7 +203,7 @@ TEST_CASE("derived cube space: written tile and valid variants", "[tuner]") {
   CHECK(std::get<passes::IntMap>(merged->knobs.values().at("cube_nbuffer_setting")) ==
         passes::IntMap{{-1, 1}, {0, 2}});
   // All counts 1 is the written config: no cube merge pass at all.
-  absl::StatusOr<session::TunedConfig> ones = session::applyConfig(
+  absl::StatusOr<session::TunedConfig> ones = tune::applyConfig(
       *space,
       configWith(*space, {{"cube_tile[0]", std::vector<int64_t>{32, 32, 32, 64, 32, 32}},
                           {"cube_nbuffer[0]", int64_t(1)}}),
@@ -213,7 +213,7 @@ TEST_CASE("derived cube space: written tile and valid variants", "[tuner]") {
   // ... also when the base knobs merge AIC groups: the config turns that off.
   passes::PassKnobs merging;
   REQUIRE(merging.set("cube_nbuffer_mode", int64_t(1)).ok());
-  absl::StatusOr<session::TunedConfig> onesOverBase = session::applyConfig(
+  absl::StatusOr<session::TunedConfig> onesOverBase = tune::applyConfig(
       *space, configWith(*space, {{"cube_nbuffer[0]", int64_t(1)}}), kMatmul, merging);
   REQUIRE(onesOverBase.ok());
   CHECK(std::get<int64_t>(onesOverBase->knobs.values().at("cube_nbuffer_mode")) == 0);
@@ -226,7 +226,7 @@ TEST_CASE("derived cube space: written tile and valid variants", "[tuner]") {
   CHECK(written->stats.aicSubgraphs == 4);
   CHECK(two->stats.aicSubgraphs == 2);
   for (const tune::KnobValue &v : tile.values) {
-    absl::StatusOr<session::TunedConfig> applied = session::applyConfig(
+    absl::StatusOr<session::TunedConfig> applied = tune::applyConfig(
         *space, configWith(*space, {{"cube_tile[0]", v}}), kMatmul, {});
     REQUIRE(applied.ok());
     INFO(tune::knobValueToString(v));
@@ -241,7 +241,7 @@ TEST_CASE("applyConfig rewrites tiles, knobs and the scheduler mode", "[tuner]")
   tune::Config c = configWith(*space, {{"vec_tile[0]", std::vector<int64_t>{4, 256}},
                                        {"vec_nbuffer[0]", std::string("auto")},
                                        {"device_sched_mode", int64_t(2)}});
-  absl::StatusOr<session::TunedConfig> applied = session::applyConfig(*space, c, kSoftmax, {});
+  absl::StatusOr<session::TunedConfig> applied = tune::applyConfig(*space, c, kSoftmax, {});
   REQUIRE(applied.ok());
   CHECK(applied->schedMode == 2);
   REQUIRE(applied->knobs.values().count("vec_nbuffer_mode"));
@@ -254,7 +254,7 @@ TEST_CASE("applyConfig rewrites tiles, knobs and the scheduler mode", "[tuner]")
   CHECK(tensorIr.find("vec_tile = [8, 256]") == std::string::npos);
 
   tune::Config merge4 = configWith(*space, {{"vec_nbuffer[0]", int64_t(4)}});
-  absl::StatusOr<session::TunedConfig> m = session::applyConfig(*space, merge4, kSoftmax, {});
+  absl::StatusOr<session::TunedConfig> m = tune::applyConfig(*space, merge4, kSoftmax, {});
   REQUIRE(m.ok());
   CHECK(std::get<int64_t>(m->knobs.values().at("vec_nbuffer_mode")) == 2);
   CHECK(std::get<passes::IntMap>(m->knobs.values().at("vec_nbuffer_setting")) ==
@@ -270,7 +270,7 @@ TEST_CASE("custom-space knobs: whole-function tiles, every-group merges, pass op
   REQUIRE(space.addDimension({"pg_lower_bound", {int64_t(64)}}).ok());
   REQUIRE(space.addDimension({"fuse_local", {false}}).ok());
   absl::StatusOr<session::TunedConfig> applied =
-      session::applyConfig(space, tune::Config{0, 0, 0, 0}, kSoftmax, {});
+      tune::applyConfig(space, tune::Config{0, 0, 0, 0}, kSoftmax, {});
   REQUIRE(applied.ok());
   CHECK(applied->moduleText.find("vec_tile = [2, 256]") != std::string::npos);
   CHECK(applied->moduleText.find("vec_tile = [8, 256]") == std::string::npos);
@@ -285,7 +285,7 @@ TEST_CASE("custom-space knobs: whole-function tiles, every-group merges, pass op
     tune::SearchSpace bad;
     REQUIRE(bad.addDimension(std::move(dim)).ok());
     absl::StatusOr<session::TunedConfig> r =
-        session::applyConfig(bad, tune::Config{0}, kSoftmax, {});
+        tune::applyConfig(bad, tune::Config{0}, kSoftmax, {});
     REQUIRE(!r.ok());
     return std::string(r.status().message());
   };
@@ -335,7 +335,7 @@ TEST_CASE("every strategy with budget = space size finds the exhaustive optimum"
 }
 
 TEST_CASE("parseSearchSpace: knob objects, a tune_result's space array, errors", "[tuner]") {
-  absl::StatusOr<tune::SearchSpace> space = session::parseSearchSpace(
+  absl::StatusOr<tune::SearchSpace> space = tune::parseSearchSpace(
       R"({"vec_tile": [[4, 256], [8, 256]], "cube_nbuffer[0]": [1, 2],
           "device_sched_mode": [0, 3], "fuse_local": [true, false]})");
   REQUIRE(space.ok());
@@ -354,12 +354,12 @@ TEST_CASE("parseSearchSpace: knob objects, a tune_result's space array, errors",
   llvm::raw_string_ostream os(array);
   os << llvm::json::Value(space->toJson());
   os.flush();
-  absl::StatusOr<tune::SearchSpace> again = session::parseSearchSpace(array);
+  absl::StatusOr<tune::SearchSpace> again = tune::parseSearchSpace(array);
   REQUIRE(again.ok());
   CHECK(again->toJson() == space->toJson());
 
   auto error = [](llvm::StringRef text) {
-    absl::StatusOr<tune::SearchSpace> s = session::parseSearchSpace(text);
+    absl::StatusOr<tune::SearchSpace> s = tune::parseSearchSpace(text);
     REQUIRE(!s.ok());
     return std::string(s.status().message());
   };
@@ -411,7 +411,7 @@ TEST_CASE("searches start from the function as written", "[tuner]") {
   session::Session s = tinySession();
   absl::StatusOr<tune::SearchSpace> space = session::deriveSearchSpace(s, kSoftmax);
   REQUIRE(space.ok());
-  std::optional<tune::Config> written = session::writtenConfig(*space, kSoftmax, {});
+  std::optional<tune::Config> written = tune::writtenConfig(*space, kSoftmax, {});
   REQUIRE(written);
   CHECK(space->configToString(*written) ==
         R"({"device_sched_mode":0,"vec_nbuffer[0]":"auto","vec_tile[0]":[8,256]})");
@@ -454,7 +454,7 @@ TEST_CASE("configs that differ only in the scheduler mode share one compile", "[
   // Each time is what a separate compile and simulation of that config gives.
   for (const tune::Evaluation &e : r->result.evaluations) {
     absl::StatusOr<session::TunedConfig> applied =
-        session::applyConfig(space, e.config, kSoftmax, {});
+        tune::applyConfig(space, e.config, kSoftmax, {});
     REQUIRE(applied.ok());
     session::CompileOptions compile;
     compile.knobs = applied->knobs;

@@ -16,6 +16,7 @@
 #include "ptoc/session/Session.h"
 #include "ptoc/tune/Search.h"
 #include "ptoc/tune/SearchSpace.h"
+#include "ptoc/tune/TuneSpace.h"
 
 namespace ptoc::session {
 
@@ -42,14 +43,8 @@ struct TuneOptions {
   uint64_t programCacheBytes = uint64_t(64) << 20;
 };
 
-/// One candidate applied: the tensor-level text with its tile shapes, the pass knobs
-/// and the scheduler mode.
-struct TunedConfig {
-  std::string configJson;   ///< `{"dim": value, ...}` (tune::SearchSpace::configToJson)
-  std::string moduleText;   ///< the function with the config's tile shapes
-  PassKnobs knobs;
-  int schedMode = 0;
-};
+/// One candidate applied (tune/TuneSpace.h).
+using tune::TunedConfig;
 
 /// What a tuning run found.
 struct TuneReport {
@@ -77,31 +72,12 @@ struct TuneReport {
 /// (tensor level, as ptoc-opt prints it) on `session`'s device: tile candidates per
 /// distinct tile shape, a merge count per hash-order group of two or more subgraphs
 /// (the groups of the function as written, compiled with `baseKnobs` and merging
-/// off), and the scheduler modes.
+/// off), and the scheduler modes (tune::deriveSearchSpace with the groups of a compile
+/// on the session).
 absl::StatusOr<tune::SearchSpace> deriveSearchSpace(const Session &session,
                                                     llvm::StringRef moduleText,
                                                     llvm::StringRef funcName = "",
                                                     const PassKnobs &baseKnobs = {});
-
-/// A search space written by a user, from JSON: an object `{"knob": [values...]}`
-/// (dimensions in name order; kinds from the names: vec_* vector, cube_* cube, the
-/// rest other), or the array form of a tune_result file's `space`. Knobs:
-/// vec_tile / cube_tile (every site) or vec_tile[k] / cube_tile[k] (the k-th distinct
-/// shape; a cube tile is [mL0, mL1, kL0, kL1, nL0, nL1]), vec_nbuffer[k] /
-/// cube_nbuffer[k] (the group of hash order k; without [k]: every group),
-/// device_sched_mode, and any scalar pass option (pg_upper_bound, fuse_local, ...).
-/// Errors name the knob.
-absl::StatusOr<tune::SearchSpace> parseSearchSpace(llvm::StringRef json);
-
-/// Applies config `config` of `space` to `moduleText`.
-absl::StatusOr<TunedConfig> applyConfig(const tune::SearchSpace &space, const tune::Config &config,
-                                        llvm::StringRef moduleText, const PassKnobs &baseKnobs);
-
-/// The config of `space` that is the function as written (its tiles, the default
-/// pipeline's merging: automatic for AIV groups, none for AIC groups; scheduler mode 0), or nullopt when the space has no such config (a knob it does
-/// not know, a written value it lacks, merge knobs set in `baseKnobs`).
-std::optional<tune::Config> writtenConfig(const tune::SearchSpace &space,
-                                         llvm::StringRef moduleText, const PassKnobs &baseKnobs);
 
 /// A config the knowledge bank knows for a function, applied to it.
 struct BankAnswer {

@@ -2,7 +2,7 @@
 // per distinct vec_tile / cube_tile of a tensor-level function, merge counts and
 // scheduler modes (deriveSearchSpace), and the rewrite of the function's tile
 // attributes and pass knobs for one config (applyConfig).
-#include "TuneSpace.h"
+#include "ptoc/tune/TuneSpace.h"
 
 #include <algorithm>
 #include <set>
@@ -17,10 +17,9 @@
 #include "ptoc/ir/Printer.h"
 #include "ptoc/ir/TileShape.h"
 #include "ptoc/runtime/Simulator.h"
-#include "ptoc/session/Tuner.h"
 #include "ptoc/support/BoundedJson.h"
 
-namespace ptoc::session {
+namespace ptoc::tune {
 namespace {
 
 /// Scale factors (numerator, denominator) tried on the non-last dims of a vec_tile.
@@ -121,39 +120,6 @@ std::string mergeDimName(llvm::StringRef prefix, int64_t order) {
   return absl::StrCat(prefix.str(), "[", order, "]");
 }
 
-/// A hash-order group the merge passes could fold.
-struct MergeGroup {
-  int64_t hashOrder = 0;
-  target::CoreKind core = target::CoreKind::None;
-  int64_t size = 0;
-};
-
-/// The groups of two or more subgraphs of the function as written, partitioned with
-/// `baseKnobs` and every merge pass off: the keys `vec_nbuffer_setting` and
-/// `cube_nbuffer_setting` use. (The cube merge runs after the vector merge, which
-/// keeps the order of the groups it merges; a chunk left over at a group's end can
-/// add a group after them.)
-absl::StatusOr<std::vector<MergeGroup>> mergeGroups(const Session &session,
-                                                    llvm::StringRef moduleText,
-                                                    llvm::StringRef funcName,
-                                                    const PassKnobs &baseKnobs) {
-  CompileOptions compile;
-  compile.knobs = baseKnobs;
-  compile.funcName = funcName.str();
-  compile.stopAt = Stage::Partitioned;
-  compile.verifyEach = false;
-  compile.keepIr = false;
-  for (const char *mode : {"vec_nbuffer_mode", "cube_nbuffer_mode", "cube_l1_reuse_mode"})
-    if (absl::Status s = compile.knobs.set(mode, int64_t(0)); !s.ok()) return s;
-  absl::StatusOr<Kernel> kernel = session.compileText(moduleText, "<tune>", compile);
-  if (!kernel.ok()) return kernel.status();
-  std::vector<MergeGroup> groups;
-  for (const GroupStats &g : kernel->stats.groups)
-    if (g.size >= 2 && (g.core == target::CoreKind::AIV || g.core == target::CoreKind::AIC))
-      groups.push_back({g.hashOrder, g.core, g.size});
-  return groups;
-}
-
 /// A merge-count knob: `vec_nbuffer`, `vec_nbuffer[k]`, `cube_nbuffer`, `cube_nbuffer[k]`.
 struct MergeKnob {
   bool vector = true;
@@ -180,7 +146,7 @@ struct MergeRequest {
 /// Sets the merge passes' knobs for the requests. AIV groups without a count keep the
 /// default pipeline's automatic N; AIC groups without one are not merged (the default
 /// pipeline does not run cube-nbuffer-merge), unless `cube_nbuffer` = "auto".
-absl::Status applyMerges(const MergeRequest &vec, const MergeRequest &cube, PassKnobs &knobs) {
+absl::Status applyMerges(const MergeRequest &vec, const MergeRequest &cube, passes::PassKnobs &knobs) {
   if (vec.present) {
     bool automatic = vec.setting.empty();
     if (absl::Status s = knobs.set("vec_nbuffer_mode", int64_t(automatic ? 1 : 2)); !s.ok())
@@ -210,11 +176,11 @@ absl::Status applyMerges(const MergeRequest &vec, const MergeRequest &cube, Pass
 /// A config value as the pass option `name` (a flag, a number or a text; map-valued
 /// options are tuned through the merge knobs).
 absl::StatusOr<passes::OptionValue> passKnobValue(llvm::StringRef name,
-                                                  const tune::KnobValue &value) {
-  const passes::PassOptionDecl *decl = PassKnobs::find(name);
+                                                  const KnobValue &value) {
+  const passes::PassOptionDecl *decl = passes::PassKnobs::find(name);
   auto wrong = [&](llvm::StringRef want) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "config knob '", name.str(), "' = ", tune::knobValueToString(value),
+        "config knob '", name.str(), "' = ", knobValueToString(value),
         ": the pass option takes ", want.str()));
   };
   switch (decl->kind) {
@@ -308,17 +274,16 @@ TileSites collectTileSites(ir::Func &func) {
 std::string vecTileDimName(size_t k) { return absl::StrCat(kVecTileDim, "[", k, "]"); }
 std::string cubeTileDimName(size_t k) { return absl::StrCat(kCubeTileDim, "[", k, "]"); }
 
-absl::StatusOr<tune::SearchSpace> deriveSearchSpace(const Session &session,
-                                                    llvm::StringRef moduleText,
-                                                    llvm::StringRef funcName,
-                                                    const PassKnobs &baseKnobs) {
+absl::StatusOr<SearchSpace> deriveSearchSpace(llvm::StringRef moduleText,
+                                              llvm::StringRef funcName,
+                                              const target::DeviceSpec &device,
+                                              llvm::ArrayRef<MergeGroup> groups) {
   absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText, funcName);
   if (!parsed.ok()) return parsed.status();
   ir::Func *func = parsed->func;
   TileSites sites = collectTileSites(*func);
-  const target::DeviceSpec &device = session.device();
 
-  tune::SearchSpace space;
+  SearchSpace space;
   for (size_t k = 0; k < sites.vecTiles.size(); ++k) {
     const std::vector<int64_t> &written = sites.vecTiles[k];
     std::set<std::vector<int64_t>> candidates{written};
@@ -337,7 +302,7 @@ absl::StatusOr<tune::SearchSpace> deriveSearchSpace(const Session &session,
         tile.back() = *l;
         if (vecCandidateFits(tile, written, sites.vecOps[k], device)) candidates.insert(tile);
       }
-    tune::Dimension dim{vecTileDimName(k), {}, tune::DimensionKind::Vector};
+    Dimension dim{vecTileDimName(k), {}, DimensionKind::Vector};
     for (const std::vector<int64_t> &c : candidates) dim.values.push_back(c);
     if (absl::Status s = space.addDimension(std::move(dim)); !s.ok()) return s;
   }
@@ -359,33 +324,30 @@ absl::StatusOr<tune::SearchSpace> deriveSearchSpace(const Session &session,
           if (cubeCandidateFits(t, written, sites.cubeOps[k], device))
             candidates.insert(flattenCube(t));
         }
-    tune::Dimension dim{cubeTileDimName(k), {}, tune::DimensionKind::Cube};
+    Dimension dim{cubeTileDimName(k), {}, DimensionKind::Cube};
     for (const std::vector<int64_t> &c : candidates) dim.values.push_back(c);
     if (absl::Status s = space.addDimension(std::move(dim)); !s.ok()) return s;
   }
   // Merge counts per hash-order group, for the groups of the function as written.
-  absl::StatusOr<std::vector<MergeGroup>> groups =
-      mergeGroups(session, moduleText, funcName, baseKnobs);
-  if (!groups.ok()) return groups.status();
-  for (const MergeGroup &group : *groups) {
+  for (const MergeGroup &group : groups) {
     bool vector = group.core == target::CoreKind::AIV;
-    tune::Dimension dim{mergeDimName(vector ? kVecNBufferDim : kCubeNBufferDim, group.hashOrder),
-                        {}, vector ? tune::DimensionKind::Vector : tune::DimensionKind::Cube};
+    Dimension dim{mergeDimName(vector ? kVecNBufferDim : kCubeNBufferDim, group.hashOrder),
+                        {}, vector ? DimensionKind::Vector : DimensionKind::Cube};
     // The default pipeline merges AIV groups automatically: keep that as a choice.
     if (vector) dim.values.push_back(std::string(kNBufferAuto));
     for (int64_t n : kNBufferCounts)
       if (n == 1 || n / 2 < group.size) dim.values.push_back(n);
     if (absl::Status s = space.addDimension(std::move(dim)); !s.ok()) return s;
   }
-  tune::Dimension sched{kSchedDim, {}, tune::DimensionKind::Other};
+  Dimension sched{kSchedDim, {}, DimensionKind::Other};
   for (int64_t mode = 0; mode < kSchedModes; ++mode) sched.values.push_back(mode);
   if (absl::Status s = space.addDimension(std::move(sched)); !s.ok()) return s;
   return space;
 }
 
-absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, tune::KnobValue> &values,
+absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, KnobValue> &values,
                                               llvm::StringRef moduleText,
-                                              const PassKnobs &baseKnobs) {
+                                              const passes::PassKnobs &baseKnobs) {
   absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText);
   if (!parsed.ok()) return parsed.status();
   ir::Func *func = parsed->func;
@@ -396,7 +358,7 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, tune::
   MergeRequest vecMerge, cubeMerge;
   llvm::json::Object json;
   for (const auto &[name, value] : values) {
-    json[name] = tune::knobValueToJson(value);
+    json[name] = knobValueToJson(value);
     const auto *ints = std::get_if<std::vector<int64_t>>(&value);
     if (name == kVecTileDim || name == kCubeTileDim) {
       // Every site of that kind (a per-site `[k]` knob, sorted after this one, wins).
@@ -404,7 +366,7 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, tune::
       std::optional<ir::CubeTile> cube = ints ? unflattenCube(*ints) : std::nullopt;
       if (!ints || (!vector && !cube))
         return absl::InvalidArgumentError(absl::StrCat(
-            "config knob '", name, "' = ", tune::knobValueToString(value), " is not a ",
+            "config knob '", name, "' = ", knobValueToString(value), " is not a ",
             vector ? "vec_tile (a list of sizes)" : "cube tile [mL0, mL1, kL0, kL1, nL0, nL1]"));
       if ((vector ? sites.vecOps.size() : sites.cubeOps.size()) == 0)
         return absl::InvalidArgumentError(absl::StrCat(
@@ -416,7 +378,7 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, tune::
     } else if (std::optional<size_t> k = indexedName(name, kVecTileDim)) {
       if (*k >= sites.vecTiles.size() || !ints)
         return absl::InvalidArgumentError(absl::StrCat(
-            "config knob '", name, "' = ", tune::knobValueToString(value),
+            "config knob '", name, "' = ", knobValueToString(value),
             " does not apply: the function has ", sites.vecTiles.size(),
             " distinct vec_tile shapes and a vec_tile is a list of sizes"));
       for (ir::Operation *op : sites.vecOps[*k])
@@ -425,7 +387,7 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, tune::
       std::optional<ir::CubeTile> tile = ints ? unflattenCube(*ints) : std::nullopt;
       if (*k >= sites.cubeTiles.size() || !tile)
         return absl::InvalidArgumentError(absl::StrCat(
-            "config knob '", name, "' = ", tune::knobValueToString(value),
+            "config knob '", name, "' = ", knobValueToString(value),
             " does not apply: the function has ", sites.cubeTiles.size(),
             " distinct cube_tile shapes and a cube tile is [mL0, mL1, kL0, kL1, nL0, nL1]"));
       for (ir::Operation *op : sites.cubeOps[*k])
@@ -434,7 +396,7 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, tune::
       const auto *mode = std::get_if<int64_t>(&value);
       if (!mode || *mode < 0 || *mode >= kSchedModes)
         return absl::InvalidArgumentError(absl::StrCat(
-            "config knob '", name, "' = ", tune::knobValueToString(value),
+            "config knob '", name, "' = ", knobValueToString(value),
             ": the scheduler mode must be 0..", kSchedModes - 1));
       out.schedMode = static_cast<int>(*mode);
     } else if (std::optional<MergeKnob> merge = mergeKnob(name)) {
@@ -450,11 +412,11 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, tune::
         if (key == -1) request.allAuto = true;
       } else {
         return absl::InvalidArgumentError(absl::StrCat(
-            "config knob '", name, "' = ", tune::knobValueToString(value),
+            "config knob '", name, "' = ", knobValueToString(value),
             ": a merge count is a number >= 1",
             merge->vector || key == -1 ? " or \"auto\"" : " (\"auto\" only for every group: cube_nbuffer)"));
       }
-    } else if (PassKnobs::find(name)) {
+    } else if (passes::PassKnobs::find(name)) {
       absl::StatusOr<passes::OptionValue> option = passKnobValue(name, value);
       if (!option.ok()) return option.status();
       if (absl::Status s = out.knobs.set(name, *option); !s.ok()) return s;
@@ -463,7 +425,7 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, tune::
           "unknown config knob '", name, "'; the tuner knows vec_tile, vec_tile[k], cube_tile, "
           "cube_tile[k], ", kVecNBufferDim, ", ", kVecNBufferDim, "[k], ", kCubeNBufferDim, ", ",
           kCubeNBufferDim, "[k], ", kSchedDim, " and the pass options (",
-          absl::StrJoin(PassKnobs::names(), ", "), ")"));
+          absl::StrJoin(passes::PassKnobs::names(), ", "), ")"));
     }
   }
   if (absl::Status s = applyMerges(vecMerge, cubeMerge, out.knobs); !s.ok()) return s;
@@ -477,8 +439,8 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, tune::
   return out;
 }
 
-std::optional<tune::Config> writtenConfig(const tune::SearchSpace &space,
-                                         llvm::StringRef moduleText, const PassKnobs &baseKnobs) {
+std::optional<Config> writtenConfig(const SearchSpace &space,
+                                         llvm::StringRef moduleText, const passes::PassKnobs &baseKnobs) {
   absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText);
   if (!parsed.ok()) return std::nullopt;
   ir::Func *func = parsed->func;
@@ -488,9 +450,9 @@ std::optional<tune::Config> writtenConfig(const tune::SearchSpace &space,
   };
   bool vecMergeSet = knobSet("vec_nbuffer_mode", "vec_nbuffer_setting");
   bool cubeMergeSet = knobSet("cube_nbuffer_mode", "cube_nbuffer_setting");
-  tune::Config config;
-  for (const tune::Dimension &dim : space.dimensions()) {
-    std::optional<tune::KnobValue> want;
+  Config config;
+  for (const Dimension &dim : space.dimensions()) {
+    std::optional<KnobValue> want;
     if (std::optional<size_t> k = indexedName(dim.name, kVecTileDim)) {
       if (*k < sites.vecTiles.size()) want = sites.vecTiles[*k];
     } else if (std::optional<size_t> k = indexedName(dim.name, kCubeTileDim)) {
@@ -511,13 +473,13 @@ std::optional<tune::Config> writtenConfig(const tune::SearchSpace &space,
   return config;
 }
 
-absl::StatusOr<TunedConfig> applyConfig(const tune::SearchSpace &space, const tune::Config &config,
-                                        llvm::StringRef moduleText, const PassKnobs &baseKnobs) {
+absl::StatusOr<TunedConfig> applyConfig(const SearchSpace &space, const Config &config,
+                                        llvm::StringRef moduleText, const passes::PassKnobs &baseKnobs) {
   if (!space.isValid(config))
     return absl::InvalidArgumentError("the config does not belong to the search space");
-  std::map<std::string, tune::KnobValue> values;
+  std::map<std::string, KnobValue> values;
   for (size_t i = 0; i < space.numDimensions(); ++i) {
-    const tune::Dimension &dim = space.dimensions()[i];
+    const Dimension &dim = space.dimensions()[i];
     values[dim.name] = dim.values[config[i]];
   }
   absl::StatusOr<TunedConfig> out = applyConfigValues(values, moduleText, baseKnobs);
@@ -525,14 +487,14 @@ absl::StatusOr<TunedConfig> applyConfig(const tune::SearchSpace &space, const tu
   return out;
 }
 
-absl::StatusOr<PruneTable> PruneTable::build(const tune::SearchSpace &space,
+absl::StatusOr<PruneTable> PruneTable::build(const SearchSpace &space,
                                              llvm::StringRef moduleText,
                                              const target::DeviceSpec &device) {
   absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText);
   if (!parsed.ok()) return parsed.status();
   TileSites sites = collectTileSites(*parsed->func);
   PruneTable table;
-  for (const tune::Dimension &dim : space.dimensions()) {
+  for (const Dimension &dim : space.dimensions()) {
     std::vector<std::string> &reasons = table.reasons_.emplace_back(dim.values.size());
     // The ops a tile knob applies to: one site, or every site of its kind.
     std::vector<ir::Operation *> vecOps, cubeOps;
@@ -564,14 +526,14 @@ absl::StatusOr<PruneTable> PruneTable::build(const tune::SearchSpace &space,
           }
         }
       if (!why.empty())
-        reasons[v] = absl::StrCat(dim.name, " = ", tune::knobValueToString(dim.values[v]),
+        reasons[v] = absl::StrCat(dim.name, " = ", knobValueToString(dim.values[v]),
                                   " does not fit ", why);
     }
   }
   return table;
 }
 
-std::optional<std::string> PruneTable::reason(const tune::Config &config) const {
+std::optional<std::string> PruneTable::reason(const Config &config) const {
   for (size_t d = 0; d < config.size() && d < reasons_.size(); ++d)
     if (config[d] < reasons_[d].size() && !reasons_[d][config[d]].empty())
       return reasons_[d][config[d]];
@@ -581,10 +543,10 @@ std::optional<std::string> PruneTable::reason(const tune::Config &config) const 
 namespace {
 
 /// The kind a knob of a user's space gets from its name.
-tune::DimensionKind kindOfKnob(llvm::StringRef name) {
-  if (name.startswith("vec_")) return tune::DimensionKind::Vector;
-  if (name.startswith("cube_")) return tune::DimensionKind::Cube;
-  return tune::DimensionKind::Other;
+DimensionKind kindOfKnob(llvm::StringRef name) {
+  if (name.startswith("vec_")) return DimensionKind::Vector;
+  if (name.startswith("cube_")) return DimensionKind::Cube;
+  return DimensionKind::Other;
 }
 
 /// Why knob `name` means nothing to the tuner, or OK.
@@ -592,7 +554,7 @@ absl::Status checkKnobName(llvm::StringRef name) {
   if (name == kVecTileDim || name == kCubeTileDim || name == kSchedDim ||
       indexedName(name, kVecTileDim) || indexedName(name, kCubeTileDim) || mergeKnob(name))
     return absl::OkStatus();
-  if (const passes::PassOptionDecl *decl = PassKnobs::find(name)) {
+  if (const passes::PassOptionDecl *decl = passes::PassKnobs::find(name)) {
     if (decl->kind != passes::OptionKind::IntMap) return absl::OkStatus();
     return absl::InvalidArgumentError(absl::StrCat(
         "search space knob '", name.str(), "' is a map, which a config cannot hold; tune merge "
@@ -602,17 +564,17 @@ absl::Status checkKnobName(llvm::StringRef name) {
       "unknown search space knob '", name.str(), "'; the tuner knows vec_tile, vec_tile[k], "
       "cube_tile, cube_tile[k], ", kVecNBufferDim, "[k], ", kCubeNBufferDim, "[k] (without [k]: "
       "every group), ", kSchedDim, " and the scalar pass options (",
-      absl::StrJoin(PassKnobs::names(), ", "), ")"));
+      absl::StrJoin(passes::PassKnobs::names(), ", "), ")"));
 }
 
 } // namespace
 
-absl::StatusOr<tune::SearchSpace> parseSearchSpace(llvm::StringRef text) {
+absl::StatusOr<SearchSpace> parseSearchSpace(llvm::StringRef text) {
   absl::StatusOr<llvm::json::Value> json = support::parseJson(text, "search space");
   if (!json.ok()) return json.status();
-  tune::SearchSpace space;
+  SearchSpace space;
   if (json->getAsArray()) {
-    absl::StatusOr<tune::SearchSpace> parsed = tune::SearchSpace::fromJson(*json);
+    absl::StatusOr<SearchSpace> parsed = SearchSpace::fromJson(*json);
     if (!parsed.ok()) return parsed.status();
     space = *std::move(parsed);
   } else if (const llvm::json::Object *object = json->getAsObject()) {
@@ -624,10 +586,10 @@ absl::StatusOr<tune::SearchSpace> parseSearchSpace(llvm::StringRef text) {
       if (!values)
         return absl::InvalidArgumentError(absl::StrCat(
             "search space knob '", name, "' must list its values, e.g. \"", name, "\": [..]"));
-      tune::Dimension dim{name, {}, kindOfKnob(name)};
+      Dimension dim{name, {}, kindOfKnob(name)};
       for (size_t i = 0; i < values->size(); ++i) {
-        absl::StatusOr<tune::KnobValue> v =
-            tune::knobValueFromJson((*values)[i], absl::StrCat(name, "[", i, "]"));
+        absl::StatusOr<KnobValue> v =
+            knobValueFromJson((*values)[i], absl::StrCat(name, "[", i, "]"));
         if (!v.ok()) return v.status();
         dim.values.push_back(*std::move(v));
       }
@@ -640,16 +602,16 @@ absl::StatusOr<tune::SearchSpace> parseSearchSpace(llvm::StringRef text) {
         "a search space is a JSON object {\"knob\": [values...]} (or a tune_result's "
         "\"space\" array)");
   }
-  for (const tune::Dimension &dim : space.dimensions())
+  for (const Dimension &dim : space.dimensions())
     if (absl::Status s = checkKnobName(dim.name); !s.ok()) return s;
   return space;
 }
 
-absl::Status checkSpaceApplies(const tune::SearchSpace &space, llvm::StringRef moduleText) {
+absl::Status checkSpaceApplies(const SearchSpace &space, llvm::StringRef moduleText) {
   absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText);
   if (!parsed.ok()) return parsed.status();
   TileSites sites = collectTileSites(*parsed->func);
-  for (const tune::Dimension &dim : space.dimensions()) {
+  for (const Dimension &dim : space.dimensions()) {
     if (absl::Status s = checkKnobName(dim.name); !s.ok()) return s;
     for (bool vector : {true, false}) {
       llvm::StringRef prefix = vector ? kVecTileDim : kCubeTileDim;
@@ -666,4 +628,4 @@ absl::Status checkSpaceApplies(const tune::SearchSpace &space, llvm::StringRef m
   return absl::OkStatus();
 }
 
-} // namespace ptoc::session
+} // namespace ptoc::tune
