@@ -1,4 +1,4 @@
-// Run output folders and atomic file writes.
+// Run output folders.
 #include "ptoc/profile/OutputDir.h"
 
 #include <chrono>
@@ -49,43 +49,6 @@ absl::StatusOr<std::string> createRunOutputDir(llvm::StringRef base) {
   }
   return absl::InternalError(absl::StrCat("could not find a fresh output folder name under '",
                                           base.str(), "'"));
-}
-
-absl::Status writeFileAtomically(llvm::StringRef path, llvm::StringRef contents) {
-  return writeFileAtomically(path, [&](llvm::raw_ostream &os) {
-    os << contents;
-    return absl::OkStatus();
-  });
-}
-
-absl::Status writeFileAtomically(llvm::StringRef path,
-                                 llvm::function_ref<absl::Status(llvm::raw_ostream &)> write) {
-  llvm::SmallString<256> temp(path);
-  temp += absl::StrFormat(".tmp%d", getpid());
-  absl::Status written;
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(temp, ec);
-    if (ec)
-      return absl::InvalidArgumentError(
-          absl::StrCat("cannot write '", std::string(temp), "': ", ec.message()));
-    written = write(os);
-    os.close();
-    if (written.ok() && os.has_error())
-      written = absl::InvalidArgumentError(
-          absl::StrCat("cannot write '", std::string(temp), "': ", os.error().message()));
-    os.clear_error();
-  }
-  if (!written.ok()) {
-    llvm::sys::fs::remove(temp);
-    return written;
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
-    llvm::sys::fs::remove(temp);
-    return absl::InvalidArgumentError(absl::StrCat("cannot rename '", std::string(temp), "' to '",
-                                                   path.str(), "': ", ec.message()));
-  }
-  return absl::OkStatus();
 }
 
 } // namespace ptoc::profile

@@ -9,6 +9,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "ptoc/profile/OutputDir.h"
 #include "ptoc/profile/SwimlaneHtml.h"
+#include "ptoc/support/AtomicWrite.h"
 
 namespace ptoc::profile {
 
@@ -39,16 +40,16 @@ absl::StatusOr<std::string> writeRunOutputs(const codegen::Program &program,
                                             const SwimlaneOptions &swimlane) {
   absl::StatusOr<std::string> folder = createRunOutputDir(outputBase(baseDir));
   if (!folder.ok()) return folder.status();
-  if (absl::Status s = writeFileAtomically(join(*folder, kSwimlaneFile),
+  if (absl::Status s = support::writeFileAtomically(join(*folder, kSwimlaneFile),
                                            [&](llvm::raw_ostream &os) {
                                              return writeSwimlane(os, program, record, swimlane);
                                            });
       !s.ok())
     return s;
-  if (absl::Status s = writeFileAtomically(join(*folder, kSummaryTextFile), summaryText(summary));
+  if (absl::Status s = support::writeFileAtomically(join(*folder, kSummaryTextFile), summaryText(summary));
       !s.ok())
     return s;
-  if (absl::Status s = writeFileAtomically(join(*folder, kSummaryJsonFile), summaryJson(summary));
+  if (absl::Status s = support::writeFileAtomically(join(*folder, kSummaryJsonFile), summaryJson(summary));
       !s.ok())
     return s;
   // The page reads the files just written, so it shows exactly what they say.

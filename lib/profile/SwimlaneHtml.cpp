@@ -14,6 +14,7 @@
 #include "ptoc/profile/OutputDir.h"
 #include "ptoc/profile/RunOutputs.h"
 #include "ptoc/profile/TraceAnalysis.h"
+#include "ptoc/support/AtomicWrite.h"
 #include "ptoc/support/BoundedJson.h"
 #include "ptoc/support/ReadFile.h"
 
@@ -130,7 +131,7 @@ absl::Status writeSwimlaneHtmlFile(llvm::StringRef folder) {
   inputs.traceJson = (*trace)->getBuffer();
   inputs.summaryJson = *summary;
   inputs.analysisJson = analysis;
-  return writeFileAtomically(join(folder, kSwimlaneHtmlFile), [&](llvm::raw_ostream &os) {
+  return support::writeFileAtomically(join(folder, kSwimlaneHtmlFile), [&](llvm::raw_ostream &os) {
     absl::Status s = writeSwimlaneHtml(os, inputs);
     if (s.ok()) return s;
     return absl::Status(s.code(), absl::StrCat(folder.str(), ": ", s.message()));

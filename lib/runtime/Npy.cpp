@@ -1,4 +1,5 @@
-// numpy .npy reading and writing: header parsing with precise errors, atomic writes.
+// numpy .npy reading and writing: header parsing with precise errors, atomic writes
+// (support/AtomicWrite.h).
 #include "ptoc/runtime/Npy.h"
 
 #include <cstring>
@@ -13,6 +14,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include "ptoc/support/AtomicWrite.h"
 
 namespace ptoc::runtime {
 
@@ -349,33 +352,7 @@ absl::StatusOr<HostTensor> readNpyAs(llvm::StringRef path, DType dtype,
 }
 
 absl::Status writeNpy(llvm::StringRef path, const HostTensor &tensor) {
-  std::string bytes = serializeNpy(tensor);
-  auto fail = [&](const std::string &what) {
-    return absl::InternalError(absl::StrCat("cannot write '", path.str(), "': ", what));
-  };
-  // The temporary lives next to the target so the rename stays on one file system.
-  llvm::SmallString<256> model(path);
-  model += ".tmp-%%%%%%%%";
-  llvm::SmallString<256> tmp;
-  int fd = -1;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, tmp))
-    return fail(absl::StrCat("cannot create a temporary file next to it (", ec.message(), ")"));
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << bytes;
-    os.close();
-    if (os.has_error()) {
-      std::string msg = os.error().message();
-      os.clear_error();
-      llvm::sys::fs::remove(tmp);
-      return fail(msg);
-    }
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
-    llvm::sys::fs::remove(tmp);
-    return fail(ec.message());
-  }
-  return absl::OkStatus();
+  return support::writeFileAtomically(path, serializeNpy(tensor));
 }
 
 } // namespace ptoc::runtime

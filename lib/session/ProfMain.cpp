@@ -14,6 +14,7 @@
 #include "ptoc/profile/OutputDir.h"
 #include "ptoc/profile/SwimlaneHtml.h"
 #include "ptoc/profile/TraceAnalysis.h"
+#include "ptoc/support/AtomicWrite.h"
 
 namespace ptoc::session {
 namespace {
@@ -105,7 +106,7 @@ int analyzeCommand(const ProfArgs &args) {
   if (folder.empty()) folder = ".";
   llvm::SmallString<256> out(folder);
   llvm::sys::path::append(out, profile::kAnalysisFile);
-  if (absl::Status s = profile::writeFileAtomically(out, profile::analysisJson(analysis));
+  if (absl::Status s = support::writeFileAtomically(out, profile::analysisJson(analysis));
       !s.ok()) {
     llvm::errs() << "ptoc prof: " << std::string(s.message()) << "\n";
     return kExitError;

@@ -24,6 +24,7 @@
 #include "ptoc/session/ProfMain.h"
 #include "ptoc/session/Session.h"
 #include "ptoc/session/Version.h"
+#include "ptoc/support/AtomicWrite.h"
 #include "ptoc/support/BoundedJson.h"
 #include "ptoc/support/ReadFile.h"
 
@@ -272,27 +273,6 @@ absl::StatusOr<profile::PerfReport> reportFromRuns(const ReportArgs &args) {
   return report;
 }
 
-absl::Status writeFile(llvm::StringRef path, llvm::StringRef text) {
-  // Write beside the target and rename, so a reader (or a failed run) never leaves a
-  // half-written report where a baseline is expected.
-  std::string tmp = absl::StrCat(path.str(), ".tmp");
-  std::error_code ec;
-  {
-    llvm::raw_fd_ostream os(tmp, ec, llvm::sys::fs::OF_Text);
-    if (ec)
-      return absl::PermissionDeniedError(
-          absl::StrCat("cannot write '", path.str(), "': ", ec.message()));
-    os << text;
-    os.close();
-    if (os.has_error())
-      return absl::DataLossError(absl::StrCat("cannot write '", path.str(), "'"));
-  }
-  if (std::error_code rc = llvm::sys::fs::rename(tmp, path))
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot write '", path.str(), "': ", rc.message()));
-  return absl::OkStatus();
-}
-
 /// True when `argv` asks for help (`--help` / `-h`).
 bool wantsHelp(const std::vector<std::string> &argv) {
   return std::find(argv.begin(), argv.end(), "--help") != argv.end() ||
@@ -333,7 +313,8 @@ int profReportMain(const std::vector<std::string> &argv) {
     llvm::outs() << json;
     return kExitOk;
   }
-  if (absl::Status st = writeFile(args.output, json); !st.ok()) {
+  // Replaced whole: a failed run never leaves half a report where a baseline is expected.
+  if (absl::Status st = support::writeFileAtomically(args.output, json); !st.ok()) {
     llvm::errs() << "ptoc prof report: " << ir::messageOf(st) << "\n";
     return kExitFailure;
   }

@@ -18,7 +18,6 @@
 #include <functional>
 #include <iterator>
 #include <map>
-#include <thread>
 #include <tuple>
 #include <utility>
 
@@ -31,7 +30,9 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "ptoc/support/AtomicWrite.h"
 #include "ptoc/support/BoundedJson.h"
+#include "ptoc/support/ErrorCategory.h"
 
 namespace ptoc::tune {
 namespace {
@@ -135,8 +136,8 @@ absl::StatusOr<FileContents> readFile(llvm::StringRef path, std::vector<std::str
       llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer) {
     if (buffer.getError() == std::errc::no_such_file_or_directory) return contents;
-    return absl::InvalidArgumentError(absl::StrCat("cannot read bank file '", path.str(),
-                                                   "': ", buffer.getError().message()));
+    return support::ioError(absl::StrCat("cannot read bank file '", path.str(), "': ",
+                                         buffer.getError().message()));
   }
   llvm::StringRef rest = (*buffer)->getBuffer();
   for (size_t lineNo = 1; !rest.empty(); ++lineNo) {
@@ -170,14 +171,13 @@ public:
   static absl::StatusOr<FileLock> acquire(const std::string &lockPath) {
     int fd = ::open(lockPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
-      return absl::InvalidArgumentError(
+      return support::ioError(
           absl::StrCat("cannot open bank lock '", lockPath, "': ", errnoText()));
     while (::flock(fd, LOCK_EX) != 0) {
       if (errno == EINTR) continue;
       std::string why = errnoText();
       ::close(fd);
-      return absl::InvalidArgumentError(
-          absl::StrCat("cannot lock bank lock '", lockPath, "': ", why));
+      return support::ioError(absl::StrCat("cannot lock bank lock '", lockPath, "': ", why));
     }
     return FileLock(fd);
   }
@@ -192,45 +192,9 @@ private:
   int fd_;
 };
 
-absl::Status writeAll(int fd, llvm::StringRef data, const std::string &path) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return absl::InvalidArgumentError(absl::StrCat("cannot write '", path, "': ", errnoText()));
-    }
-    data = data.drop_front(size_t(n));
-  }
-  return absl::OkStatus();
-}
-
-/// Writes `path` whole: a temp file in the same folder, fsync, rename. The caller
-/// holds the file's lock.
-absl::Status writeFileDurably(const std::string &path, llvm::StringRef contents) {
-  // Unique per process and thread; the lock makes it unique among writers of `path`.
-  std::string temp = absl::StrCat(path, ".tmp", ::getpid(), "-",
-                                  std::hash<std::thread::id>{}(std::this_thread::get_id()));
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return absl::InvalidArgumentError(absl::StrCat("cannot create '", temp, "': ", errnoText()));
-  absl::Status s = writeAll(fd, contents, temp);
-  if (s.ok() && ::fsync(fd) != 0)
-    s = absl::InvalidArgumentError(absl::StrCat("cannot sync '", temp, "': ", errnoText()));
-  if (::close(fd) != 0 && s.ok())
-    s = absl::InvalidArgumentError(absl::StrCat("cannot close '", temp, "': ", errnoText()));
-  if (s.ok() && ::rename(temp.c_str(), path.c_str()) != 0)
-    s = absl::InvalidArgumentError(
-        absl::StrCat("cannot rename '", temp, "' to '", path, "': ", errnoText()));
-  if (!s.ok()) {
-    ::unlink(temp.c_str());
-    return s;
-  }
-  return absl::OkStatus();
-}
-
 absl::Status ensureDir(llvm::StringRef dir) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    return absl::InvalidArgumentError(
+    return support::ioError(
         absl::StrCat("cannot create bank folder '", dir.str(), "': ", ec.message()));
   return absl::OkStatus();
 }
@@ -248,7 +212,8 @@ absl::Status updateFile(const std::string &path, std::vector<std::string> &warni
   for (const BankRecord &r : dedupeRecords(std::move(contents->records)))
     absl::StrAppend(&text, recordToLine(r), "\n");
   for (const std::string &line : contents->foreignLines) absl::StrAppend(&text, line, "\n");
-  return writeFileDurably(path, text);
+  // Synced before the rename: the bank must survive a crash of the machine.
+  return support::writeFileAtomically(path, text, support::Durability::Sync);
 }
 
 /// The bank files (`*.jsonl`) directly in `dir`, sorted; none when it does not exist.

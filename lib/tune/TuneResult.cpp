@@ -11,6 +11,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "ptoc/profile/OutputDir.h"
+#include "ptoc/support/AtomicWrite.h"
 #include "ptoc/support/BoundedJson.h"
 
 namespace ptoc::tune {
@@ -164,7 +165,7 @@ absl::StatusOr<std::string> writeTuneResult(const SearchSpace &space,
     llvm::sys::path::append(path, attempt == 0 ? name
                                                : absl::StrCat(stem.str(), "_", attempt, ".json"));
     if (llvm::sys::fs::exists(path)) continue;
-    absl::Status written = profile::writeFileAtomically(path, [&](llvm::raw_ostream &os) {
+    absl::Status written = support::writeFileAtomically(path, [&](llvm::raw_ostream &os) {
       writeTuneResultJson(os, space, result);
       os << "\n";
       return absl::OkStatus();

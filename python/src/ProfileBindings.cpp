@@ -8,6 +8,7 @@
 #include "llvm/Support/Path.h"
 #include "ptoc/profile/OutputDir.h"
 #include "ptoc/profile/TraceAnalysis.h"
+#include "ptoc/support/AtomicWrite.h"
 
 namespace py = pybind11;
 
@@ -33,7 +34,7 @@ void bindProfile(py::module_ &m) {
           llvm::SmallString<256> out(trace->path);
           llvm::sys::path::remove_filename(out);
           llvm::sys::path::append(out, profile::kAnalysisFile);
-          if (absl::Status s = profile::writeFileAtomically(out, json); !s.ok())
+          if (absl::Status s = support::writeFileAtomically(out, json); !s.ok())
             throw py::value_error(std::string(s.message()));
         }
         return json;

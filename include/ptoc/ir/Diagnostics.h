@@ -10,25 +10,15 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include "ptoc/ir/Location.h"
+#include "ptoc/support/ErrorCategory.h"
 
 namespace ptoc::ir {
 
 enum class Severity : uint8_t { Error, Warning, Note, Remark };
 
-/// What an error is about, so that a caller (Python's exception classes, a CLI's
-/// exit code) can tell the user's mistakes apart from ptoc's own bugs without reading
-/// the message: `Internal` is a bug in ptoc; every other category is the user's.
-enum class DiagCategory : uint8_t {
-  General,  ///< a malformed program or request (no finer category)
-  Shape,    ///< shapes that do not fit: broadcasting, regions, ranks, matmul K
-  Tile,     ///< tile shapes: missing, misaligned, over a buffer's capacity, the budget
-  DType,    ///< element types that do not fit
-  Option,   ///< an option, knob, scope or setting
-  IO,       ///< reading or writing a file failed (disk, permissions)
-  Internal, ///< an internal invariant broke: a bug in ptoc
-};
-/// "general", "shape", "tile", "dtype", "option", "io", "internal".
-llvm::StringRef diagCategoryName(DiagCategory c);
+/// What an error is about (support/ErrorCategory.h).
+using support::DiagCategory;
+using support::diagCategoryName;
 
 /// Where a diagnostic points. Unlike Location it owns the file name, so a
 /// diagnostic stays valid after the Context that produced it is gone.
@@ -134,15 +124,9 @@ inline llvm::StringRef messageOf(const absl::Status &s) {
   return {s.message().data(), s.message().size()};
 }
 
-/// An internal invariant was broken: a bug in ptoc, never the user's fault.
-absl::Status internalError(const llvm::Twine &what);
-/// Reading or writing a file failed (category IO; the message names the file).
-absl::Status ioError(const llvm::Twine &what);
-
-/// `s` filed under category `c` (a payload the status carries; OK stays OK).
-absl::Status withCategory(absl::Status s, DiagCategory c);
-/// The category `s` was filed under: its payload, else Internal for an Internal
-/// status, else General.
-DiagCategory categoryOf(const absl::Status &s);
+using support::categoryOf;
+using support::internalError;
+using support::ioError;
+using support::withCategory;
 
 } // namespace ptoc::ir

@@ -20,12 +20,4 @@ std::string outputBase(llvm::StringRef option);
 /// different folders. Errors name the folder and the reason.
 absl::StatusOr<std::string> createRunOutputDir(llvm::StringRef base);
 
-/// Writes `contents` to `path` atomically (a temporary file in the same folder, then
-/// a rename), so a reader never sees a half-written file.
-absl::Status writeFileAtomically(llvm::StringRef path, llvm::StringRef contents);
-/// The same, with the contents streamed by `write` (which may fail; then nothing is
-/// left behind), so a large file never has to exist as one string.
-absl::Status writeFileAtomically(llvm::StringRef path,
-                                 llvm::function_ref<absl::Status(llvm::raw_ostream &)> write);
-
 } // namespace ptoc::profile
