@@ -6,6 +6,7 @@
 #include "JsonNumbers.h"
 #include "absl/strings/str_cat.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 
 namespace ptoc::profile {
 
@@ -151,7 +152,7 @@ private:
   void writeOtherData() {
     llvm::json::OStream json(os_);
     json.object([&] {
-      json.attribute("func", t_.func.empty() ? t_.source : t_.func);
+      json.attribute("func", t_.func.empty() ? llvm::sys::path::filename(t_.source) : t_.func);
       json.attribute("device", t_.device.empty() ? "?" : t_.device);
       json.attribute("family", familyName(t_.family));
       json.attribute("aic_cores", t_.aicCores);

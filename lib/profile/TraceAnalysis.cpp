@@ -193,6 +193,7 @@ void Analyzer::fillGroups() {
   struct Accum {
     int tasks = 0;
     double minTicks = std::numeric_limits<double>::infinity(), maxTicks = 0, totalTicks = 0;
+    double firstStart = std::numeric_limits<double>::infinity();
     std::set<int> lanes;
   };
   std::vector<Accum> groups(t_.groups.size());
@@ -204,6 +205,7 @@ void Analyzer::fillGroups() {
     g.minTicks = std::min(g.minTicks, task.dur);
     g.maxTicks = std::max(g.maxTicks, task.dur);
     g.totalTicks += task.dur;
+    g.firstStart = std::min(g.firstStart, task.start + t_.lanes[task.lane].drawShift);
     g.lanes.insert(task.lane);
   }
   for (size_t i = 0; i < groups.size(); ++i) {
@@ -223,6 +225,7 @@ void Analyzer::fillGroups() {
     out.maxUs = us(g.maxTicks);
     out.totalUs = us(g.totalTicks);
     out.avgUs = out.totalUs / g.tasks;
+    out.firstStartUs = us(g.firstStart);
     s_.groups.push_back(std::move(out));
   }
 }
@@ -286,6 +289,7 @@ void Analyzer::fillCriticalPath() {
   path.waitUs = std::max(0.0, path.lengthUs - path.busyUs);
   std::vector<int> groupOfEntry; // the group (-1: control) of each hashOrders entry
   for (int c : path.calls) {
+    path.stepKeys.push_back(groupKeyOf(c));
     int group = control(c) ? -1 : t_.tasks[c].group;
     auto it = std::find(groupOfEntry.begin(), groupOfEntry.end(), group);
     if (it == groupOfEntry.end()) {

@@ -11,6 +11,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include "ptoc/profile/TraceDiff.h"
 #include "ptoc/profile/TraceProfile.h"
 #include "ptoc/target/DeviceSpec.h"
 
@@ -41,6 +42,19 @@ options:
   --device D  the device a PyPTO trace ran on (preset or JSON file): its core
               counts, so idle cores without a lane are counted
   --quiet     print only where analysis.json was written
+)";
+
+constexpr const char *kDiffUsage = R"(usage: ptoc prof diff A B [--device D] [--json]
+
+Sets two traces side by side (two device runs, two simulations, or a ptoc simulation
+against a device run of the same operator): span, per core kind and per group the
+task count, total and mean time with their ratios B / A, and where the critical paths
+part. A and B are anything `ptoc prof` reads; nothing is written. Groups match by key,
+or, with no key in common, by core kind in the order they first ran.
+
+options:
+  --device D  the device the PyPTO traces ran on (ptoc prof --device)
+  --json      print the comparison as JSON (docs/profiling.md lists its keys)
 )";
 
 struct ProfArgs {
@@ -101,20 +115,15 @@ std::optional<int> parseArgs(const std::vector<std::string> &args, ProfArgs &out
   return std::nullopt;
 }
 
+std::optional<int> loadDevice(const std::string &name, std::optional<target::DeviceSpec> &device,
+                              profile::TraceReadOptions &read);
+
 int analyzeCommand(const ProfArgs &args) {
   profile::TraceProfileOptions options;
   options.analysis.summary.topTasks = args.top;
   options.analysis.topWaits = args.top;
   std::optional<target::DeviceSpec> device;
-  if (!args.device.empty()) {
-    absl::StatusOr<target::DeviceSpec> loaded = target::DeviceSpec::load(args.device);
-    if (!loaded.ok()) {
-      llvm::errs() << "ptoc prof: --device: " << std::string(loaded.status().message()) << "\n";
-      return kExitUsage;
-    }
-    device = *std::move(loaded);
-    options.read.device = &*device;
-  }
+  if (std::optional<int> status = loadDevice(args.device, device, options.read)) return *status;
   absl::StatusOr<profile::TraceProfile> result = profile::profileTrace(args.path, options);
   if (!result.ok()) {
     llvm::errs() << "ptoc prof: " << std::string(result.status().message()) << "\n";
@@ -129,9 +138,71 @@ int analyzeCommand(const ProfArgs &args) {
   return kExitOk;
 }
 
+/// Loads the device named by --device into `device` (empty name: none).
+std::optional<int> loadDevice(const std::string &name, std::optional<target::DeviceSpec> &device,
+                              profile::TraceReadOptions &read) {
+  if (name.empty()) return std::nullopt;
+  absl::StatusOr<target::DeviceSpec> loaded = target::DeviceSpec::load(name);
+  if (!loaded.ok()) {
+    llvm::errs() << "ptoc prof: --device: " << std::string(loaded.status().message()) << "\n";
+    return kExitUsage;
+  }
+  device = *std::move(loaded);
+  read.device = &*device;
+  return std::nullopt;
+}
+
+int diffCommand(const std::vector<std::string> &args) {
+  std::vector<std::string> paths;
+  std::string deviceName;
+  bool json = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      llvm::outs() << kDiffUsage;
+      return kExitOk;
+    }
+    if (arg == "--json") {
+      json = true;
+    } else if (arg == "--device" && i + 1 < args.size()) {
+      deviceName = args[++i];
+    } else if (arg.rfind("--device=", 0) == 0) {
+      deviceName = arg.substr(9);
+    } else if (!arg.empty() && arg[0] == '-') {
+      llvm::errs() << "ptoc prof diff: unknown option '" << arg << "'; see 'ptoc prof diff --help'\n";
+      return kExitUsage;
+    } else {
+      paths.push_back(arg);
+    }
+  }
+  if (paths.size() != 2) {
+    llvm::errs() << "ptoc prof diff: give two traces (got " << paths.size() << ")\n" << kDiffUsage;
+    return kExitUsage;
+  }
+  profile::TraceProfileOptions options;
+  options.write = false;
+  std::optional<target::DeviceSpec> device;
+  if (std::optional<int> status = loadDevice(deviceName, device, options.read)) return *status;
+  std::vector<profile::TraceProfile> sides;
+  for (const std::string &path : paths) {
+    absl::StatusOr<profile::TraceProfile> side = profile::profileTrace(path, options);
+    if (!side.ok()) {
+      llvm::errs() << "ptoc prof diff: " << std::string(side.status().message()) << "\n";
+      return kExitError;
+    }
+    sides.push_back(*std::move(side));
+  }
+  profile::TraceDiff diff = profile::diffAnalyses(sides[0].analysis, sides[1].analysis);
+  llvm::outs() << (json ? profile::traceDiffJson(diff) : profile::traceDiffText(diff));
+  llvm::outs().flush();
+  return kExitOk;
+}
+
 } // namespace
 
 int profMain(const std::vector<std::string> &args) {
+  if (!args.empty() && args[0] == "diff")
+    return diffCommand(std::vector<std::string>(args.begin() + 1, args.end()));
   if (!args.empty() && args[0] == "report")
     return profReportMain(std::vector<std::string>(args.begin() + 1, args.end()));
   if (!args.empty() && args[0] == "compare")

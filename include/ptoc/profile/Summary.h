@@ -76,6 +76,7 @@ struct GroupSummary {
   int tasks = 0;
   int coresUsed = 0;
   double minUs = 0, avgUs = 0, maxUs = 0, totalUs = 0;
+  double firstStartUs = 0;   ///< its earliest task's start (not in the JSON)
 };
 
 /// One task, for the longest-tasks list.
@@ -103,6 +104,8 @@ struct CriticalPath {
   std::vector<std::pair<int, int>> hashOrders;
   /// The same groups by key ("control" for control nodes), parallel to hashOrders.
   std::vector<std::string> groupKeys;
+  /// The group key of each task on the path, in order (parallel to calls).
+  std::vector<std::string> stepKeys;
   int controlNodes = 0;      ///< control nodes on the path (Machine View)
   /// Edges of the path along which a task overwrites what its predecessor wrote or
   /// read in GM (an in-place update chain: read-modify-writes of one region).

@@ -295,7 +295,7 @@
     }
     $('legend').innerHTML = [...groups.values()].sort((a, b) => a.order - b.order).map((g) =>
       '<span class="legend-item" data-hash-order="' + esc(g.order) + '" data-tasks="' + g.tasks + '"><span class="swatch" style="background:' +
-      hashOrderColour(g.order) + '"></span>' + esc(g.key) + ' (hash order ' + esc(g.order) + ', ' + esc(g.lane) + ', ' + g.tasks + ' tasks)</span>').join('');
+      hashOrderColour(g.order) + '"></span>' + esc(g.key) + ' (' + (data.trace.other.family ? 'group ' : 'hash order ') + esc(g.order) + ', ' + esc(g.lane) + ', ' + g.tasks + ' tasks)</span>').join('');
   }
 
   // ---------------------------------------------------------------- lanes
