@@ -26,8 +26,7 @@ namespace {
 /// One task ('X' event with cat "task") as read.
 struct LoadedTask {
   int64_t call = -1;
-  int subgraph = -1, leaf = -1, hashOrder = -1, groupSize = 0;
-  std::string leafHash, group;
+  int subgraph = -1, leaf = -1, hashOrder = -1;
   std::string kind;          ///< "AIC" / "AIV" (from the lane's process name)
   int coreIndex = -1;        ///< from the lane name "AIV_17"
   double startUs = 0, durUs = 0;
@@ -48,8 +47,17 @@ struct LoadedPipe {
   int64_t bytes = 0;
 };
 
+/// What a hash order's group is, from its task with the lowest call (kept once per
+/// group, not per task).
+struct LoadedGroup {
+  int64_t call = -1;
+  std::string leafHash, key;
+  int groupSize = 0;
+};
+
 /// A trace as read: otherData, tasks by call, pipes and the flows bound to tasks.
 struct LoadedTrace {
+  std::map<int, LoadedGroup> groups; ///< by hash order
   std::string func, device, limiter;
   int schedMode = 0;
   double clockMHz = 0;
@@ -206,6 +214,7 @@ private:
   std::unordered_map<std::string, size_t> stringFlows_;
   std::vector<std::string> flowStrings_;
   std::vector<LoadedTask> tasks_;
+  std::map<int, LoadedGroup> groups_;
   std::vector<LoadedPipe> pipes_;
   /// Running totals of the byte counts, so the analysis's sums cannot overflow.
   int64_t bytesIn_ = 0, bytesOut_ = 0, pipeBytes_ = 0;
@@ -402,10 +411,8 @@ void Loader::readEvent(size_t i, JsonRef event, size_t offset) {
                                                taskSource_[*call].event));
     LoadedTask task;
     task.call = *call;
-    task.leafHash = args->getString("leaf_hash").value_or("").str();
     task.startUs = ts;
     task.durUs = dur;
-    task.group = args->getString("group").value_or("").str();
     task.readyUs = args->getNumber("ready_us");
     task.dispatchUs = args->getNumber("dispatch_us");
     bool present = args->get("ready_us") || args->get("dispatch_us");
@@ -431,7 +438,6 @@ void Loader::readEvent(size_t i, JsonRef event, size_t offset) {
     task.hashOrder = static_cast<int>(order64);
     task.subgraph = static_cast<int>(subgraph);
     task.leaf = static_cast<int>(leaf);
-    task.groupSize = static_cast<int>(groupSize);
     task.thread = static_cast<int>(thread);
     if (task.l2HitBytes > task.bytesIn)
       return fail(kArgNumbers, absl::StrCat("args.l2_hit_bytes (", task.l2HitBytes,
@@ -451,6 +457,11 @@ void Loader::readEvent(size_t i, JsonRef event, size_t offset) {
       taskSource_.resize(task.call + 1);
     }
     taskSource_[task.call] = Source{i, offset, key};
+    LoadedGroup &group = groups_[task.hashOrder];
+    if (group.call < 0 || task.call < group.call)
+      group = LoadedGroup{task.call, args->getString("leaf_hash").value_or("").str(),
+                          args->getString("group").value_or("").str(),
+                          static_cast<int>(groupSize)};
     tasks_[task.call] = std::move(task);
     return;
   }
@@ -640,6 +651,7 @@ std::optional<absl::StatusOr<LoadedTrace>> Loader::load(llvm::StringRef text,
   checkDeferred(out, events);
   if (first_) return first_->second;
   out.tasks = std::move(tasks_);
+  out.groups = std::move(groups_);
   out.pipes = std::move(pipes_);
   std::vector<Source>().swap(pipeSource_);
   for (size_t c = 0; c < out.tasks.size(); ++c)
@@ -700,10 +712,16 @@ std::optional<absl::StatusOr<Timeline>> readPtocTrace(llvm::StringRef text,
 
   // Groups by hash order, each described by its first task in call order.
   std::map<int, int> groupOfOrder;
-  for (const LoadedTask &task : in.tasks) groupOfOrder.emplace(task.hashOrder, 0);
-  int index = 0;
-  for (auto &[order, group] : groupOfOrder) group = index++;
-  t.groups.resize(groupOfOrder.size());
+  for (const auto &[order, loaded] : in.groups) {
+    groupOfOrder.emplace(order, static_cast<int>(t.groups.size()));
+    TimelineGroup g;
+    // A trace from before ptoc wrote args.group names groups of function 0.
+    g.key = loaded.key.empty() ? passes::hashOrderKey(0, order) : loaded.key;
+    g.hashOrder = order;
+    g.leafHash = loaded.leafHash;
+    g.groupSize = loaded.groupSize;
+    t.groups.push_back(std::move(g));
+  }
   std::vector<char> described(t.groups.size(), 0);
   // One lane per core, in first-use order.
   std::map<std::pair<std::string, int>, int> laneOf;
@@ -712,15 +730,9 @@ std::optional<absl::StatusOr<Timeline>> readPtocTrace(llvm::StringRef text,
   for (size_t c = 0; c < in.tasks.size(); ++c) {
     const LoadedTask &task = in.tasks[c];
     int group = groupOfOrder[task.hashOrder];
-    if (!described[group]) {
+    if (!described[group]) { // its first task in call order gives its core kind
       described[group] = 1;
-      TimelineGroup &g = t.groups[group];
-      // A trace from before ptoc wrote args.group names groups of function 0.
-      g.key = task.group.empty() ? passes::hashOrderKey(0, task.hashOrder) : task.group;
-      g.hashOrder = task.hashOrder;
-      g.core = task.kind;
-      g.leafHash = task.leafHash;
-      g.groupSize = task.groupSize;
+      t.groups[group].core = task.kind;
     }
     auto [lane, added] = laneOf.emplace(std::make_pair(task.kind, task.coreIndex),
                                         static_cast<int>(t.lanes.size()));

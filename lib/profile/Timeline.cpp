@@ -34,8 +34,10 @@ std::string Timeline::coreName(LaneKind kind, int index) const {
 }
 
 void EdgeList::moveInto(Timeline &timeline) {
-  std::stable_sort(edges.begin(), edges.end(),
-                   [](const Edge &a, const Edge &b) { return a.consumer < b.consumer; });
+  auto byConsumer = [](const Edge &a, const Edge &b) { return a.consumer < b.consumer; };
+  // Producers mostly add edges consumer by consumer already.
+  if (!std::is_sorted(edges.begin(), edges.end(), byConsumer))
+    std::stable_sort(edges.begin(), edges.end(), byConsumer);
   size_t tasks = timeline.tasks.size();
   timeline.predStart.assign(tasks + 1, 0);
   timeline.preds.clear();

@@ -153,7 +153,7 @@ void Analyzer::fillCoreKinds() {
     CoreKindSummary k;
     k.kind = laneKindLabel(kind).str();
     k.cores = t_.coresOf(kind);
-    std::set<int> used;
+    std::vector<char> used(t_.lanes.size(), 0);
     double busy = 0;
     double first = std::numeric_limits<double>::infinity(), last = 0;
     bool anyTask = false;
@@ -165,13 +165,13 @@ void Analyzer::fillCoreKinds() {
       first = anyTask ? std::min(first, task.start) : task.start;
       last = anyTask ? std::max(last, task.end()) : task.end();
       anyTask = true;
-      used.insert(t_.tasks[i].lane);
+      used[t_.tasks[i].lane] = 1;
       size_t p = static_cast<size_t>(phase[i]);
       if (k.phaseTasks.size() <= p) k.phaseTasks.resize(p + 1, 0);
       ++k.phaseTasks[p];
     }
     k.phases = static_cast<int>(k.phaseTasks.size());
-    k.coresUsed = static_cast<int>(used.size());
+    k.coresUsed = static_cast<int>(std::count(used.begin(), used.end(), 1));
     k.busyUs = us(busy);
     k.idleUs = us(std::max(0.0, k.cores * span - busy));
     k.utilization = safeRatio(busy, k.cores * span);
@@ -194,8 +194,10 @@ void Analyzer::fillGroups() {
     int tasks = 0;
     double minTicks = std::numeric_limits<double>::infinity(), maxTicks = 0, totalTicks = 0;
     double firstStart = std::numeric_limits<double>::infinity();
-    std::set<int> lanes;
+    int lanes = 0;
   };
+  // Distinct (group, lane) pairs: the cores each group used.
+  std::vector<std::pair<int, int>> groupLanes;
   std::vector<Accum> groups(t_.groups.size());
   for (size_t i = 0; i < t_.tasks.size(); ++i) {
     const TimelineTask &task = t_.tasks[i];
@@ -206,8 +208,11 @@ void Analyzer::fillGroups() {
     g.maxTicks = std::max(g.maxTicks, task.dur);
     g.totalTicks += task.dur;
     g.firstStart = std::min(g.firstStart, task.start + t_.lanes[task.lane].drawShift);
-    g.lanes.insert(task.lane);
+    groupLanes.push_back({task.group, task.lane});
   }
+  std::sort(groupLanes.begin(), groupLanes.end());
+  groupLanes.erase(std::unique(groupLanes.begin(), groupLanes.end()), groupLanes.end());
+  for (const auto &[group, lane] : groupLanes) ++groups[group].lanes;
   for (size_t i = 0; i < groups.size(); ++i) {
     const Accum &g = groups[i];
     if (g.tasks == 0) continue;
@@ -220,7 +225,7 @@ void Analyzer::fillGroups() {
     out.rootHash = tg.rootHash;
     out.groupSize = tg.groupSize;
     out.tasks = g.tasks;
-    out.coresUsed = static_cast<int>(g.lanes.size());
+    out.coresUsed = g.lanes;
     out.minUs = us(g.minTicks);
     out.maxUs = us(g.maxTicks);
     out.totalUs = us(g.totalTicks);
