@@ -118,8 +118,8 @@ private:
       task.group = it->second;
       task.start = slice.ts - origin;
       task.dur = slice.dur;
-      task.name = hint.task;
       t_.tasks.push_back(std::move(task));
+      t_.taskNames.push_back(hint.task);
     }
     // A group's key is its leaf hash, with the root hash where one leaf hash occurs in
     // several root functions.

@@ -60,6 +60,15 @@ void EdgeList::moveInto(Timeline &timeline) {
 
 std::vector<int> topologicalOrder(const Timeline &t) {
   size_t n = t.tasks.size();
+  // ptoc's calls come in a topological order already (every predecessor earlier).
+  bool indexOrder = true;
+  for (size_t c = 0; c < n && indexOrder; ++c)
+    for (int p : t.predsOf(static_cast<int>(c))) indexOrder &= p < static_cast<int>(c);
+  if (indexOrder) {
+    std::vector<int> order(n);
+    for (size_t i = 0; i < n; ++i) order[i] = static_cast<int>(i);
+    return order;
+  }
   std::vector<int> indegree(n, 0), succStart(n + 1, 0), succ(t.preds.size());
   for (size_t c = 0; c < n; ++c)
     for (int p : t.predsOf(static_cast<int>(c))) {

@@ -82,6 +82,7 @@ private:
   void writeTasks() {
     for (size_t i = 0; i < t_.tasks.size(); ++i) {
       const TimelineTask &task = t_.tasks[i];
+      const std::string &name = t_.nameOf(static_cast<int>(i));
       const TimelineLane &lane = t_.lanes[task.lane];
       const TimelineGroup *group = task.group >= 0 ? &t_.groups[task.group] : nullptr;
       bool control = lane.kind == LaneKind::Control;
@@ -89,7 +90,7 @@ private:
       int order = control || !group ? -1 : t_.carries.hashOrders ? group->hashOrder : task.group;
       event([&](llvm::json::OStream &json) {
         json.attribute("ph", "X");
-        json.attribute("name", task.name.empty() ? key : absl::StrCat(key, " ", task.name));
+        json.attribute("name", name.empty() ? key : absl::StrCat(key, " ", name));
         json.attribute("cat", "task");
         json.attribute("pid", pidOf(lane.kind));
         json.attribute("tid", tidOf(lane));
@@ -97,7 +98,7 @@ private:
         time(json, "dur", t_.toUs(task.dur));
         json.attributeObject("args", [&] {
           json.attribute("call", static_cast<int64_t>(i));
-          if (!task.name.empty()) json.attribute("name", task.name);
+          if (!name.empty()) json.attribute("name", name);
           json.attribute("group", key);
           json.attribute("hash_order", order);
           if (group && !group->leafHash.empty()) json.attribute("leaf_hash", group->leafHash);
@@ -109,9 +110,9 @@ private:
           }
           if (control) json.attribute("control", true);
           if (task.ready && !control) time(json, "ready_us", t_.toUs(*task.ready + lane.drawShift));
-          if (t_.carries.blockSplit) {
-            time(json, "kernel_us", t_.toUs(task.kernel));
-            time(json, "setup_us", t_.toUs(task.setup));
+          if (i < t_.blockTimes.size()) {
+            time(json, "kernel_us", t_.toUs(t_.blockTimes[i].kernel));
+            time(json, "setup_us", t_.toUs(t_.blockTimes[i].setup));
           }
           if (t_.carries.bytes) {
             json.attribute("bytes_in", task.bytesIn);

@@ -196,7 +196,11 @@ void Analyzer::fillGroups() {
     double firstStart = std::numeric_limits<double>::infinity();
     int lanes = 0;
   };
-  // Distinct (group, lane) pairs: the cores each group used.
+  // Distinct (group, lane) pairs: the cores each group used, in a bitmap when it is
+  // small (groups x lanes), else sorted pairs.
+  constexpr size_t kMaxBitmap = size_t(1) << 24;
+  size_t cells = t_.groups.size() * t_.lanes.size();
+  std::vector<char> seen(cells <= kMaxBitmap ? cells : 0, 0);
   std::vector<std::pair<int, int>> groupLanes;
   std::vector<Accum> groups(t_.groups.size());
   for (size_t i = 0; i < t_.tasks.size(); ++i) {
@@ -208,7 +212,13 @@ void Analyzer::fillGroups() {
     g.maxTicks = std::max(g.maxTicks, task.dur);
     g.totalTicks += task.dur;
     g.firstStart = std::min(g.firstStart, task.start + t_.lanes[task.lane].drawShift);
-    groupLanes.push_back({task.group, task.lane});
+    if (!seen.empty()) {
+      char &cell = seen[static_cast<size_t>(task.group) * t_.lanes.size() + task.lane];
+      g.lanes += !cell;
+      cell = 1;
+    } else {
+      groupLanes.push_back({task.group, task.lane});
+    }
   }
   std::sort(groupLanes.begin(), groupLanes.end());
   groupLanes.erase(std::unique(groupLanes.begin(), groupLanes.end()), groupLanes.end());
@@ -253,7 +263,7 @@ void Analyzer::fillTopTasks() {
     out.subgraph = task.subgraph;
     out.hashOrder = hashOrderOf(c);
     out.group = groupKeyOf(c);
-    out.name = task.name;
+    out.name = t_.nameOf(c);
     out.core = t_.lanes[task.lane].name;
     out.startUs = us(task.start);
     out.durationUs = us(task.dur);
@@ -331,10 +341,13 @@ void Analyzer::fillBubbles() {
     double kindSched = 0, kindDep = 0, kindTail = 0, kindWait = 0, windowDep = 0;
     for (int core = 0; core < cores; ++core) {
       std::vector<int> &tasks = perCore[core];
-      std::sort(tasks.begin(), tasks.end(), [&](int x, int y) {
+      auto byStart = [&](int x, int y) {
         const TimelineTask &a = t_.tasks[x], &b = t_.tasks[y];
         return a.start != b.start ? a.start < b.start : x < y;
-      });
+      };
+      // A core's tasks mostly come in start order already.
+      if (!std::is_sorted(tasks.begin(), tasks.end(), byStart))
+        std::sort(tasks.begin(), tasks.end(), byStart);
       CoreBubbles cb;
       cb.core = t_.coreName(kind, core);
       cb.kind = kb.kind;
@@ -358,7 +371,7 @@ void Analyzer::fillBubbles() {
           waits.push_back(TaskWait{c, task.subgraph, hashOrderOf(c), cb.core, us(ready),
                                    us(task.start), us(schedWait),
                                    us(std::max(0.0, std::min(ready, task.start) - prevEnd)),
-                                   groupKeyOf(c), task.name});
+                                   groupKeyOf(c), t_.nameOf(c)});
         prevEnd = std::max(prevEnd, task.end());
       }
       double tail = std::max(0.0, runEnd - prevEnd);
@@ -512,14 +525,14 @@ void Analyzer::fillControlAndRoots() {
 }
 
 void Analyzer::fillBlocks() {
-  if (!t_.carries.blockSplit) return;
+  if (!t_.carries.blockSplit || t_.blockTimes.size() != t_.tasks.size()) return;
   std::vector<BlockSummary> blocks(t_.groups.size());
   std::vector<double> maxKernel(t_.groups.size(), -1);
   for (size_t i = 0; i < t_.tasks.size(); ++i) {
     const TimelineTask &task = t_.tasks[i];
     if (task.group < 0) continue;
     BlockSummary &b = blocks[task.group];
-    double kernel = us(task.kernel);
+    double kernel = us(t_.blockTimes[i].kernel);
     b.minKernelUs = b.blocks ? std::min(b.minKernelUs, kernel) : kernel;
     if (kernel > maxKernel[task.group]) {
       maxKernel[task.group] = kernel;
@@ -527,7 +540,7 @@ void Analyzer::fillBlocks() {
     }
     ++b.blocks;
     b.kernelUs += kernel;
-    b.setupUs += us(task.setup);
+    b.setupUs += us(t_.blockTimes[i].setup);
   }
   for (size_t g = 0; g < blocks.size(); ++g) {
     BlockSummary &b = blocks[g];
@@ -556,7 +569,13 @@ void Analyzer::run() {
   fillTopTasks();
   if (t_.carries.commonClock) {
     fillCriticalPath();
-    fillBubbles();
+    // The summary needs the bubbles only for scheduling_gaps' waiting-for-predecessors
+    // share: skip them where the gap could not pass its threshold anyway.
+    bool needed = !options_.summaryOnly;
+    for (const CoreKindSummary &k : s_.coreKinds)
+      needed |= t_.carries.readyTimes && k.tasks >= k.cores && k.tasks > 0 &&
+                k.windowIdleShare - k.waveIdleShare > options_.summary.idleShare;
+    if (needed) fillBubbles();
   }
   fillPipes();
   if (!options_.summaryOnly) {

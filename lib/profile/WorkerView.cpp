@@ -73,17 +73,18 @@ absl::StatusOr<Timeline> readWorkerView(llvm::StringRef text, llvm::StringRef na
     task.group = group->second;
     task.start = slice.ts;
     task.dur = slice.dur;
-    task.name = key;
+    BlockTime block;
     if (slice.kernelUs && slice.setupUs) {
-      task.kernel = *slice.kernelUs;
-      task.setup = *slice.setupUs;
-      overlong += task.kernel + task.setup > task.dur + kSplitSlackUs;
+      block = BlockTime{*slice.kernelUs, *slice.setupUs};
+      overlong += block.kernel + block.setup > task.dur + kSplitSlackUs;
     } else {
       // Without the split the whole block counts as kernel.
-      task.kernel = task.dur;
+      block.kernel = task.dur;
       ++noSplit;
     }
     t.tasks.push_back(std::move(task));
+    t.taskNames.push_back(key);
+    t.blockTimes.push_back(block);
   }
   if (absl::Status s = numberPyptoCores(t, /*first=*/0, laneNumbers, options.device, name);
       !s.ok())

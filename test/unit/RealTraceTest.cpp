@@ -57,7 +57,7 @@ Timeline load(const std::string &path, const target::DeviceSpec *device = nullpt
 /// The task named `name` (PyPTO's "0-1-53").
 int taskNamed(const Timeline &t, llvm::StringRef name) {
   for (size_t i = 0; i < t.tasks.size(); ++i)
-    if (t.tasks[i].name == name) return static_cast<int>(i);
+    if (t.nameOf(static_cast<int>(i)) == name) return static_cast<int>(i);
   FAIL("no task " << name.str());
   return -1;
 }
@@ -132,9 +132,9 @@ TEST_CASE("Machine View of a real run: the independent count", "[real-trace]") {
   CHECK(path.calls.size() == 9);
   CHECK(path.lengthUs == Approx(44.06).margin(0.005));
   CHECK(path.controlNodes == 4);
-  CHECK(t.tasks[path.calls.front()].name == "0-1-0");
+  CHECK(t.nameOf(path.calls.front()) == "0-1-0");
   CHECK(t.isControl(path.calls.front()));
-  CHECK(t.tasks[path.calls.back()].name == "0-1-24");
+  CHECK(t.nameOf(path.calls.back()) == "0-1-24");
   double lastEnd = 0;
   for (size_t i = 0; i < t.tasks.size(); ++i)
     if (!t.isControl(static_cast<int>(i))) lastEnd = std::max(lastEnd, t.tasks[i].end());

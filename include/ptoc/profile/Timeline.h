@@ -85,9 +85,12 @@ struct TimelineTask {
   std::optional<double> dispatch;
   int thread = -1, subgraph = -1, leaf = -1;
   int64_t bytesIn = 0, bytesOut = 0, l2HitBytes = 0;
-  double kernel = 0, setup = 0; ///< Worker View: the block's kernel and local setup (ticks)
-  std::string name;          ///< the source's task name (PyPTO: "0-1-53"); empty for ptoc
   double end() const { return start + dur; }
+};
+
+/// A Worker View block's kernel and local setup time (ticks).
+struct BlockTime {
+  double kernel = 0, setup = 0;
 };
 
 /// One pipe instruction (runtime_debug_mode=2).
@@ -145,6 +148,11 @@ struct Timeline {
   std::vector<TimelineLane> lanes;
   std::vector<TimelineGroup> groups;
   std::vector<TimelineTask> tasks;
+  /// The source's task names (PyPTO: "0-1-53"), parallel to tasks; empty for ptoc,
+  /// whose tasks are their calls.
+  std::vector<std::string> taskNames;
+  /// Worker View: each block's kernel and setup, parallel to tasks; empty elsewhere.
+  std::vector<BlockTime> blockTimes;
   std::vector<TimelinePipe> pipes;
   /// Dependency edges, grouped by consumer: predecessors of task t are
   /// preds[predStart[t] .. predStart[t + 1]). writeOrder[i] marks edge i as keeping
@@ -156,6 +164,11 @@ struct Timeline {
   std::vector<std::string> notes;
 
   double toUs(double ticks) const { return ticks / ticksPerUs; }
+  /// The source's name of `task`, or "".
+  const std::string &nameOf(int task) const {
+    static const std::string kNone;
+    return taskNames.empty() ? kNone : taskNames[task];
+  }
   llvm::ArrayRef<int> predsOf(int task) const {
     if (predStart.empty()) return {};
     return llvm::ArrayRef<int>(preds).slice(predStart[task], predStart[task + 1] - predStart[task]);
