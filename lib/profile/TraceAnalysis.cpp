@@ -9,7 +9,6 @@
 #include <array>
 #include <limits>
 #include <map>
-#include <set>
 
 #include "AnalysisRules.h"
 #include "absl/strings/str_cat.h"

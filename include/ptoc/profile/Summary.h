@@ -114,7 +114,9 @@ struct CriticalPath {
 
 /// A bottleneck verdict: what the numbers say and what to try.
 struct Verdict {
-  /// under_parallelised, wave_imbalance, scheduling_gaps, memory_bound, near_roofline
+  /// The summary's: under_parallelised, wave_imbalance, scheduling_gaps, memory_bound,
+  /// near_roofline; the analysis adds scheduler_bound, missing_double_buffer and, for a
+  /// Worker View, setup_overhead and block_imbalance (docs/profiling.md "verdict rules").
   std::string rule;
   std::string severity;      ///< "warn" (a bottleneck) or "ok"
   std::string scope;         ///< "AIC", "AIV" or "run"
