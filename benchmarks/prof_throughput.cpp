@@ -173,7 +173,7 @@ int main(int argc, char **argv) {
     double t0 = threadSeconds();
     size_t analysed = 0;
     {
-      absl::StatusOr<profile::TraceData> trace = profile::loadTrace(file.str());
+      absl::StatusOr<profile::Timeline> trace = profile::loadTrace(file.str());
       if (!trace.ok()) {
         std::fprintf(stderr, "loadTrace: %s\n", std::string(trace.status().message()).c_str());
         return 1;

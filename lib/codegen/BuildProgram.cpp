@@ -45,8 +45,10 @@ constexpr int64_t kGmRegion = -2; ///< a copy's GM side (its region is per call)
 class ProgramBuilder {
 public:
   ProgramBuilder(const ir::Func &func, const target::DeviceSpec &device,
-                 const CodegenOptions &options)
-      : func_(func), device_(device), options_(options), cost_(device) {}
+                 const CodegenOptions &options, unsigned funcIndex)
+      : func_(func), device_(device), options_(options), cost_(device) {
+    program_.funcIndex = funcIndex;
+  }
 
   absl::StatusOr<Program> build() {
     if (absl::Status st = checkLevel(); !st.ok()) return st;
@@ -425,8 +427,8 @@ private:
 } // namespace
 
 absl::StatusOr<Program> buildProgram(const ir::Func &func, const target::DeviceSpec &device,
-                                     const CodegenOptions &options) {
-  return ProgramBuilder(func, device, options).build();
+                                     const CodegenOptions &options, unsigned funcIndex) {
+  return ProgramBuilder(func, device, options, funcIndex).build();
 }
 
 } // namespace ptoc::codegen

@@ -1,5 +1,8 @@
-// Program helpers: pipe names, successor lists and totals over the execute graph.
+// Program helpers: pipe names, group keys, successor lists and totals over the execute
+// graph.
 #include "ptoc/codegen/Program.h"
+
+#include "ptoc/passes/Subgraphs.h"
 
 namespace ptoc::codegen {
 
@@ -13,6 +16,10 @@ llvm::StringRef pipeName(Pipe p) {
   case Pipe::Mte3: return "MTE3";
   }
   return "?";
+}
+
+std::string Program::groupKey(int leaf) const {
+  return passes::hashOrderKey(funcIndex, leaves[leaf].hashOrder);
 }
 
 std::vector<std::vector<int>> Program::successors() const {

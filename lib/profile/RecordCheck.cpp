@@ -1,5 +1,5 @@
 // Consistency check between a Program and the RunRecord of one of its runs, plus the
-// small naming helpers the trace writer and the summary share.
+// small naming helpers the trace writer and the timeline share.
 #include "RecordCheck.h"
 
 #include <cmath>
@@ -50,8 +50,6 @@ llvm::StringRef coreKindLabel(CoreKind kind) {
   if (kind == CoreKind::AIV) return "AIV";
   return "NONE";
 }
-
-std::string groupKey(int hashOrder) { return absl::StrCat("func0_", hashOrder); }
 
 absl::Status checkRunRecord(const codegen::Program &program, const runtime::RunRecord &record) {
   if (!std::isfinite(record.clockMHz) || record.clockMHz <= 0)

@@ -28,8 +28,4 @@ int pipeLane(target::CoreKind kind, codegen::Pipe pipe);
 /// "AIC" / "AIV" (the trace's process names and the summary's core-kind labels).
 llvm::StringRef coreKindLabel(target::CoreKind kind);
 
-/// The user-facing key of an isomorphism group, `func0_<hashOrder>` (a Program holds
-/// one function, so F is always 0).
-std::string groupKey(int hashOrder);
-
 } // namespace ptoc::profile

@@ -111,7 +111,7 @@ std::string regionText(const Program &program, const codegen::Region &region) {
 
 std::string taskName(const Program &program, int call) {
   const codegen::Call &c = program.calls[call];
-  return absl::StrCat(groupKey(program.leaves[c.leaf].hashOrder), " sg", c.subgraph);
+  return absl::StrCat(program.groupKey(c.leaf), " sg", c.subgraph);
 }
 
 void writeMetadata(EventWriter &events, const RunRecord &record, const Layout &layout,
@@ -180,6 +180,7 @@ void writeTasks(EventWriter &events, const Program &program, const RunRecord &re
         json.attribute("leaf", call.leaf);
         json.attribute("leaf_hash", leaf.hash);
         json.attribute("hash_order", leaf.hashOrder);
+        json.attribute("group", program.groupKey(call.leaf));
         json.attribute("group_size", leaf.groupSize);
         json.attributeArray("regions", [&] {
           for (const codegen::Region &region : call.regions) json.value(regionText(program, region));

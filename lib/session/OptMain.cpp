@@ -184,9 +184,10 @@ private:
   bool printPrograms(const ir::Module &module, ir::Context &ctx, std::string &output) {
     std::string text;
     llvm::raw_string_ostream os(text);
+    unsigned funcIndex = 0;
     for (const ir::Func &f : module.funcs()) {
       absl::StatusOr<codegen::Program> program =
-          codegen::buildProgram(f, device_, config_.codegen);
+          codegen::buildProgram(f, device_, config_.codegen, funcIndex++);
       if (!program.ok()) {
         ctx.emitError(f.loc()) << "codegen of @" << f.name() << ": "
                                << ir::messageOf(program.status());

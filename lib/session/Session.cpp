@@ -268,7 +268,7 @@ absl::StatusOr<Kernel> Session::compileUnguarded(ir::Module &module,
           "'; codegen needs subgraphs (include expand-tiles and partition, or use the default "
           "pipeline)"));
     absl::StatusOr<codegen::Program> program =
-        codegen::buildProgram(*func, device_, options.codegen);
+        codegen::buildProgram(*func, device_, options.codegen, funcIndex);
     if (!program.ok()) return program.status();
     kernel.program = *std::move(program);
   }

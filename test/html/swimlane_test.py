@@ -3,7 +3,8 @@
 mode, loads each run's swimlane.html, and checks from the DOM Chromium dumps after the
 page's script ran that the lanes, task boxes, dependency arrows, summary numbers and
 verdicts match the run's merged_swimlane.json and summary.json (analysis.json when
-`ptoc prof` wrote one); then saves a screenshot. Fails, never skips, when Chromium is
+`ptoc prof` wrote one); then the same for the pages `ptoc prof` writes for traces
+PyPTO recorded on real NPUs (test/data/pypto-real); then saves a screenshot. Fails, never skips, when Chromium is
 missing (install it with `bash scripts/install-deps.sh`).
 
 Usage: swimlane_test.py --ptoc build/tools/ptoc --source-dir . --work-dir DIR
@@ -34,6 +35,15 @@ CASES = [
     # (name, example, debug mode, screenshot file name for docs/images)
     ("softmax", "examples/softmax.pto", 1, "swimlane-softmax.png"),
     ("attention-pipes", "examples/attention.pto", 2, "swimlane-attention-pipes.png"),
+]
+# Traces PyPTO wrote on real NPUs (test/data/pypto-real): (name, file, device,
+# screenshot file name for docs/images).
+REAL_CASES = [
+    ("machine-view", "KayWang12138__pypto__merged_swimlane.json", "a2",
+     "swimlane-machine-view.png"),
+    ("worker-view",
+     "georgebisbas__pypto-profiling__ep8-p8-l2-uniform1024-rank0-d21__merged_swimlane_20260910_071357.json",
+     "a2", None),
 ]
 
 failures = []
@@ -382,6 +392,97 @@ def run_case(args, chromium, work, case):
     shutil.rmtree(profile_dir, ignore_errors=True)
 
 
+def embedded_json(page, element_id):
+    """The JSON the page embeds in <script id=element_id> (what its script reads)."""
+    with open(page) as f:
+        text = f.read()
+    start = text.index('<script type="application/json" id="%s">' % element_id)
+    start = text.index(">", start) + 1
+    return json.loads(text[start:text.index("</script>", start)])
+
+
+def run_real_case(args, chromium, work, case):
+    """A device trace: `ptoc prof` writes <stem>.swimlane.html; the page must draw one
+    task box per complete event of the published file, its lanes by their names, the
+    analysis's numbers and verdicts, and a selected task's dependency arrows."""
+    name, file, device, image = case
+    print("== %s (%s)" % (name, file))
+    folder = os.path.join(work, name)
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    trace_path = os.path.join(folder, file)
+    shutil.copyfile(os.path.join(args.source_dir, "test", "data", "pypto-real", file), trace_path)
+    proc = subprocess.run([args.ptoc, "prof", trace_path, "--device", device, "--quiet"],
+                          capture_output=True, text=True, timeout=PTOC_TIMEOUT_S)
+    if not check(proc.returncode == 0, "%s: ptoc prof failed (exit %d): %s" %
+                 (name, proc.returncode, proc.stderr[-2000:])):
+        return
+    stem = file[:-len(".json")]
+    page = os.path.join(folder, stem + ".swimlane.html")
+    with open(os.path.join(folder, stem + ".analysis.json")) as f:
+        analysis = json.load(f)
+    # From the published file, independently of ptoc: its complete events and lanes.
+    with open(trace_path) as f:
+        events = json.load(f)["traceEvents"]
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+               if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    slices = [e for e in events if e.get("ph") == "X"]
+    lanes_with_events = {threads[(e["pid"], e["tid"])] for e in slices}
+    print("  %d complete events on %d lanes" % (len(slices), len(lanes_with_events)))
+
+    profile_dir = tempfile.mkdtemp(prefix="chromium-", dir=work)
+    url = "file://" + os.path.abspath(page)
+    dom = dump_dom(chromium, profile_dir, url)
+    body = dom.find("body")[0]
+    if not check(body["attrs"].get("data-ready") == "1",
+                 "%s: the page's script did not finish (#error: %s)" %
+                 (name, text_of(dom.by_id("error") or {"text": []}))):
+        return
+    rects = dom.find("rect", cls="task")
+    check(len(rects) == len(slices), "%s: %d task rects, the file has %d complete events" %
+          (name, len(rects), len(slices)))
+    check(sorted(int(r["attrs"]["data-call"]) for r in rects) == list(range(len(slices))),
+          "%s: task rects do not number the tasks 0..%d" % (name, len(slices) - 1))
+    core = {l["attrs"]["data-lane"] for l in dom.find("g", cls="lane")}
+    check(core == lanes_with_events, "%s: lanes %s != the file's lanes with events %s" %
+          (name, sorted(core), sorted(lanes_with_events)))
+    metrics = {el["attrs"]["data-key"]: el for el in dom.find("div", cls="metric")}
+    for key, el in metrics.items():
+        a = el["attrs"]
+        check(a["data-source"] == "analysis", "%s: metric %s from %s, expected analysis" %
+              (name, key, a["data-source"]))
+        check(same_value(a["data-value"], at(analysis, a["data-path"])),
+              "%s: metric %s shows %s, analysis.%s is %s" %
+              (name, key, a["data-value"], a["data-path"], at(analysis, a["data-path"])))
+    check("tasks" in metrics and int(metrics["tasks"]["attrs"]["data-value"]) == analysis["tasks"],
+          "%s: no tasks metric equal to analysis.json's" % name)
+    shown_rules = [el["attrs"].get("data-rule") for el in dom.find("li", cls="verdict")]
+    check(shown_rules == [v["rule"] for v in analysis["verdicts"]],
+          "%s: verdicts shown %s, analysis.json has %s" %
+          (name, shown_rules, [v["rule"] for v in analysis["verdicts"]]))
+    notes = dom.find("li", cls="note")
+    check(len(notes) == len(analysis["notes"]), "%s: %d notes shown, analysis.json has %d" %
+          (name, len(notes), len(analysis["notes"])))
+    # Arrows of the task with the most edges: as many as the page's trace says.
+    display = embedded_json(page, "ptoc-trace")
+    degree = {}
+    for e in display["traceEvents"]:
+        if e.get("cat") == "dep":
+            degree[e["args"]["call"]] = degree.get(e["args"]["call"], 0) + 1
+    if degree:
+        call = max(sorted(degree), key=lambda c: degree[c])
+        selected = dump_dom(chromium, profile_dir, "%s#select=%d" % (url, call))
+        arrows = selected.find("path", cls="dep-arrow")
+        check(len(arrows) == degree[call], "%s: task %d shows %d arrows, it has %d edges" %
+              (name, call, len(arrows), degree[call]))
+    shot = os.path.join(work, name + ".png")
+    screenshot(chromium, profile_dir, url, shot)
+    if args.screenshot_dir and image and os.path.exists(shot):
+        os.makedirs(args.screenshot_dir, exist_ok=True)
+        shutil.copyfile(shot, os.path.join(args.screenshot_dir, image))
+    shutil.rmtree(profile_dir, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--ptoc", required=True)
@@ -398,6 +499,11 @@ def main():
     for case in CASES:
         try:
             run_case(args, chromium, args.work_dir, case)
+        except (RuntimeError, subprocess.TimeoutExpired, OSError, ValueError, KeyError) as err:
+            check(False, "%s: %s" % (case[0], err))
+    for case in REAL_CASES:
+        try:
+            run_real_case(args, chromium, args.work_dir, case)
         except (RuntimeError, subprocess.TimeoutExpired, OSError, ValueError, KeyError) as err:
             check(False, "%s: %s" % (case[0], err))
     if failures:

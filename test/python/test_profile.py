@@ -2,6 +2,9 @@
 report, carries the documented keys, and a bad trace raises TraceError."""
 import json
 import os
+import pathlib
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -15,7 +18,8 @@ from conftest import TINY
 ANALYSIS_KEYS = {"source", "run_summary", "func", "device", "sched_mode", "clock_mhz", "tasks",
                  "edges", "simulated_us", "head_us", "span_us", "bound_us", "ratio",
                  "span_ratio", "limiter", "bound", "cores", "bytes", "groups", "bubbles",
-                 "top_tasks", "critical_path", "pipes", "verdicts"}
+                 "top_tasks", "critical_path", "pipes", "verdicts", "family", "carries", "notes",
+                 "control", "roots", "blocks"}
 # Times in the trace and the analysis have three decimals (nanoseconds).
 US_TOLERANCE = 1.5e-3
 
@@ -99,3 +103,65 @@ def test_bad_traces_raise_trace_error(tmp_path):
         ptoc.profile.analyze(other)
     with pytest.raises(TypeError):
         ptoc.profile.analyze(other, top=-1)
+
+
+# Traces PyPTO wrote on real NPUs (test/data/pypto-real, as published).
+REAL = pathlib.Path(os.environ.get("PTOC_SOURCE_DIR") or
+                    pathlib.Path(__file__).resolve().parents[2]) / "test" / "data" / "pypto-real"
+MACHINE_VIEW = "KayWang12138__pypto__merged_swimlane.json"
+
+
+def test_analyze_a_real_machine_view(tmp_path):
+    trace = tmp_path / MACHINE_VIEW
+    shutil.copyfile(REAL / MACHINE_VIEW, trace)
+    a = ptoc.profile.analyze(trace, device="a2")
+    assert set(a) == ANALYSIS_KEYS
+    assert a["family"] == "pypto-machine-view"
+    assert a["tasks"] == 74 and a["control"]["nodes"] == 39
+    assert a["span_us"] == pytest.approx(43.06, abs=US_TOLERANCE)
+    assert a["simulated_us"] is None and a["bound"] is None and a["bytes"] is None
+    cores = {k["kind"]: k for k in a["cores"]}
+    assert (cores["AIC"]["tasks"], cores["AIC"]["cores_used"]) == (40, 24)
+    assert (cores["AIV"]["tasks"], cores["AIV"]["cores_used"], cores["AIV"]["cores"]) == (34, 32, 48)
+    assert a["critical_path"]["tasks"] == 9
+    assert a["critical_path"]["length_us"] == pytest.approx(44.06, abs=US_TOLERANCE)
+    # Nothing written unless asked.
+    assert list(tmp_path.iterdir()) == [trace]
+
+
+def test_analyze_writes_what_ptoc_prof_writes(tmp_path):
+    """Python's analyze and `ptoc prof` are one library operation: the same analysis
+    file, and the page written (device trace) or refreshed (ptoc run folder)."""
+    build = os.environ.get("PTOC_BUILD_DIR")
+    if not build:
+        pytest.skip("the ptoc CLI not found: set PTOC_BUILD_DIR to the build folder")
+    cli, py = tmp_path / "cli", tmp_path / "py"
+    for folder in (cli, py):
+        folder.mkdir()
+        shutil.copyfile(REAL / MACHINE_VIEW, folder / MACHINE_VIEW)
+    subprocess.run([os.path.join(build, "tools", "ptoc"), "prof", str(cli / MACHINE_VIEW),
+                    "--device", "a2", "--quiet"], check=True, capture_output=True)
+    a = ptoc.profile.analyze(py / MACHINE_VIEW, write=True, device="a2")
+    stem = MACHINE_VIEW[:-len(".json")]
+    written = json.loads((py / (stem + ".analysis.json")).read_text())
+    assert written == a
+    by_cli = json.loads((cli / (stem + ".analysis.json")).read_text())
+    by_cli["source"] = a["source"]
+    assert by_cli == a
+    assert (py / (stem + ".swimlane.html")).exists()
+
+    # A ptoc run folder's swimlane.html shows the analysis once Python wrote it.
+    run = _run_softmax(tmp_path / "run", 1)
+    folder = os.path.dirname(run.swimlane_path)
+    page = pathlib.Path(folder) / "swimlane.html"
+    assert '<script type="application/json" id="ptoc-analysis">null</script>' in page.read_text()
+    ptoc.profile.analyze(folder, write=True)
+    assert '<script type="application/json" id="ptoc-analysis">null</script>' not in page.read_text()
+    assert '"run_summary"' in page.read_text()
+
+
+def test_analyze_bad_device(tmp_path):
+    with pytest.raises(ptoc.profile.TraceError, match="nonesuch"):
+        ptoc.profile.analyze(REAL / MACHINE_VIEW, device="nonesuch")
+    with pytest.raises(TypeError):
+        ptoc.profile.analyze(REAL / MACHINE_VIEW, device=3)

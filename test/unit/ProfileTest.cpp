@@ -673,7 +673,10 @@ TEST_CASE("bottleneck verdicts fire on their evidence and only then", "[profile]
     REQUIRE(gaps);
     CHECK(gaps->severity == "warn");
     CHECK(evidence(*gaps, "idle_share") == Approx(1 - 2.8 / (4 * 2.9)));
-    CHECK(evidence(*gaps, "gap_share") == Approx(1 - 2.8 / (4 * 2.9) - 0.375));
+    // Of the window's idle, 3.2 us is AIV cores waiting for predecessors (AIV_0 0.4 us
+    // and AIV_1 0.8 us for their matmuls, AIV_2 2 us for the four exps): not a gap.
+    CHECK(evidence(*gaps, "dep_idle_share") == Approx(3.2 / (4 * 2.9)));
+    CHECK(evidence(*gaps, "gap_share") == Approx(1 - 2.8 / (4 * 2.9) - 0.375 - 3.2 / (4 * 2.9)));
     CHECK(evidence(*gaps, "window_us") == Approx(2.9));
     // The biggest AIV group has 4 tasks for 4 cores: merging would idle cores.
     CHECK_THAT(gaps->knob, Catch::Contains("device_sched_mode=3"));

@@ -133,7 +133,7 @@ std::string traceOf(const FakeRun &run) {
 }
 
 Analysis analyzeText(const std::string &json, const AnalysisOptions &options = {}) {
-  absl::StatusOr<TraceData> trace = parseTrace(json, "fake.json");
+  absl::StatusOr<Timeline> trace = parseTrace(json, "fake.json");
   INFO(trace.status().ToString());
   REQUIRE(trace.ok());
   return analyze(*trace, options);
@@ -378,7 +378,7 @@ TEST_CASE("trace analysis: verdicts fire and stay quiet", "[trace-analysis]") {
 TEST_CASE("trace analysis: malformed traces are errors", "[trace-analysis]") {
   std::string good = traceOf(bubbleRun());
   auto errorOf = [](const std::string &json) {
-    absl::StatusOr<TraceData> trace = parseTrace(json, "t.json");
+    absl::StatusOr<Timeline> trace = parseTrace(json, "t.json");
     REQUIRE_FALSE(trace.ok());
     return std::string(trace.status().message());
   };
@@ -433,7 +433,7 @@ TEST_CASE("trace analysis: numbers out of range are errors naming the event",
   std::string good = traceOf(bubbleRun());
   llvm::json::Value root = *llvm::json::parse(good);
   auto errorOf = [](const std::string &json) {
-    absl::StatusOr<TraceData> trace = parseTrace(json, "t.json");
+    absl::StatusOr<Timeline> trace = parseTrace(json, "t.json");
     REQUIRE_FALSE(trace.ok());
     return std::string(trace.status().message());
   };
@@ -514,7 +514,7 @@ TEST_CASE("trace analysis: fuzzed traces never crash", "[trace-analysis]") {
     int flips = 1 + static_cast<int>(rng() % 4);
     for (int f = 0; f < flips; ++f)
       text[rng() % text.size()] = kJunk[rng() % (sizeof(kJunk) - 1)];
-    absl::StatusOr<TraceData> trace = parseTrace(text, "t.json");
+    absl::StatusOr<Timeline> trace = parseTrace(text, "t.json");
     if (trace.ok()) {
       Analysis a = analyze(*trace);
       CHECK_FALSE(analysisJson(a).empty());
@@ -526,10 +526,10 @@ TEST_CASE("trace analysis: fuzzed traces never crash", "[trace-analysis]") {
 }
 
 TEST_CASE("trace analysis: loadTrace reads a file or a run folder", "[trace-analysis]") {
-  absl::StatusOr<TraceData> missing = loadTrace("/nonexistent/ptoc/trace.json");
+  absl::StatusOr<Timeline> missing = loadTrace("/nonexistent/ptoc/trace.json");
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().message().find("cannot read trace") != std::string::npos);
-  absl::StatusOr<TraceData> emptyFolder = loadTrace(PTOC_SOURCE_DIR "/docs");
+  absl::StatusOr<Timeline> emptyFolder = loadTrace(PTOC_SOURCE_DIR "/docs");
   REQUIRE_FALSE(emptyFolder.ok());
   CHECK(emptyFolder.status().message().find("no merged_swimlane.json in folder") !=
         std::string::npos);
@@ -539,21 +539,21 @@ TEST_CASE("trace analysis: loadTrace reads a file or a run folder", "[trace-anal
 // llvm::json): these pin what it accepts and rejects.
 TEST_CASE("trace analysis: the event reader on tricky JSON", "[trace-analysis]") {
   std::string good = traceOf(bubbleRun());
-  absl::StatusOr<TraceData> base = parseTrace(good, "t.json");
+  absl::StatusOr<Timeline> base = parseTrace(good, "t.json");
   REQUIRE(base.ok());
   llvm::json::Value root = *llvm::json::parse(good);
-  auto sameTasks = [&](const TraceData &t) {
+  auto sameTasks = [&](const Timeline &t) {
     REQUIRE(t.tasks.size() == base->tasks.size());
     for (size_t c = 0; c < t.tasks.size(); ++c) {
-      CHECK(t.tasks[c].startUs == base->tasks[c].startUs);
-      CHECK(t.tasks[c].durUs == base->tasks[c].durUs);
-      CHECK(t.tasks[c].core() == base->tasks[c].core());
-      CHECK(t.tasks[c].preds == base->tasks[c].preds);
+      CHECK(t.tasks[c].start == base->tasks[c].start);
+      CHECK(t.tasks[c].dur == base->tasks[c].dur);
+      CHECK(t.lanes[t.tasks[c].lane].name == base->lanes[base->tasks[c].lane].name);
+      CHECK(t.predsOf(int(c)).vec() == base->predsOf(int(c)).vec());
     }
-    CHECK(t.edges == base->edges);
+    CHECK(t.edges() == base->edges());
   };
   SECTION("pretty-printed whitespace reads the same") {
-    absl::StatusOr<TraceData> pretty = parseTrace(llvm::formatv("{0:4}", root).str(), "t.json");
+    absl::StatusOr<Timeline> pretty = parseTrace(llvm::formatv("{0:4}", root).str(), "t.json");
     REQUIRE(pretty.ok());
     sameTasks(*pretty);
   }
@@ -574,17 +574,17 @@ TEST_CASE("trace analysis: the event reader on tricky JSON", "[trace-analysis]")
     text.insert(hash + 13, "\\u00e9\\ud83d\\ude00\\\"\\\\\\/\\n");
     size_t ts = text.find("\"ts\":10,");
     if (ts != std::string::npos) text.replace(ts, 8, "\"ts\":1.0E+1,");
-    absl::StatusOr<TraceData> tricky = parseTrace(text, "t.json");
+    absl::StatusOr<Timeline> tricky = parseTrace(text, "t.json");
     REQUIRE(tricky.ok());
     sameTasks(*tricky);
     bool decoded = false;
-    for (const TraceTask &t : tricky->tasks)
-      decoded |= llvm::StringRef(t.leafHash).startswith("\xc3\xa9\xf0\x9f\x98\x80\"\\/\n");
+    for (const TimelineGroup &g : tricky->groups)
+      decoded |= llvm::StringRef(g.leafHash).startswith("\xc3\xa9\xf0\x9f\x98\x80\"\\/\n");
     CHECK(decoded);
   }
   SECTION("not JSON: the reader is strict") {
     auto errorOf = [](const std::string &json) {
-      absl::StatusOr<TraceData> trace = parseTrace(json, "t.json");
+      absl::StatusOr<Timeline> trace = parseTrace(json, "t.json");
       REQUIRE_FALSE(trace.ok());
       return std::string(trace.status().message());
     };
@@ -607,7 +607,7 @@ TEST_CASE("trace analysis: the event reader on tricky JSON", "[trace-analysis]")
   }
   SECTION("cut at every byte: an error naming where, never a crash") {
     for (size_t cut = 0; cut + 1 < good.size(); ++cut) {
-      absl::StatusOr<TraceData> trace = parseTrace(good.substr(0, cut), "t.json");
+      absl::StatusOr<Timeline> trace = parseTrace(good.substr(0, cut), "t.json");
       REQUIRE_FALSE(trace.ok());
       CHECK_THAT(std::string(trace.status().message()),
                  Catch::Contains("not valid JSON at line") || Catch::Contains("not a JSON object"));

@@ -29,9 +29,11 @@ struct CodegenOptions {
 /// Compiles a function at the partitioned level (every tile op has `sg`). Errors name
 /// the subgraph, the buffer, the bytes needed and available. Uses the function's walk
 /// marks (Func::reserveWalkMarks) as scratch: do not run it concurrently with another
-/// walk of the same function. docs/codegen.md describes the result.
+/// walk of the same function. `funcIndex` is the function's position in its module (the
+/// F of its group keys `func<F>_<order>`). docs/codegen.md describes the result.
 absl::StatusOr<Program> buildProgram(const ir::Func &func, const target::DeviceSpec &device,
-                                     const CodegenOptions &options = {});
+                                     const CodegenOptions &options = {},
+                                     unsigned funcIndex = 0);
 
 /// Text form: the tensors, each leaf with its ops, buffer slots and per-pipe
 /// instructions, then the execute graph (one line per call). Deterministic.

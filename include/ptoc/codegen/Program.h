@@ -96,7 +96,7 @@ struct PipeInstr {
 struct Leaf {
   int id = -1;
   std::string hash;                 ///< structural hash (hex), as in the subgraph table
-  int hashOrder = -1;               ///< isomorphism group (user key func<F>_<hashOrder>)
+  int hashOrder = -1;               ///< isomorphism group (key: Program::groupKey)
   int groupSize = 0;                ///< subgraphs in the group
   target::CoreKind core = target::CoreKind::AIV;
   std::vector<LeafOp> ops;
@@ -135,12 +135,18 @@ struct Call {
 /// The compiled function.
 struct Program {
   std::string funcName;
+  /// The function's position in its module: the F of its group keys (Leaf::groupKey).
+  unsigned funcIndex = 0;
   std::vector<GmTensor> tensors;
   std::vector<int> arguments;       ///< tensor index of each function argument
   std::vector<int> results;         ///< tensor index of each returned value
   std::vector<Leaf> leaves;
   std::vector<Call> calls;          ///< in a topological order of the execute graph
 
+  /// The user key of leaf `leaf`'s isomorphism group, `func<F>_<hashOrder>` with F =
+  /// funcIndex (passes::hashOrderKey): the key of the *_setting pass options, as the
+  /// compile statistics and pass logs spell it.
+  std::string groupKey(int leaf) const;
   /// Successor lists, computed from `preds` (index: call).
   std::vector<std::vector<int>> successors() const;
   /// Totals over all calls.

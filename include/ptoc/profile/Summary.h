@@ -1,17 +1,21 @@
-// The run summary: where the time of a simulated run went (end-to-end time against the
-// roofline bound, per-core-kind utilisation and idle, bytes moved, per-group task
-// times, the longest tasks, the critical path) and bottleneck verdicts naming the knob
-// to try. Rendered as an aligned text table (summary.txt) and as JSON with stable keys
-// (summary.json); docs/outputs.md documents both.
+// The run summary: where the time of a run went (end-to-end time against the roofline
+// bound, per-core-kind utilisation and idle, bytes moved, per-group task times, the
+// longest tasks, the critical path) and bottleneck verdicts naming the knob to try.
+// Computed from a Timeline by the analysis (TraceAnalysis.h), so a simulation's
+// summary.json and `ptoc prof` on any trace share every definition. Rendered as an
+// aligned text table (summary.txt) and as JSON with stable keys (summary.json);
+// docs/outputs.md documents both.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "ptoc/codegen/Program.h"
+#include "ptoc/profile/Timeline.h"
 #include "ptoc/runtime/RunRecord.h"
 
 namespace ptoc::profile {
@@ -45,28 +49,43 @@ struct CoreKindSummary {
   double utilization = 0;    ///< busy / (cores x span)
   double windowUs = 0;       ///< active window: first task start to last task end
   double windowIdleShare = 0;///< 1 - busy / (cores x window)
-  int waves = 0;             ///< ceil(tasks / cores): rounds of tasks if all took one time
-  /// 1 - tasks / (waves x cores): the idle a part-filled last wave causes on its own.
+  /// Rounds of tasks if all took one time: ceil(tasks / cores), summed over the
+  /// dependent phases (one phase when no task of the kind waits for another).
+  int waves = 0;
+  /// 1 - tasks / (waves x cores): the idle part-filled waves cause on their own.
   double waveIdleShare = 0;
+  /// Dependent phases: the longest chain of tasks of this kind where each waits
+  /// (directly or through others) for the one before; 0 without tasks.
+  int phases = 0;
+  std::vector<int> phaseTasks; ///< tasks per phase
+  /// Idle inside the active window while the core's next task was not ready yet
+  /// (waiting for predecessors); known only when the timeline has ready times.
+  std::optional<double> windowDepIdleUs;
 };
 
 /// One isomorphism group (all calls of leaves with one hash order).
 struct GroupSummary {
-  int hashOrder = -1;
-  std::string key;           ///< func0_<hashOrder>: the key of the *_setting options
+  int hashOrder = -1;        ///< -1 for PyPTO groups
+  /// func<F>_<hashOrder> (Program::groupKey), the key of the *_setting options; a
+  /// PyPTO trace's leaf hash
+  std::string key;
   std::string core;          ///< "AIC" / "AIV"
   std::string hash;          ///< structural hash of its leaf
+  std::string rootHash;      ///< PyPTO's root function hash ("" for ptoc)
   int groupSize = 0;         ///< subgraphs in the group, from the leaf
   int tasks = 0;
   int coresUsed = 0;
   double minUs = 0, avgUs = 0, maxUs = 0, totalUs = 0;
+  double firstStartUs = 0;   ///< its earliest task's start (not in the JSON)
 };
 
 /// One task, for the longest-tasks list.
 struct TaskSummary {
-  int call = -1;
+  int call = -1;             ///< index of the task in its timeline (ptoc: the call)
   int subgraph = -1;
   int hashOrder = -1;
+  std::string group;         ///< its group's key
+  std::string name;          ///< the source's task name (PyPTO), else ""
   std::string core;          ///< "AIC_3"
   double startUs = 0;        ///< from the kernel launch (the head included)
   double durationUs = 0;
@@ -83,6 +102,11 @@ struct CriticalPath {
   double waitUs = 0;         ///< lengthUs - busyUs: dependency resolution, dispatch, queueing
   /// Hash orders on the path in order of first appearance, with their task counts.
   std::vector<std::pair<int, int>> hashOrders;
+  /// The same groups by key ("control" for control nodes), parallel to hashOrders.
+  std::vector<std::string> groupKeys;
+  /// The group key of each task on the path, in order (parallel to calls).
+  std::vector<std::string> stepKeys;
+  int controlNodes = 0;      ///< control nodes on the path (Machine View)
   /// Edges of the path along which a task overwrites what its predecessor wrote or
   /// read in GM (an in-place update chain: read-modify-writes of one region).
   int writeOrderEdges = 0;
@@ -90,7 +114,9 @@ struct CriticalPath {
 
 /// A bottleneck verdict: what the numbers say and what to try.
 struct Verdict {
-  /// under_parallelised, wave_imbalance, scheduling_gaps, memory_bound, near_roofline
+  /// The summary's: under_parallelised, wave_imbalance, scheduling_gaps, memory_bound,
+  /// near_roofline; the analysis adds scheduler_bound, missing_double_buffer and, for a
+  /// Worker View, setup_overhead and block_imbalance (docs/profiling.md "verdict rules").
   std::string rule;
   std::string severity;      ///< "warn" (a bottleneck) or "ok"
   std::string scope;         ///< "AIC", "AIV" or "run"
@@ -101,14 +127,18 @@ struct Verdict {
 
 /// Everything summary.txt and summary.json show.
 struct Summary {
+  TimelineFamily family = TimelineFamily::PtocRun;
+  /// What the timeline carried: numbers it could not give are null in the JSON.
+  TimelineCarries carries;
   std::string func, device;
   int schedMode = 0;
   double clockMHz = 0;
   int tasks = 0;
   int64_t edges = 0;
-  double simulatedUs = 0;    ///< head + last task end
+  double simulatedUs = 0;    ///< head + last task end (simulations)
   double headUs = 0;
-  double spanUs = 0;         ///< simulatedUs - headUs
+  /// simulatedUs - headUs; a device trace's first task start to last task end
+  double spanUs = 0;
   double boundUs = 0;
   std::string limiter;       ///< cube / vector / hbm
   double cubeBoundUs = 0, vectorBoundUs = 0, hbmBoundUs = 0;
@@ -124,15 +154,16 @@ struct Summary {
   double l2HitRate = 0;
   bool hasPipes = false;     ///< pipe-level records were available
   double transferPipeUs = 0, computePipeUs = 0; ///< summed over cores (pipe records only)
-  std::vector<GroupSummary> groups;       ///< by hash order
+  std::vector<GroupSummary> groups;       ///< by hash order (PyPTO: by first appearance)
   std::vector<TaskSummary> topTasks;      ///< longest first
   CriticalPath criticalPath;
   std::vector<Verdict> verdicts;
 };
 
-/// Computes the summary of `record`, a run of `program`, in time linear in tasks and
-/// edges (plus sorting the groups). Errors: an InternalError when the record does not
-/// belong to the program.
+/// Computes the summary of `record`, a run of `program`: the analysis of its timeline
+/// (timelineOf) without the bubble and per-pipe detail, in time linear in tasks and
+/// edges (plus sorting). Errors: an InternalError when the record does not belong to
+/// the program.
 absl::StatusOr<Summary> summarize(const codegen::Program &program,
                                   const runtime::RunRecord &record,
                                   const SummaryOptions &options = {});

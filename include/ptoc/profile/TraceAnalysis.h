@@ -1,9 +1,11 @@
-// The trace analysis behind `ptoc prof`: loads a merged_swimlane.json written by ptoc
-// (or a run folder holding one) and computes where the time went — end-to-end time
-// against the bound, per core kind utilisation, the per-group table, bubbles per core
-// (waiting for the scheduler vs for predecessors), the critical path, the longest
-// tasks, the per-pipe view (runtime_debug_mode=2) and bottleneck verdicts naming the
-// knob to try. Rendered as text and as analysis.json (keys in docs/profiling.md).
+// The analysis behind `ptoc prof` and the run summary: from one Timeline (a
+// simulation's record, ptoc's trace or a PyPTO device trace, TraceReader.h) it
+// computes where the time went — end-to-end time against the bound, per core kind
+// utilisation, the per-group table, bubbles per core (waiting for the scheduler vs for
+// predecessors), the critical path, the longest tasks, the per-pipe view
+// (runtime_debug_mode=2), per-block kernel vs setup (Worker View) and bottleneck
+// verdicts naming the knob to try, each only when the timeline carries what it needs.
+// Rendered as text and as analysis.json (keys in docs/profiling.md).
 #pragma once
 
 #include <cstdint>
@@ -14,67 +16,13 @@
 #include "absl/status/statusor.h"
 #include "llvm/ADT/StringRef.h"
 #include "ptoc/profile/Summary.h"
+#include "ptoc/profile/Timeline.h"
+#include "ptoc/profile/TraceReader.h"
 
 namespace ptoc::profile {
 
 /// File name of the analysis, written beside the trace.
 inline constexpr const char *kAnalysisFile = "analysis.json";
-
-/// One task ('X' event with cat "task") of a loaded trace.
-struct TraceTask {
-  int64_t call = -1;
-  int subgraph = -1, leaf = -1, hashOrder = -1, groupSize = 0;
-  std::string leafHash;
-  std::string kind;          ///< "AIC" / "AIV" (from the lane's process name)
-  int coreIndex = -1;        ///< from the lane name "AIV_17"
-  double startUs = 0, durUs = 0, readyUs = 0, dispatchUs = 0;
-  int thread = -1;           ///< AICPU scheduler thread that dispatched it
-  int64_t bytesIn = 0, bytesOut = 0, l2HitBytes = 0;
-  std::vector<int64_t> preds; ///< calls of its predecessors, from the flow events
-  double endUs() const { return startUs + durUs; }
-  /// "AIV_17"
-  std::string core() const;
-};
-
-/// One pipe instruction ('X' event with cat "pipe", runtime_debug_mode=2).
-struct TracePipe {
-  std::string kind;          ///< "AIC" / "AIV"
-  int coreIndex = -1;
-  std::string pipe;          ///< "MTE2", "VEC", ... (from the lane name "AIV_3 MTE2")
-  int64_t task = -1;         ///< call of the task it belongs to
-  double startUs = 0, durUs = 0;
-  int64_t bytes = 0;
-  double endUs() const { return startUs + durUs; }
-};
-
-/// What the analysis reads from a trace: otherData and the task, flow and pipe events.
-struct TraceData {
-  std::string path;          ///< the merged_swimlane.json read
-  std::string func, device, limiter;
-  int schedMode = 0;
-  double clockMHz = 0;
-  int aicCores = 0, aivCores = 0, schedulerThreads = 0;
-  double simulatedUs = 0, boundUs = 0, headUs = 0, ratio = 0;
-  int64_t edges = 0;         ///< flow pairs (dependency edges) found
-  std::vector<TraceTask> tasks; ///< indexed by call
-  std::vector<TracePipe> pipes;
-  /// From summary.json beside the trace when it describes the same run (func and
-  /// simulated_us agree): the bound's terms and the HBM / L2 traffic, which the trace
-  /// does not carry. Without it these stay zero and memory_bound can only be judged
-  /// from pipe lanes.
-  std::string runSummaryPath; ///< empty: no summary.json used
-  double cubeBoundUs = 0, vectorBoundUs = 0, hbmBoundUs = 0;
-  int64_t compulsoryHbmBytes = 0, hbmReadBytes = 0, hbmWriteBytes = 0;
-  int64_t l2HitBytes = 0, l2MissBytes = 0;
-};
-
-/// Reads and validates a trace. `path` is a merged_swimlane.json or a run folder
-/// holding one. Errors (InvalidArgument / NotFound) name the file and what is wrong
-/// and where (line and column for bad JSON, event index and key for bad events);
-/// never crashes on malformed or truncated input.
-absl::StatusOr<TraceData> loadTrace(llvm::StringRef path);
-/// The same from the trace's text; `name` is used in messages.
-absl::StatusOr<TraceData> parseTrace(llvm::StringRef json, llvm::StringRef name);
 
 /// An upper bound on the list sizes (topTasks, topWaits; `ptoc prof --top`): a list
 /// longer than this is no longer a summary.
@@ -96,6 +44,15 @@ struct AnalysisOptions {
   /// compute for less than `doubleBufferOverlap` of the smaller of the two.
   double doubleBufferOverlap = 0.25;
   double doubleBufferTransferShare = 0.2;
+  /// setup_overhead (Worker View): blocks spend more than this share of their time in
+  /// local setup rather than in the kernel.
+  double setupShare = 0.25;
+  /// block_imbalance (Worker View): a task's slowest block's kernel takes more than
+  /// this much longer than the mean of its blocks (0.2 = 20%).
+  double blockImbalance = 0.2;
+  /// Only the run summary's numbers (no bubble, pipe or block detail): what
+  /// summarize() needs, cheaper on large runs.
+  bool summaryOnly = false;
 };
 
 /// Per core: where its time went (see docs/profiling.md "bubble analysis").
@@ -124,6 +81,8 @@ struct TaskWait {
   double readyUs = 0, startUs = 0;
   double schedWaitUs = 0;    ///< start - ready
   double depWaitUs = 0;      ///< ready - (previous task end on its core, or head end), >= 0
+  std::string group;         ///< its group's key
+  std::string name;          ///< the source's task name (PyPTO), else ""
 };
 
 /// Per core kind totals of the bubbles.
@@ -158,8 +117,35 @@ struct PipeKindSummary {
   double transferUnionUs = 0, computeUnionUs = 0;
 };
 
+/// The control lane of a Machine View: nodes of the graph the device log did not
+/// record, drawn by PyPTO 1 us wide at placed (not measured) times.
+struct ControlSummary {
+  int nodes = 0;
+  double spanWithControlUs = 0; ///< first to last event of any lane, control included
+};
+
+/// One root function (PyPTO's rootHash: a loop body is a root function of its own).
+struct RootSummary {
+  std::string rootHash;
+  int tasks = 0, controlNodes = 0;
+  double busyUs = 0;
+};
+
+/// The blocks of one Worker View task on one core kind: kernel vs setup and balance.
+struct BlockSummary {
+  std::string task;          ///< the task ("r1t0")
+  std::string core;          ///< "AIC" / "AIV" / "AIC+AIV"
+  int blocks = 0;
+  double minKernelUs = 0, meanKernelUs = 0, maxKernelUs = 0;
+  double kernelUs = 0, setupUs = 0; ///< summed over the blocks
+  double setupShare = 0;     ///< setup / (kernel + setup)
+  double imbalance = 0;      ///< max kernel / mean kernel - 1
+  std::string slowestCore;   ///< the lane of the slowest block
+};
+
 /// Everything `ptoc prof` prints and analysis.json holds.
 struct Analysis {
+  TimelineFamily family = TimelineFamily::PtocTrace;
   std::string source;        ///< the trace analysed
   std::string runSummary;    ///< summary.json that filled the bound terms and traffic, or ""
   /// Numbers shared with the run summary (same definitions): cores, groups, top
@@ -175,10 +161,15 @@ struct Analysis {
   std::vector<PipeSummary> pipes;       ///< by kind, then pipe order
   std::vector<PipeKindSummary> pipeKinds;
   std::vector<Verdict> verdicts;        ///< the summary's rules, then the trace's own
+  std::vector<std::string> notes;       ///< what the reader inferred (Timeline::notes)
+  std::optional<ControlSummary> control;///< Machine View
+  std::vector<RootSummary> roots;       ///< PyPTO: per root function
+  std::vector<BlockSummary> blocks;     ///< Worker View
+  bool hasBubbles = false;              ///< the timeline has one clock (not Worker View)
 };
 
-/// Analyses a loaded trace.
-Analysis analyze(const TraceData &trace, const AnalysisOptions &options = {});
+/// Analyses a timeline.
+Analysis analyze(const Timeline &timeline, const AnalysisOptions &options = {});
 
 /// Aligned text tables in the style of summary.txt.
 std::string analysisText(const Analysis &analysis);

@@ -116,10 +116,13 @@
     const preds = new Map();
     const succs = new Map();
     let edges = 0;
+    // A flow end that names its task (args.call: a device trace's overlapping control
+    // nodes) binds to it; otherwise to the task open at its time.
+    const taskOf = (e) => (e.args && e.args.call !== undefined ? byCall.get(e.args.call) || null : findTask(e));
     for (const [id, s] of flowStarts) {
       const f = flowEnds.get(id);
       if (!f) continue;
-      const from = findTask(s), to = findTask(f);
+      const from = taskOf(s), to = taskOf(f);
       if (!from || !to) continue;
       ++edges;
       if (!preds.has(to.call)) preds.set(to.call, []);
@@ -154,6 +157,7 @@
     { key: 'ratio', label: 'bound / simulated', unit: '', paths: ['ratio', 'roofline.ratio', 'bound_ratio'] },
     { key: 'span_ratio', label: 'span ratio', unit: '', paths: ['span_ratio', 'roofline.span_ratio'] },
     { key: 'head_us', label: 'head', unit: 'us', paths: ['head_us', 'roofline.head_us'] },
+    { key: 'span_us', label: 'span', unit: 'us', paths: ['span_us'] },
     { key: 'limiter', label: 'limiter', unit: '', paths: ['limiter', 'roofline.limiter'] },
     { key: 'tasks', label: 'tasks', unit: '', paths: ['tasks', 'task_count'] },
     { key: 'edges', label: 'edges', unit: '', paths: ['edges', 'edge_count'] },
@@ -185,11 +189,19 @@
   function renderSummary(data) {
     const other = data.trace.other;
     $('title').textContent = 'ptoc swimlane: ' + (other.func || '?');
-    $('run-info').textContent = [
+    // A device trace (other.family) says which family it came from and what its reader
+    // noted; a ptoc run, its scheduler and clock.
+    $('run-info').textContent = (other.family ? [
+      other.family + ' (a device run)', 'device ' + (other.device || '?'),
+      (other.aic_cores ?? '?') + ' AIC + ' + (other.aiv_cores ?? '?') + ' AIV cores',
+    ] : [
       'device ' + (other.device || '?'), 'scheduler mode ' + (other.sched_mode ?? '?'),
       (other.aic_cores ?? '?') + ' AIC + ' + (other.aiv_cores ?? '?') + ' AIV cores',
       (other.clock_mhz ?? '?') + ' MHz', (other.pipe_records ? other.pipe_records + ' pipe records' : 'no pipe lanes'),
-    ].join(' \u00b7 ');
+    ]).join(' \u00b7 ');
+    const notes = Array.isArray(other.notes) ? other.notes : [];
+    $('notes').hidden = !notes.length;
+    $('notes').innerHTML = notes.map((n) => '<li class="note">' + esc(n) + '</li>').join('');
     const sources = sourcesOf(data);
     const summary = $('summary');
     summary.dataset.source = sources[0][0];
@@ -283,7 +295,7 @@
     }
     $('legend').innerHTML = [...groups.values()].sort((a, b) => a.order - b.order).map((g) =>
       '<span class="legend-item" data-hash-order="' + esc(g.order) + '" data-tasks="' + g.tasks + '"><span class="swatch" style="background:' +
-      hashOrderColour(g.order) + '"></span>' + esc(g.key) + ' (hash order ' + esc(g.order) + ', ' + esc(g.lane) + ', ' + g.tasks + ' tasks)</span>').join('');
+      hashOrderColour(g.order) + '"></span>' + esc(g.key) + ' (' + (data.trace.other.family ? 'group ' : 'hash order ') + esc(g.order) + ', ' + esc(g.lane) + ', ' + g.tasks + ' tasks)</span>').join('');
   }
 
   // ---------------------------------------------------------------- lanes
@@ -428,18 +440,22 @@
   // ---------------------------------------------------------------- details
   function taskDetails(data, t) {
     const a = t.args;
+    const has = (v) => v !== undefined && v !== null;
+    // Rows for what the trace carries: a device trace has no subgraph, leaf, regions or bytes.
     const rows = [
-      ['task', esc(t.name) + ' (call ' + esc(a.call) + ', subgraph ' + esc(a.subgraph) + ')'],
-      ['leaf', esc(a.leaf) + (a.leaf_hash ? ' (hash ' + esc(a.leaf_hash) + ')' : '')],
-      ['hash order', esc(a.hash_order) + ' (group of ' + esc(a.group_size) + ')'],
-      ['core', esc(t.lane.name) + (a.thread !== undefined && a.thread >= 0 ? ', dispatched by AICPU_' + esc(a.thread) : '')],
+      ['task', esc(t.name) + ' (call ' + esc(a.call) + (has(a.subgraph) ? ', subgraph ' + esc(a.subgraph) : '') + ')'],
+      has(a.leaf) ? ['leaf', esc(a.leaf) + (a.leaf_hash ? ' (hash ' + esc(a.leaf_hash) + ')' : '')]
+        : ['leaf hash', esc(a.leaf_hash ?? '-') + (a.root_hash ? ' (root ' + esc(a.root_hash) + ')' : '')],
+      has(a.group_size) ? ['hash order', esc(a.hash_order) + ' (group of ' + esc(a.group_size) + ')'] : ['group', esc(a.group ?? '-')],
+      ['core', esc(t.lane.name) + (a.thread !== undefined && a.thread >= 0 ? ', dispatched by AICPU_' + esc(a.thread) : '') + (a.control ? ' (control node: time placed, not measured)' : '')],
       ['start', formatUs(t.ts) + ' us'],
       ['duration', formatUs(t.dur) + ' us'],
-      ['ready / dispatch', esc(a.ready_us) + ' / ' + esc(a.dispatch_us) + ' us (waited ' + formatUs(t.ts - Number(a.ready_us)) + ' us)'],
-      ['regions (offsets)', (a.regions || []).map(esc).join('<br>')],
-      ['bytes in / out', esc(a.bytes_in) + ' / ' + esc(a.bytes_out) + (a.l2_hit_bytes ? ' (L2 hit ' + esc(a.l2_hit_bytes) + ')' : '')],
+      has(a.ready_us) ? ['ready' + (has(a.dispatch_us) ? ' / dispatch' : ''), esc(a.ready_us) + (has(a.dispatch_us) ? ' / ' + esc(a.dispatch_us) : '') + ' us (waited ' + formatUs(t.ts - Number(a.ready_us)) + ' us)'] : null,
+      has(a.kernel_us) ? ['kernel / setup', esc(a.kernel_us) + ' / ' + esc(a.setup_us) + ' us'] : null,
+      has(a.regions) ? ['regions (offsets)', a.regions.map(esc).join('<br>')] : null,
+      has(a.bytes_in) ? ['bytes in / out', esc(a.bytes_in) + ' / ' + esc(a.bytes_out) + (a.l2_hit_bytes ? ' (L2 hit ' + esc(a.l2_hit_bytes) + ')' : '')] : null,
       ['preds / succs', (data.trace.preds.get(t.call) || []).length + ' / ' + (data.trace.succs.get(t.call) || []).length],
-    ];
+    ].filter((r) => r);
     return '<table>' + rows.map((r) => '<tr><td>' + r[0] + '</td><td>' + r[1] + '</td></tr>').join('') + '</table>';
   }
 

@@ -1,45 +1,81 @@
-// Loading a swimlane trace for the analysis: read it event by event (TraceScanner.h),
-// check the structure ptoc writes (otherData, named lanes, task and pipe events, paired
-// flows) and keep only what TraceData holds. Every problem is an error naming the file,
-// the event and the key; when a trace has several, the one reported is the first in
-// file order, as if the checks ran over a fully parsed document.
+// Reading ptoc's own swimlane trace into a Timeline: read it event by event
+// (TraceScanner.h), check the structure ptoc writes (otherData, named lanes, task and
+// pipe events, paired flows) and keep only what the timeline holds. Every problem is an
+// error naming the file, the event and the key; when a trace has several, the one
+// reported is the first in file order, as if the checks ran over a fully parsed
+// document. A trace without otherData is handed back for family detection.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
+#include "TraceFamilies.h"
 #include "TraceScanner.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/numbers.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
-#include "ptoc/profile/RunOutputs.h"
-#include "ptoc/profile/TraceAnalysis.h"
+#include "ptoc/passes/Subgraphs.h"
 #include "ptoc/profile/TraceCheck.h"
 #include "ptoc/runtime/Simulator.h"
-#include "ptoc/support/BoundedJson.h"
-#include "ptoc/support/ReadFile.h"
-#include "ptoc/support/TextPosition.h"
 
 namespace ptoc::profile {
 
 namespace {
 
-/// Largest byte count one event may carry: 2^53 (8 PiB), the largest integer a double
-/// (and so any JSON reader) holds exactly; far beyond any task's transfers. The
-/// totals over all events are checked as they are summed.
-constexpr int64_t kMaxTraceBytes = int64_t(1) << 53;
-/// Largest time (us) an event or otherData may carry: 1e15 us is 31 years, far beyond
-/// any simulated run; it keeps every sum and difference of times finite and printable.
-constexpr double kMaxTraceUs = 1e15;
+/// One task ('X' event with cat "task") as read.
+struct LoadedTask {
+  int64_t call = -1;
+  int subgraph = -1, leaf = -1, hashOrder = -1;
+  std::string kind;          ///< "AIC" / "AIV" (from the lane's process name)
+  int coreIndex = -1;        ///< from the lane name "AIV_17"
+  double startUs = 0, durUs = 0;
+  std::optional<double> readyUs, dispatchUs;
+  int thread = -1;
+  int64_t bytesIn = 0, bytesOut = 0, l2HitBytes = 0;
+  double endUs() const { return startUs + durUs; }
+  std::string core() const { return absl::StrCat(kind, "_", coreIndex); }
+};
+
+/// One pipe instruction ('X' event with cat "pipe", runtime_debug_mode=2) as read.
+struct LoadedPipe {
+  std::string kind;
+  int coreIndex = -1;
+  std::string pipe;
+  int64_t task = -1;
+  double startUs = 0, durUs = 0;
+  int64_t bytes = 0;
+};
+
+/// What a hash order's group is, from its task with the lowest call (kept once per
+/// group, not per task).
+struct LoadedGroup {
+  int64_t call = -1;
+  std::string leafHash, key;
+  int groupSize = 0;
+};
+
+/// A trace as read: otherData, tasks by call, pipes and the flows bound to tasks.
+struct LoadedTrace {
+  std::map<int, LoadedGroup> groups; ///< by hash order
+  std::string func, device, limiter;
+  int schedMode = 0;
+  double clockMHz = 0;
+  int aicCores = 0, aivCores = 0, schedulerThreads = 0;
+  double simulatedUs = 0, boundUs = 0, headUs = 0, ratio = 0;
+  int64_t edges = 0;
+  std::vector<LoadedTask> tasks; ///< indexed by call
+  std::vector<LoadedPipe> pipes;
+  EdgeList flows;
+};
+
 /// Largest core, scheduler-thread or small-id count read from a trace (ids, hash
 /// orders, group sizes, thread numbers): they are ints in ptoc's records.
 constexpr int64_t kMaxTraceIndex = std::numeric_limits<int>::max();
+/// For a complete file whose content is not: counts that disagree, a flow with one end.
 constexpr const char *kRerunHint =
-    "(a truncated trace? re-run with runtime_debug_mode=1 and let the run finish)";
+    "(was the run interrupted or the trace edited? re-run with runtime_debug_mode=1 and let "
+    "the run finish)";
 
 using LaneKey = std::pair<int64_t, int64_t>; // (pid, tid)
 
@@ -93,7 +129,9 @@ class Loader {
 public:
   Loader(llvm::StringRef name) : name_(name.str()) {}
 
-  absl::StatusOr<TraceData> load(llvm::StringRef text);
+  /// The trace, or nullopt when the text is a well-formed trace without "otherData"
+  /// (another family's; `sniff` says what it holds).
+  std::optional<absl::StatusOr<LoadedTrace>> load(llvm::StringRef text, TraceSniff &sniff);
 
 private:
   absl::Status error(const std::string &message) const {
@@ -126,12 +164,12 @@ private:
   void readMetadata(size_t index, JsonRef event);
   void readEvent(size_t index, JsonRef event, size_t offset);
   void readOtherData(JsonRef other);
-  absl::Status checkOtherData(TraceData &out) const;
+  absl::Status checkOtherData(LoadedTrace &out) const;
   /// The lane of an event: its checks from kLaneName on (up to `before`), with the
   /// error proposed; nullopt when there is one.
   std::optional<Lane> laneOf(size_t index, size_t offset, LaneKey key, bool pipe, int before);
-  void checkDeferred(TraceData &out, size_t events);
-  absl::Status resolveFlows(TraceData &out);
+  void checkDeferred(LoadedTrace &out, size_t events);
+  absl::Status resolveFlows(LoadedTrace &out);
 
   std::string name_;
   llvm::StringRef text_;
@@ -140,7 +178,7 @@ private:
   std::map<int64_t, std::string> processNames_;
   std::map<LaneKey, std::string> threadNames_;
 
-  /// What was read of each task (indexed by call, as TraceData::tasks) and pipe
+  /// What was read of each task (indexed by call, as LoadedTrace::tasks) and pipe
   /// event, to finish once the lane names and otherData are known.
   struct Source {
     size_t event = 0, offset = 0;
@@ -165,6 +203,7 @@ private:
     std::optional<FlowEnd> start, finish;
     int64_t id = 0;
     int stringId = -1; ///< index into flowStrings_, or -1 for an integer id
+    bool writeOrder = false; ///< named "write order": keeps writes of one region in order
   };
   std::string flowKey(const Flow &flow) const {
     return flow.stringId < 0 ? absl::StrCat("#", flow.id)
@@ -174,8 +213,9 @@ private:
   std::unordered_map<int64_t, size_t> intFlows_;
   std::unordered_map<std::string, size_t> stringFlows_;
   std::vector<std::string> flowStrings_;
-  std::vector<TraceTask> tasks_;
-  std::vector<TracePipe> pipes_;
+  std::vector<LoadedTask> tasks_;
+  std::map<int, LoadedGroup> groups_;
+  std::vector<LoadedPipe> pipes_;
   /// Running totals of the byte counts, so the analysis's sums cannot overflow.
   int64_t bytesIn_ = 0, bytesOut_ = 0, pipeBytes_ = 0;
 };
@@ -200,12 +240,10 @@ void Loader::readOtherData(JsonRef other) {
   other_.edges = other.getInteger("edges");
 }
 
-absl::Status Loader::checkOtherData(TraceData &out) const {
+absl::Status Loader::checkOtherData(LoadedTrace &out) const {
   if (!other_.isObject)
-    return error("no \"otherData\" object: ptoc prof reads traces written by ptoc (a run "
-                 "with runtime_debug_mode=1 or 2), which record the run's function, device "
-                 "and times there " +
-                 std::string(kRerunHint));
+    return error("\"otherData\" is not an object: ptoc's traces record the run's function, "
+                 "device and times there (is this a trace written by ptoc?)");
   auto fail = [&](const std::string &message) {
     return error(absl::StrCat(message, " (is this a trace written by ptoc?)"));
   };
@@ -353,7 +391,7 @@ void Loader::readEvent(size_t i, JsonRef event, size_t offset) {
     std::optional<JsonRef> args = event.getObject("args");
     if (!args) return fail(kArgs, "no \"args\" object");
     if (isPipe) {
-      TracePipe pipe{"", -1, "", args->getInteger("task").value_or(-1), ts, dur, 0};
+      LoadedPipe pipe{"", -1, "", args->getInteger("task").value_or(-1), ts, dur, 0};
       if (std::string why = readIntArg(*args, "bytes", 0, kMaxTraceBytes, 0, pipe.bytes);
           !why.empty())
         return fail(kPipeBytes, why);
@@ -371,16 +409,16 @@ void Loader::readEvent(size_t i, JsonRef event, size_t offset) {
     if (static_cast<size_t>(*call) < tasks_.size() && tasks_[*call].call >= 0)
       return fail(kDuplicateCall, absl::StrCat("call ", *call, " already has task event ",
                                                taskSource_[*call].event));
-    TraceTask task;
+    LoadedTask task;
     task.call = *call;
-    task.leafHash = args->getString("leaf_hash").value_or("").str();
     task.startUs = ts;
     task.durUs = dur;
-    // A trace without ready times reads as "ready when started" (no scheduling wait).
-    task.readyUs = args->getNumber("ready_us").value_or(ts);
-    task.dispatchUs = args->getNumber("dispatch_us").value_or(ts);
-    if (!(task.readyUs >= 0 && task.readyUs <= kMaxTraceUs) ||
-        !(task.dispatchUs >= 0 && task.dispatchUs <= kMaxTraceUs))
+    task.readyUs = args->getNumber("ready_us");
+    task.dispatchUs = args->getNumber("dispatch_us");
+    bool present = args->get("ready_us") || args->get("dispatch_us");
+    if (present && (!task.readyUs || !task.dispatchUs || !(*task.readyUs >= 0) ||
+                    !(*task.readyUs <= kMaxTraceUs) || !(*task.dispatchUs >= 0) ||
+                    !(*task.dispatchUs <= kMaxTraceUs)))
       return fail(kReadyTimes, absl::StrCat("args.ready_us / dispatch_us must be numbers "
                                             "between 0 and ", kMaxTraceUs, " (us)"));
     // The ids and counts are ints in ptoc's records; the byte counts are summed.
@@ -400,7 +438,6 @@ void Loader::readEvent(size_t i, JsonRef event, size_t offset) {
     task.hashOrder = static_cast<int>(order64);
     task.subgraph = static_cast<int>(subgraph);
     task.leaf = static_cast<int>(leaf);
-    task.groupSize = static_cast<int>(groupSize);
     task.thread = static_cast<int>(thread);
     if (task.l2HitBytes > task.bytesIn)
       return fail(kArgNumbers, absl::StrCat("args.l2_hit_bytes (", task.l2HitBytes,
@@ -420,6 +457,11 @@ void Loader::readEvent(size_t i, JsonRef event, size_t offset) {
       taskSource_.resize(task.call + 1);
     }
     taskSource_[task.call] = Source{i, offset, key};
+    LoadedGroup &group = groups_[task.hashOrder];
+    if (group.call < 0 || task.call < group.call)
+      group = LoadedGroup{task.call, args->getString("leaf_hash").value_or("").str(),
+                          args->getString("group").value_or("").str(),
+                          static_cast<int>(groupSize)};
     tasks_[task.call] = std::move(task);
     return;
   }
@@ -450,6 +492,8 @@ void Loader::readEvent(size_t i, JsonRef event, size_t offset) {
       }
     }
     Flow &flow = flows_[index];
+    if (ph == "s" && event.getString("name").value_or("") == "write order")
+      flow.writeOrder = true;
     std::optional<FlowEnd> &end = ph == "s" ? flow.start : flow.finish;
     if (end)
       return propose(1, i, 0,
@@ -500,7 +544,7 @@ std::optional<Lane> Loader::laneOf(size_t index, size_t offset, LaneKey key, boo
   return lane;
 }
 
-void Loader::checkDeferred(TraceData &out, size_t events) {
+void Loader::checkDeferred(LoadedTrace &out, size_t events) {
   if (failed_) {
     std::optional<Lane> lane =
         laneOf(failed_->event, failed_->offset, failed_->lane, failed_->pipe, failed_->check);
@@ -521,7 +565,7 @@ void Loader::checkDeferred(TraceData &out, size_t events) {
     pipes_[p].pipe = lane->pipe;
   }
   for (size_t c = 0; c < tasks_.size(); ++c) {
-    TraceTask &task = tasks_[c];
+    LoadedTask &task = tasks_[c];
     if (task.call < 0) continue;
     const Source &source = taskSource_[c];
     std::optional<Lane> lane = laneOf(source.event, source.offset, source.lane, false,
@@ -544,7 +588,7 @@ void Loader::checkDeferred(TraceData &out, size_t events) {
   }
 }
 
-absl::Status Loader::resolveFlows(TraceData &out) {
+absl::Status Loader::resolveFlows(LoadedTrace &out) {
   // Per task lane, the calls on it sorted by start (to bind flow ends to slices).
   std::map<LaneKey, std::vector<int64_t>> laneTasks;
   for (size_t c = 0; c < out.tasks.size(); ++c) laneTasks[taskSource_[c].lane].push_back(c);
@@ -561,7 +605,7 @@ absl::Status Loader::resolveFlows(TraceData &out) {
     auto it = std::upper_bound(calls.begin(), calls.end(), end.ts + kTraceTimeSlackUs,
                                [&](double t, int64_t c) { return t < out.tasks[c].startUs; });
     if (it == calls.begin()) return -1;
-    const TraceTask &task = out.tasks[*(it - 1)];
+    const LoadedTask &task = out.tasks[*(it - 1)];
     return end.ts <= task.endUs() + kTraceTimeSlackUs ? task.call : -1;
   };
   for (const Flow &flow : flows_) {
@@ -575,18 +619,21 @@ absl::Status Loader::resolveFlows(TraceData &out) {
                                 "' event (event ",
                                 (producer < 0 ? flow.start : flow.finish)->event,
                                 ") does not lie on a task slice"));
-    out.tasks[consumer].preds.push_back(producer);
+    out.flows.add(static_cast<int>(consumer), static_cast<int>(producer),
+                  flow.writeOrder);
     ++out.edges;
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<TraceData> Loader::load(llvm::StringRef text) {
+std::optional<absl::StatusOr<LoadedTrace>> Loader::load(llvm::StringRef text,
+                                                       TraceSniff &sniff) {
   text_ = text;
   size_t events = 0;
   TraceVisitor visitor;
   visitor.event = [&](size_t index, JsonRef event, llvm::StringRef eventText) {
     events = index + 1;
+    sniff.note(event);
     return onEvent(index, event, eventText);
   };
   visitor.wants = [&](llvm::StringRef key) { return key == "otherData" && !other_.present; };
@@ -596,28 +643,15 @@ absl::StatusOr<TraceData> Loader::load(llvm::StringRef text) {
   };
   std::optional<TraceWalkError> problem;
   if (absl::Status s = walkTrace(text, visitor, problem); !s.ok()) return s;
-  if (problem) {
-    using Kind = TraceWalkError::Kind;
-    switch (problem->kind) {
-    case Kind::NotObject:
-      return error("the trace is not a JSON object (expected {\"traceEvents\": [...]})");
-    case Kind::EventsNotArray:
-    case Kind::NoEvents:
-      return error("no \"traceEvents\" array: not a Chrome trace-event file");
-    case Kind::Syntax:
-      if (problem->syntax.tooDeep)
-        return error(absl::StrCat(problem->syntax.message, ": not a ptoc trace"));
-      support::TextPosition at = support::positionOf(text, problem->syntax.offset);
-      return error(absl::StrCat("not valid JSON at line ", at.line, " col ", at.column, ": ",
-                                problem->syntax.message, " ", kRerunHint));
-    }
-  }
-  TraceData out;
-  out.path = name_;
+  if (problem) return walkProblem(name_, text, *problem);
+  sniff.otherData = other_.present;
+  if (!other_.present) return std::nullopt;
+  LoadedTrace out;
   if (absl::Status s = checkOtherData(out); !s.ok()) return s;
   checkDeferred(out, events);
   if (first_) return first_->second;
   out.tasks = std::move(tasks_);
+  out.groups = std::move(groups_);
   out.pipes = std::move(pipes_);
   std::vector<Source>().swap(pipeSource_);
   for (size_t c = 0; c < out.tasks.size(); ++c)
@@ -634,95 +668,102 @@ absl::StatusOr<TraceData> Loader::load(llvm::StringRef text) {
                               " dependency flow pairs but otherData.edges is ", *other_.edges,
                               " (a trace written without flows cannot give a critical path) ",
                               kRerunHint));
-  for (const TracePipe &pipe : out.pipes)
+  for (const LoadedPipe &pipe : out.pipes)
     if (pipe.task >= static_cast<int64_t>(out.tasks.size()))
       return error(absl::StrCat("a pipe event names task ", pipe.task, " but the trace has ",
                                 out.tasks.size(), " tasks"));
   return out;
 }
 
-/// Fills the bound terms and traffic from summary.json beside `traceFile`, if it is
-/// there, parses and describes the same run; otherwise leaves them zero (the
-/// analysis needs only the trace).
-void readRunSummary(llvm::StringRef traceFile, TraceData &out) {
-  llvm::SmallString<256> file(traceFile);
-  llvm::sys::path::remove_filename(file);
-  llvm::sys::path::append(file, kSummaryJsonFile);
-  absl::StatusOr<std::string> text = support::readFileBounded(file, support::kMaxJsonBytes);
-  if (!text.ok()) return;
-  // An unusable summary is not an error: the analysis needs only the trace.
-  absl::StatusOr<llvm::json::Value> parsed = support::parseJson(*text, file);
-  if (!parsed.ok()) return;
-  const llvm::json::Object *root = parsed->getAsObject();
-  if (!root) return;
-  const llvm::json::Object *bound = root->getObject("bound");
-  const llvm::json::Object *bytes = root->getObject("bytes");
-  llvm::Optional<double> simulated = root->getNumber("simulated_us");
-  // Three decimals in both files: equal runs agree to the nanosecond.
-  constexpr double kSameRunUs = 1e-3;
-  if (!bound || !bytes || root->getString("func") != llvm::Optional<llvm::StringRef>(out.func) ||
-      !simulated || std::abs(*simulated - out.simulatedUs) > kSameRunUs)
-    return;
-  // Absent numbers read as 0; a present one out of range makes the summary unusable
-  // (times in [0, kMaxTraceUs], byte counts in [0, kMaxTraceBytes], so sums of a few
-  // cannot overflow). Nothing is filled in until all of them are read.
-  double times[3] = {};
-  int64_t counts[5] = {};
-  const std::pair<const llvm::json::Object *, const char *> timeKeys[] = {
-      {bound, "cube_us"}, {bound, "vector_us"}, {bound, "hbm_us"}};
-  const std::pair<const llvm::json::Object *, const char *> countKeys[] = {
-      {bound, "compulsory_hbm_bytes"}, {bytes, "hbm_read"}, {bytes, "hbm_write"},
-      {bytes, "l2_hit"}, {bytes, "l2_miss"}};
-  for (size_t k = 0; k < std::size(timeKeys); ++k) {
-    const llvm::json::Value *v = timeKeys[k].first->get(timeKeys[k].second);
-    llvm::Optional<double> d = v ? v->getAsNumber() : llvm::Optional<double>(0.0);
-    if (!d || !(*d >= 0 && *d <= kMaxTraceUs)) return;
-    times[k] = *d;
-  }
-  for (size_t k = 0; k < std::size(countKeys); ++k) {
-    const llvm::json::Value *v = countKeys[k].first->get(countKeys[k].second);
-    std::optional<int64_t> i = v ? support::jsonInteger(*v) : std::optional<int64_t>(0);
-    if (!i || *i < 0 || *i > kMaxTraceBytes) return;
-    counts[k] = *i;
-  }
-  out.runSummaryPath = file.str().str();
-  out.cubeBoundUs = times[0];
-  out.vectorBoundUs = times[1];
-  out.hbmBoundUs = times[2];
-  out.compulsoryHbmBytes = counts[0];
-  out.hbmReadBytes = counts[1];
-  out.hbmWriteBytes = counts[2];
-  out.l2HitBytes = counts[3];
-  out.l2MissBytes = counts[4];
-}
-
 } // namespace
 
-std::string TraceTask::core() const { return absl::StrCat(kind, "_", coreIndex); }
+std::optional<absl::StatusOr<Timeline>> readPtocTrace(llvm::StringRef text,
+                                                      llvm::StringRef name, TraceSniff &sniff) {
+  std::optional<absl::StatusOr<LoadedTrace>> loaded = Loader(name).load(text, sniff);
+  if (!loaded) return std::nullopt;
+  if (!loaded->ok()) return absl::StatusOr<Timeline>(loaded->status());
+  LoadedTrace &in = **loaded;
+  Timeline t;
+  t.family = TimelineFamily::PtocTrace;
+  t.source = name.str();
+  t.carries.edges = true;
+  t.carries.bytes = true;
+  t.carries.bound = true;
+  t.carries.schedMode = true;
+  t.carries.deviceCores = true;
+  t.carries.hashOrders = true;
+  t.carries.pipes = !in.pipes.empty();
+  t.func = in.func;
+  t.device = in.device;
+  t.schedMode = in.schedMode;
+  t.clockMHz = in.clockMHz;
+  t.aicCores = in.aicCores;
+  t.aivCores = in.aivCores;
+  t.schedulerThreads = in.schedulerThreads;
+  t.runStart = in.headUs;
+  t.runEnd = in.simulatedUs;
+  TimelineBound bound;
+  bound.simulatedUs = in.simulatedUs;
+  bound.headUs = in.headUs;
+  bound.boundUs = in.boundUs;
+  bound.ratio = in.ratio;
+  bound.limiter = in.limiter;
+  t.bound = bound;
 
-absl::StatusOr<TraceData> parseTrace(llvm::StringRef json, llvm::StringRef name) {
-  return Loader(name).load(json);
-}
-
-absl::StatusOr<TraceData> loadTrace(llvm::StringRef path) {
-  std::string file = path.str();
-  if (llvm::sys::fs::is_directory(path)) {
-    llvm::SmallString<256> joined(path);
-    llvm::sys::path::append(joined, kSwimlaneFile);
-    file = joined.str().str();
-    if (!llvm::sys::fs::exists(file))
-      return absl::NotFoundError(absl::StrCat(
-          "no ", kSwimlaneFile, " in folder ", path.str(),
-          ": a run writes it with runtime_debug_mode=1 or 2 (ptoc run --debug-mode 1)"));
+  // Groups by hash order, each described by its first task in call order.
+  std::map<int, int> groupOfOrder;
+  for (const auto &[order, loaded] : in.groups) {
+    groupOfOrder.emplace(order, static_cast<int>(t.groups.size()));
+    TimelineGroup g;
+    // A trace from before ptoc wrote args.group names groups of function 0.
+    g.key = loaded.key.empty() ? passes::hashOrderKey(0, order) : loaded.key;
+    g.hashOrder = order;
+    g.leafHash = loaded.leafHash;
+    g.groupSize = loaded.groupSize;
+    t.groups.push_back(std::move(g));
   }
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer = llvm::MemoryBuffer::getFile(file);
-  if (!buffer)
-    return absl::NotFoundError(
-        absl::StrCat("cannot read trace ", file, ": ", buffer.getError().message(),
-                     " (give a merged_swimlane.json or the run folder holding it)"));
-  absl::StatusOr<TraceData> trace = parseTrace((*buffer)->getBuffer(), file);
-  if (trace.ok()) readRunSummary(file, *trace);
-  return trace;
+  std::vector<char> described(t.groups.size(), 0);
+  // One lane per core, in first-use order.
+  std::map<std::pair<std::string, int>, int> laneOf;
+  bool readyTimes = !in.tasks.empty();
+  t.tasks.resize(in.tasks.size());
+  for (size_t c = 0; c < in.tasks.size(); ++c) {
+    const LoadedTask &task = in.tasks[c];
+    int group = groupOfOrder[task.hashOrder];
+    if (!described[group]) { // its first task in call order gives its core kind
+      described[group] = 1;
+      t.groups[group].core = task.kind;
+    }
+    auto [lane, added] = laneOf.emplace(std::make_pair(task.kind, task.coreIndex),
+                                        static_cast<int>(t.lanes.size()));
+    if (added) {
+      LaneKind kind = task.kind == "AIC" ? LaneKind::Aic : LaneKind::Aiv;
+      t.lanes.push_back(TimelineLane{t.coreName(kind, task.coreIndex), kind, task.coreIndex, 0});
+    }
+    TimelineTask &out = t.tasks[c];
+    out.lane = lane->second;
+    out.group = group;
+    out.start = task.startUs;
+    out.dur = task.durUs;
+    out.ready = task.readyUs;
+    out.dispatch = task.dispatchUs;
+    readyTimes &= task.readyUs.has_value();
+    out.thread = task.thread;
+    out.subgraph = task.subgraph;
+    out.leaf = task.leaf;
+    out.bytesIn = task.bytesIn;
+    out.bytesOut = task.bytesOut;
+    out.l2HitBytes = task.l2HitBytes;
+  }
+  t.carries.readyTimes = readyTimes;
+  in.flows.moveInto(t);
+  for (const LoadedPipe &pipe : in.pipes)
+    t.pipes.push_back(TimelinePipe{static_cast<int>(pipe.task),
+                                   pipe.kind == "AIC" ? LaneKind::Aic : LaneKind::Aiv,
+                                   pipe.coreIndex, pipe.pipe,
+                                   pipe.pipe != "CUBE" && pipe.pipe != "VEC", pipe.startUs,
+                                   pipe.durUs, pipe.bytes});
+  return absl::StatusOr<Timeline>(std::move(t));
 }
 
 } // namespace ptoc::profile

@@ -1,0 +1,553 @@
+// `ptoc prof` on traces PyPTO wrote on real NPUs (test/data/pypto-real, as published):
+// the numbers of an independent count of the Machine View, a Worker View's blocks
+// against the file's own fields, the family detection, and mutated copies (truncated,
+// reordered, lanes missing, hostile values) that give errors naming the file and the
+// event, never a crash.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "ptoc/profile/TimelineTrace.h"
+#include "ptoc/profile/TraceAnalysis.h"
+#include "ptoc/target/DeviceSpec.h"
+
+using namespace ptoc;
+using namespace ptoc::profile;
+
+namespace {
+
+const std::string kDataDir = PTOC_SOURCE_DIR "/test/data/pypto-real/";
+const std::string kMachineView = kDataDir + "KayWang12138__pypto__merged_swimlane.json";
+const std::string kWorkerViewEp8 =
+    kDataDir + "georgebisbas__pypto-profiling__ep8-p8-l2-uniform1024-rank0-d21__merged_"
+               "swimlane_20260910_071357.json";
+const std::string kWorkerViewP2 =
+    kDataDir + "georgebisbas__pypto-profiling__p2-host-uniform128-rank0-d63__merged_"
+               "swimlane_20260909_155138.json";
+
+std::string readText(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  REQUIRE(!text.str().empty());
+  return text.str();
+}
+
+target::DeviceSpec a2() {
+  absl::StatusOr<target::DeviceSpec> device = target::DeviceSpec::preset("a2");
+  REQUIRE(device.ok());
+  return *device;
+}
+
+Timeline load(const std::string &path, const target::DeviceSpec *device = nullptr) {
+  TraceReadOptions options;
+  options.device = device;
+  absl::StatusOr<Timeline> t = loadTrace(path, options);
+  INFO(t.status().ToString());
+  REQUIRE(t.ok());
+  return *std::move(t);
+}
+
+/// The task named `name` (PyPTO's "0-1-53").
+int taskNamed(const Timeline &t, llvm::StringRef name) {
+  for (size_t i = 0; i < t.tasks.size(); ++i)
+    if (t.nameOf(static_cast<int>(i)) == name) return static_cast<int>(i);
+  FAIL("no task " << name.str());
+  return -1;
+}
+
+const Verdict *findVerdict(const Analysis &a, llvm::StringRef rule, llvm::StringRef scope = "") {
+  for (const Verdict &v : a.verdicts)
+    if (v.rule == rule && (scope.empty() || v.scope == scope)) return &v;
+  return nullptr;
+}
+
+std::string errorOf(const std::string &json, const TraceReadOptions &options = {}) {
+  absl::StatusOr<Timeline> t = parseTrace(json, "m.json", options);
+  REQUIRE_FALSE(t.ok());
+  return std::string(t.status().message());
+}
+
+/// A parsed copy of a trace whose traceEvents `change` edits.
+template <typename Change> std::string mutated(const std::string &text, Change &&change) {
+  llvm::Expected<llvm::json::Value> root = llvm::json::parse(text);
+  REQUIRE(bool(root));
+  change(*root->getAsObject()->getArray("traceEvents"));
+  return llvm::formatv("{0}", *root).str();
+}
+
+bool isEvent(const llvm::json::Value &e, llvm::StringRef ph) {
+  return e.getAsObject() && e.getAsObject()->getString("ph") == llvm::Optional<llvm::StringRef>(ph);
+}
+
+} // namespace
+
+TEST_CASE("Machine View of a real run: the independent count", "[real-trace]") {
+  target::DeviceSpec device = a2();
+  Timeline t = load(kMachineView, &device);
+  CHECK(t.family == TimelineFamily::MachineView);
+  CHECK(familyName(t.family) == "pypto-machine-view");
+  Analysis a = analyze(t);
+  const Summary &s = a.summary;
+  // 74 tasks on real cores plus 39 on the control lane.
+  CHECK(t.tasks.size() == 113);
+  CHECK(s.tasks == 74);
+  REQUIRE(a.control);
+  CHECK(a.control->nodes == 39);
+  CHECK(s.edges == 281);
+  // The real tasks span 43.06 us, 74 us with the control lane.
+  CHECK(s.spanUs == Approx(43.06).margin(0.005));
+  CHECK(a.control->spanWithControlUs == Approx(74.0).margin(0.005));
+  // AIC: 40 tasks on all 24 cores, busy 212.1 us; AIV: 34 tasks on 32 cores, 186.4 us.
+  REQUIRE(s.coreKinds.size() == 2);
+  const CoreKindSummary &aic = s.coreKinds[0], &aiv = s.coreKinds[1];
+  CHECK(aic.tasks == 40);
+  CHECK(aic.coresUsed == 24);
+  CHECK(aic.cores == 24);
+  CHECK(aic.busyUs == Approx(212.1).margin(0.05));
+  CHECK(aiv.tasks == 34);
+  CHECK(aiv.coresUsed == 32);
+  CHECK(aiv.cores == 48); // the device's, so the 16 idle cores count
+  CHECK(aiv.busyUs == Approx(186.4).margin(0.05));
+  CHECK(aiv.utilization == Approx(aiv.busyUs / (48 * s.spanUs)));
+  // The heaviest leaf hash runs 16 AIV tasks for 108.5 us in all.
+  const GroupSummary *heaviest = nullptr;
+  for (const GroupSummary &g : s.groups)
+    if (!heaviest || g.totalUs > heaviest->totalUs) heaviest = &g;
+  REQUIRE(heaviest);
+  CHECK(heaviest->key == "11156575235087307665");
+  CHECK(heaviest->core == "AIV");
+  CHECK(heaviest->tasks == 16);
+  CHECK(heaviest->totalUs == Approx(108.5).margin(0.05));
+  CHECK(heaviest->rootHash == "17950014656146227001");
+  // The dependency chain through the control nodes spans the whole run: 9 nodes,
+  // 44.06 us, from the first control node to the last task's end.
+  const CriticalPath &path = s.criticalPath;
+  CHECK(path.calls.size() == 9);
+  CHECK(path.lengthUs == Approx(44.06).margin(0.005));
+  CHECK(path.controlNodes == 4);
+  CHECK(t.nameOf(path.calls.front()) == "0-1-0");
+  CHECK(t.isControl(path.calls.front()));
+  CHECK(t.nameOf(path.calls.back()) == "0-1-24");
+  double lastEnd = 0;
+  for (size_t i = 0; i < t.tasks.size(); ++i)
+    if (!t.isControl(static_cast<int>(i))) lastEnd = std::max(lastEnd, t.tasks[i].end());
+  CHECK(t.tasks[path.calls.back()].end() == lastEnd);
+  // Every step of the path is an edge of the trace.
+  for (size_t k = 1; k < path.calls.size(); ++k) {
+    llvm::ArrayRef<int> preds = t.predsOf(path.calls[k]);
+    CHECK(std::find(preds.begin(), preds.end(), path.calls[k - 1]) != preds.end());
+  }
+}
+
+TEST_CASE("Machine View: ready times come from the flows, through control nodes",
+          "[real-trace]") {
+  target::DeviceSpec device = a2();
+  Timeline t = load(kMachineView, &device);
+  CHECK(t.carries.readyTimes);
+  CHECK(t.carries.readyFromEdges);
+  CHECK_FALSE(t.carries.bytes);
+  CHECK_FALSE(t.carries.bound);
+  for (size_t i = 0; i < t.tasks.size(); ++i) {
+    if (t.isControl(static_cast<int>(i))) continue;
+    REQUIRE(t.tasks[i].ready);
+    CHECK(*t.tasks[i].ready <= t.tasks[i].start);
+    CHECK(*t.tasks[i].ready >= t.runStart);
+  }
+  // 0-1-24 waits for control node 0-1-80, which waits for 22 tasks: it is ready when
+  // the last of them ends, not when it starts.
+  int task = taskNamed(t, "0-1-24"), control = taskNamed(t, "0-1-80");
+  REQUIRE(t.predsOf(task).size() == 1);
+  CHECK(t.predsOf(task)[0] == control);
+  double latest = 0;
+  for (int p : t.predsOf(control))
+    if (!t.isControl(p)) latest = std::max(latest, t.tasks[p].end());
+  CHECK(*t.tasks[task].ready == latest);
+  CHECK(*t.tasks[task].ready < t.tasks[task].start);
+}
+
+TEST_CASE("Machine View: verdicts whose preconditions hold", "[real-trace]") {
+  target::DeviceSpec device = a2();
+  Analysis a = analyze(load(kMachineView, &device));
+  // No bytes and no bound in a device trace: nothing judged on them.
+  CHECK_FALSE(findVerdict(a, "memory_bound"));
+  CHECK_FALSE(findVerdict(a, "near_roofline"));
+  // The AIC tasks run in two dependent phases of 20: the waves are counted per phase.
+  const CoreKindSummary &aic = a.summary.coreKinds[0];
+  CHECK(aic.phases == 2);
+  CHECK(aic.phaseTasks == std::vector<int>{20, 20});
+  CHECK(aic.waves == 2);
+  const Verdict *wave = findVerdict(a, "wave_imbalance", "AIC");
+  REQUIRE(wave);
+  CHECK_THAT(wave->finding, Catch::Contains("2 dependent phases (20, 20 tasks)"));
+  // 34 AIV tasks for the device's 48 AIV cores.
+  CHECK(findVerdict(a, "under_parallelised", "AIV"));
+  // Without --device the lanes give 24 AIC and 36 AIV cores (AIV_25..AIV_60), a note
+  // says so, and no verdict counts idle cores.
+  Timeline lanesOnly = load(kMachineView);
+  CHECK(lanesOnly.aicCores == 24);
+  CHECK(lanesOnly.aivCores == 36);
+  CHECK_FALSE(lanesOnly.carries.deviceCores);
+  Analysis b = analyze(lanesOnly);
+  CHECK_FALSE(findVerdict(b, "under_parallelised"));
+  CHECK(std::any_of(b.notes.begin(), b.notes.end(), [](const std::string &n) {
+    return n.find("--device") != std::string::npos;
+  }));
+  // A device with fewer cores than the lanes name is an error naming the lane.
+  absl::StatusOr<target::DeviceSpec> tiny = target::DeviceSpec::preset("tiny");
+  REQUIRE(tiny.ok());
+  TraceReadOptions small;
+  small.device = &*tiny;
+  CHECK_THAT(errorOf(readText(kMachineView), small),
+             Catch::Contains("is not a core of device tiny") && Catch::Contains("--device"));
+}
+
+TEST_CASE("Machine View: analysis.json and the page's trace", "[real-trace]") {
+  target::DeviceSpec device = a2();
+  Timeline t = load(kMachineView, &device);
+  Analysis a = analyze(t);
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(analysisJson(a));
+  REQUIRE(bool(json));
+  const llvm::json::Object &root = *json->getAsObject();
+  CHECK(root.getString("family") == llvm::Optional<llvm::StringRef>("pypto-machine-view"));
+  CHECK(root.get("simulated_us")->getAsNull().hasValue()); // a device run: not simulated
+  CHECK(root.get("bound")->getAsNull().hasValue());
+  CHECK(root.get("bytes")->getAsNull().hasValue());
+  CHECK(*root.getNumber("span_us") == Approx(43.06).margin(0.001));
+  CHECK(*root.getObject("critical_path")->getInteger("tasks") == 9);
+  CHECK(*root.getObject("control")->getInteger("nodes") == 39);
+  CHECK(root.getObject("carries")->getBoolean("ready_from_edges") == llvm::Optional<bool>(true));
+  CHECK_THAT(analysisText(a), Catch::Contains("measured span 43.060 us") &&
+                                  Catch::Contains("74.000 us with the control lane"));
+  // The page draws the timeline through a trace in ptoc's layout: one task event per
+  // task, one flow pair per edge, each end naming its task.
+  std::string display;
+  llvm::raw_string_ostream os(display);
+  REQUIRE(writeTimelineTrace(os, t).ok());
+  os.flush();
+  llvm::Expected<llvm::json::Value> trace = llvm::json::parse(display);
+  REQUIRE(bool(trace));
+  size_t tasks = 0, flows = 0;
+  for (const llvm::json::Value &e : *trace->getAsObject()->getArray("traceEvents")) {
+    const llvm::json::Object &o = *e.getAsObject();
+    if (o.getString("cat") == llvm::Optional<llvm::StringRef>("task")) ++tasks;
+    if (o.getString("cat") == llvm::Optional<llvm::StringRef>("dep") && isEvent(e, "s")) {
+      ++flows;
+      CHECK(o.getObject("args")->getInteger("call"));
+    }
+  }
+  CHECK(tasks == 113);
+  CHECK(flows == 281);
+}
+
+TEST_CASE("Worker View: blocks, kernel vs setup, no common clock", "[real-trace]") {
+  target::DeviceSpec device = a2();
+  // The file's own fields, summed here independently of the reader.
+  auto fileTotals = [](const std::string &path) {
+    llvm::Expected<llvm::json::Value> root = llvm::json::parse(readText(path));
+    REQUIRE(bool(root));
+    double kernel = 0, setup = 0;
+    int blocks = 0;
+    for (const llvm::json::Value &e : *root->getAsObject()->getArray("traceEvents"))
+      if (isEvent(e, "X")) {
+        const llvm::json::Object &args = *e.getAsObject()->getObject("args");
+        kernel += *args.getNumber("kernel-duration-us");
+        setup += *args.getNumber("local_setup_us");
+        ++blocks;
+      }
+    return std::make_tuple(kernel, setup, blocks);
+  };
+  SECTION("ep8: three tasks of two blocks, one of them 5 ms") {
+    Timeline t = load(kWorkerViewEp8, &device);
+    CHECK(t.family == TimelineFamily::WorkerView);
+    CHECK_FALSE(t.carries.commonClock);
+    CHECK(t.edges() == 0);
+    Analysis a = analyze(t);
+    auto [kernel, setup, blocks] = fileTotals(kWorkerViewEp8);
+    CHECK(blocks == 6);
+    REQUIRE(a.blocks.size() == 3);
+    double kernelSum = 0, setupSum = 0;
+    for (const BlockSummary &b : a.blocks) {
+      CHECK(b.blocks == 2);
+      kernelSum += b.kernelUs;
+      setupSum += b.setupUs;
+    }
+    CHECK(kernelSum == Approx(kernel));
+    CHECK(setupSum == Approx(setup));
+    const BlockSummary &r1t1 = a.blocks[1];
+    CHECK(r1t1.task == "r1t1");
+    CHECK(r1t1.maxKernelUs == Approx(5291.34).margin(1e-6));
+    CHECK(r1t1.imbalance == Approx(5291.34 / ((5291.34 + 4654.62) / 2) - 1).margin(1e-6));
+    CHECK(r1t1.slowestCore == "AIV_26");
+    // The 5 ms task runs on 2 of the 48 AIV cores.
+    const Verdict *v = findVerdict(a, "under_parallelised", "AIV");
+    REQUIRE(v);
+    CHECK_THAT(v->finding, Catch::Contains("task r1t1") && Catch::Contains("2 blocks"));
+    // Nothing that needs one clock across cores.
+    CHECK_FALSE(a.hasBubbles);
+    CHECK_FALSE(findVerdict(a, "wave_imbalance"));
+    CHECK_FALSE(findVerdict(a, "scheduling_gaps"));
+    CHECK_FALSE(findVerdict(a, "scheduler_bound"));
+    llvm::Expected<llvm::json::Value> json = llvm::json::parse(analysisJson(a));
+    REQUIRE(bool(json));
+    const llvm::json::Object &root = *json->getAsObject();
+    CHECK(root.get("span_us")->getAsNull().hasValue());
+    CHECK(root.get("critical_path")->getAsNull().hasValue());
+    CHECK(root.get("bubbles")->getAsNull().hasValue());
+    CHECK(root.getArray("blocks")->size() == 3);
+  }
+  SECTION("p2: one task of 7 blocks on both kinds, setup 37% of the time") {
+    Timeline t = load(kWorkerViewP2, &device);
+    Analysis a = analyze(t);
+    auto [kernel, setup, blocks] = fileTotals(kWorkerViewP2);
+    CHECK(blocks == 7);
+    REQUIRE(a.blocks.size() == 1);
+    CHECK(a.blocks[0].core == "AIC+AIV");
+    CHECK(a.blocks[0].setupShare == Approx(setup / (kernel + setup)));
+    const Verdict *v = findVerdict(a, "setup_overhead");
+    REQUIRE(v);
+    CHECK(v->evidence[0].second == Approx(setup / (kernel + setup)));
+    // Its blocks are mostly setup: splitting further is not the advice.
+    CHECK_FALSE(findVerdict(a, "under_parallelised"));
+    // Lanes are drawn from their own first block.
+    for (const TimelineLane &lane : t.lanes) {
+      double first = 1e300;
+      for (const TimelineTask &task : t.tasks)
+        if (&t.lanes[task.lane] == &lane) first = std::min(first, task.start);
+      CHECK(first + lane.drawShift == 0);
+    }
+  }
+}
+
+TEST_CASE("trace families: detection and what else is an error", "[real-trace]") {
+  // A complete file of another kind says what it holds and what was expected, and
+  // never calls itself truncated.
+  std::string empty = errorOf("{\"traceEvents\":[]}");
+  CHECK_THAT(empty, Catch::Contains("no \"otherData\" object") &&
+                        Catch::Contains("\"Machine View\"") &&
+                        Catch::Contains("0 events (0 complete)"));
+  CHECK_THAT(empty, !Catch::Contains("truncated"));
+  std::string other = errorOf(
+      R"({"traceEvents":[{"ph":"M","name":"process_name","pid":1,"args":{"name":"GPU 0"}},)"
+      R"({"ph":"X","name":"k","cat":"kernel","pid":1,"tid":2,"ts":1,"dur":2}]})");
+  CHECK_THAT(other, Catch::Contains("process names \"GPU 0\"") &&
+                        Catch::Contains("categories \"kernel\"") && !Catch::Contains("truncated"));
+  // Damage in the middle is not a truncation; a cut is.
+  std::string text = readText(kWorkerViewEp8);
+  std::string damaged = text;
+  damaged[text.size() / 2] = '}';
+  CHECK_THAT(errorOf(damaged), Catch::Contains("not valid JSON") && !Catch::Contains("truncated"));
+  CHECK_THAT(errorOf(text.substr(0, text.size() / 2)),
+             Catch::Contains("not valid JSON") && Catch::Contains("a truncated trace?"));
+}
+
+TEST_CASE("trace files: a folder with PyPTO-3's stamped trace", "[real-trace]") {
+  llvm::SmallString<128> dir;
+  REQUIRE(!llvm::sys::fs::createUniqueDirectory("ptoc-real-trace", dir));
+  auto copy = [&](const std::string &from, llvm::StringRef name) {
+    llvm::SmallString<128> to(dir);
+    llvm::sys::path::append(to, name);
+    std::ofstream(std::string(to), std::ios::binary) << readText(from);
+    return std::string(to);
+  };
+  copy(kWorkerViewEp8, "merged_swimlane_20260910_071357.json");
+  Timeline one = load(std::string(dir));
+  CHECK(one.family == TimelineFamily::WorkerView);
+  CHECK(one.tasks.size() == 6);
+  // Two runs: the newest by its stamp, and a note says which.
+  copy(kWorkerViewP2, "merged_swimlane_20260911_000000.json");
+  Timeline newest = load(std::string(dir));
+  CHECK(newest.tasks.size() == 7);
+  CHECK_THAT(newest.notes.front(), Catch::Contains("read the newest, "
+                                                   "merged_swimlane_20260911_000000.json"));
+  llvm::sys::fs::remove_directories(dir);
+}
+
+TEST_CASE("real traces mutated: errors name the file and the event, never a crash",
+          "[real-trace]") {
+  target::DeviceSpec device = a2();
+  TraceReadOptions withDevice;
+  withDevice.device = &device;
+  std::string mv = readText(kMachineView), wv = readText(kWorkerViewP2);
+
+  SECTION("truncated anywhere") {
+    for (const std::string *text : {&mv, &wv}) {
+      size_t step = std::max<size_t>(1, text->size() / 997);
+      for (size_t cut = 0; cut + 1 < text->size(); cut += step) {
+        absl::StatusOr<Timeline> t = parseTrace(text->substr(0, cut), "m.json");
+        REQUIRE_FALSE(t.ok());
+        CHECK_THAT(std::string(t.status().message()),
+                   Catch::StartsWith("m.json: ") &&
+                       (Catch::Contains("a truncated trace?") ||
+                        Catch::Contains("not a JSON object")));
+      }
+    }
+  }
+  SECTION("events in another order read the same") {
+    Analysis base = analyze(load(kMachineView, &device));
+    std::mt19937 rng(7);
+    std::string shuffled = mutated(mv, [&](llvm::json::Array &events) {
+      std::vector<llvm::json::Value> all(events.begin(), events.end());
+      std::shuffle(all.begin(), all.end(), rng);
+      events.clear();
+      for (llvm::json::Value &v : all) events.push_back(std::move(v));
+    });
+    absl::StatusOr<Timeline> t = parseTrace(shuffled, "m.json", withDevice);
+    INFO(t.status().ToString());
+    REQUIRE(t.ok());
+    Analysis a = analyze(*t);
+    CHECK(a.summary.tasks == base.summary.tasks);
+    CHECK(a.summary.edges == base.summary.edges);
+    CHECK(a.summary.spanUs == base.summary.spanUs);
+    CHECK(a.summary.coreKinds[0].busyUs == Approx(base.summary.coreKinds[0].busyUs));
+    CHECK(a.summary.criticalPath.lengthUs == base.summary.criticalPath.lengthUs);
+    CHECK(a.summary.criticalPath.calls.size() == base.summary.criticalPath.calls.size());
+  }
+  SECTION("missing lanes") {
+    // Idle cores have no lane: dropping every event of AIV_60 is a trace with one idle
+    // core more (its flows dropped too).
+    std::string fewer = mutated(mv, [](llvm::json::Array &events) {
+      std::vector<llvm::json::Value> kept;
+      for (llvm::json::Value &e : events) {
+        const llvm::json::Object &o = *e.getAsObject();
+        if (o.getInteger("tid") != llvm::Optional<int64_t>(1120)) kept.push_back(e);
+      }
+      // Flows with one end on the dropped lane lose their pair.
+      std::map<int64_t, int> ends;
+      for (llvm::json::Value &e : kept)
+        if (isEvent(e, "s") || isEvent(e, "f")) ++ends[*e.getAsObject()->getInteger("id")];
+      events.clear();
+      for (llvm::json::Value &e : kept)
+        if (!(isEvent(e, "s") || isEvent(e, "f")) || ends[*e.getAsObject()->getInteger("id")] == 2)
+          events.push_back(e);
+    });
+    absl::StatusOr<Timeline> t = parseTrace(fewer, "m.json", withDevice);
+    INFO(t.status().ToString());
+    REQUIRE(t.ok());
+    CHECK(analyze(*t).summary.coreKinds[1].coresUsed == 31);
+    // An event on a lane without a name is an error naming it.
+    std::string unnamed = mutated(mv, [](llvm::json::Array &events) {
+      std::vector<llvm::json::Value> kept;
+      for (llvm::json::Value &e : events) {
+        const llvm::json::Object &o = *e.getAsObject();
+        if (!(isEvent(e, "M") && o.getInteger("tid") == llvm::Optional<int64_t>(1002)))
+          kept.push_back(e);
+      }
+      events = llvm::json::Array(kept);
+    });
+    CHECK_THAT(errorOf(unnamed), Catch::StartsWith("m.json: event ") &&
+                                     Catch::Contains("('0-1-53-82-3()')") &&
+                                     Catch::Contains("lane pid 1 tid 1002 has no thread_name"));
+  }
+  SECTION("clock jitter at flow ends is tolerated") {
+    // Flow starts a few tenths of a nanosecond past their slice's end (what reading
+    // absolute device microseconds into doubles gives) bind as before.
+    Timeline base = load(kMachineView, &device);
+    std::string jittered = mutated(mv, [](llvm::json::Array &events) {
+      for (llvm::json::Value &e : events)
+        if (isEvent(e, "s"))
+          (*e.getAsObject())["ts"] = *e.getAsObject()->getNumber("ts") + 0.0003;
+    });
+    absl::StatusOr<Timeline> t = parseTrace(jittered, "m.json", withDevice);
+    INFO(t.status().ToString());
+    REQUIRE(t.ok());
+    CHECK(t->preds == base.preds);
+    CHECK(t->predStart == base.predStart);
+  }
+  SECTION("hostile values") {
+    // Sets `key` of the first complete event to `value`.
+    auto firstTask = [&](const std::string &text, const char *key, llvm::json::Value value) {
+      return mutated(text, [&](llvm::json::Array &events) {
+        for (llvm::json::Value &e : events)
+          if (isEvent(e, "X")) {
+            (*e.getAsObject())[key] = std::move(value);
+            return;
+          }
+      });
+    };
+    for (const std::string *text : {&mv, &wv}) {
+      CHECK_THAT(errorOf(firstTask(*text, "ts", 1e300)),
+                 Catch::StartsWith("m.json: event ") &&
+                     Catch::Contains("\"ts\" and \"dur\" must be numbers between 0 and 1e+15"));
+      CHECK_THAT(errorOf(firstTask(*text, "dur", -1)), Catch::Contains("\"dur\""));
+      CHECK_THAT(errorOf(firstTask(*text, "ts", "soon")), Catch::Contains("\"ts\""));
+      CHECK_THAT(errorOf(firstTask(*text, "tid", "AIC")),
+                 Catch::Contains("no integer \"pid\" and \"tid\""));
+      CHECK_THAT(errorOf(firstTask(*text, "ph", 7)), Catch::Contains("no string \"ph\""));
+    }
+    // A lane named like no core.
+    std::string lane = mutated(mv, [](llvm::json::Array &events) {
+      for (llvm::json::Value &e : events)
+        if (isEvent(e, "M") && e.getAsObject()->getInteger("tid") == llvm::Optional<int64_t>(1002))
+          (*e.getAsObject()->getObject("args"))["name"] = "NPU_1";
+    });
+    CHECK_THAT(errorOf(lane), Catch::Contains("lane 'NPU_1' is neither a core"));
+    std::string huge = mutated(mv, [](llvm::json::Array &events) {
+      for (llvm::json::Value &e : events)
+        if (isEvent(e, "M") && e.getAsObject()->getInteger("tid") == llvm::Optional<int64_t>(1002))
+          (*e.getAsObject()->getObject("args"))["name"] = "AIC_99999999999";
+    });
+    CHECK_THAT(errorOf(huge), Catch::Contains("AIC_99999999999"));
+    // A flow end moved off every task, and one end lost.
+    std::string offSlice = mutated(mv, [](llvm::json::Array &events) {
+      for (llvm::json::Value &e : events)
+        if (isEvent(e, "s")) {
+          (*e.getAsObject())["ts"] = 1.0;
+          return;
+        }
+    });
+    CHECK_THAT(errorOf(offSlice), Catch::Contains("flow id 113: its 's' event") &&
+                                      Catch::Contains("lies on no task of lane 'AIC_1'"));
+    std::string oneEnd = mutated(mv, [](llvm::json::Array &events) {
+      std::vector<llvm::json::Value> kept;
+      bool dropped = false;
+      for (llvm::json::Value &e : events) {
+        if (!dropped && isEvent(e, "f")) {
+          dropped = true;
+          continue;
+        }
+        kept.push_back(e);
+      }
+      events = llvm::json::Array(kept);
+    });
+    CHECK_THAT(errorOf(oneEnd), Catch::Contains("flow id 113 has a 's' event") &&
+                                    Catch::Contains("but no 'f'"));
+    // A block's kernel time that is not a number.
+    std::string kernel = mutated(wv, [](llvm::json::Array &events) {
+      for (llvm::json::Value &e : events)
+        if (isEvent(e, "X")) {
+          (*e.getAsObject()->getObject("args"))["kernel-duration-us"] = -3;
+          return;
+        }
+    });
+    CHECK_THAT(errorOf(kernel), Catch::Contains("args.kernel-duration-us must be a number"));
+  }
+  SECTION("random damage: any answer, never a crash") {
+    std::mt19937 rng(20);
+    const char kJunk[] = "{}[]\",:0-9.eE \"ax_";
+    for (const std::string *text : {&mv, &wv})
+      for (int round = 0; round < 150; ++round) {
+        std::string copy = *text;
+        int flips = 1 + static_cast<int>(rng() % 4);
+        for (int f = 0; f < flips; ++f)
+          copy[rng() % copy.size()] = kJunk[rng() % (sizeof(kJunk) - 1)];
+        absl::StatusOr<Timeline> t = parseTrace(copy, "m.json", withDevice);
+        if (!t.ok()) {
+          CHECK_THAT(std::string(t.status().message()), Catch::StartsWith("m.json: "));
+          continue;
+        }
+        Analysis a = analyze(*t);
+        CHECK_FALSE(analysisJson(a).empty());
+        CHECK_FALSE(analysisText(a).empty());
+        std::string display;
+        llvm::raw_string_ostream os(display);
+        CHECK(writeTimelineTrace(os, *t).ok());
+      }
+  }
+}
