@@ -558,8 +558,10 @@ std::string summaryJson(const Summary &s) {
         for (int c : path.calls) json.value(c);
       });
       json.attributeArray("hash_orders", [&] {
-        for (const auto &[order, count] : path.hashOrders)
-          json.object([&] {
+        // Named copies: a lambda may not capture a structured binding before C++20,
+        // and clang 14 does not implement C++20's permission.
+        for (const auto &entry : path.hashOrders)
+          json.object([&, order = entry.first, count = entry.second] {
             json.attribute("hash_order", order);
             json.attribute("tasks", count);
           });
