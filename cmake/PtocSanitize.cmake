@@ -11,13 +11,20 @@
 #   for LD_PRELOAD (test/CMakeLists.txt sets it for pytest).
 # - The link flags are on the `ptoc` interface, so a project linking a sanitized
 #   ptoc (the embed test) links the runtime too.
+#
+# -DPTOC_FUZZ=ON adds libFuzzer's coverage instrumentation to every target and builds
+# the fuzz targets (fuzz/, scripts/fuzz.sh); it implies address,undefined.
 set(PTOC_SANITIZE "" CACHE STRING
     "Sanitizers to build with (clang only): address, undefined or address,undefined")
+option(PTOC_FUZZ "Build the libFuzzer targets in fuzz/ (clang; implies PTOC_SANITIZE)" OFF)
+if(PTOC_FUZZ AND NOT PTOC_SANITIZE)
+  set(PTOC_SANITIZE address,undefined)
+endif()
 set(PTOC_SANITIZER_RUNTIME "")
 set(PTOC_SANITIZER_LINK_OPTIONS "")
 if(PTOC_SANITIZE)
   if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
-    message(FATAL_ERROR "PTOC_SANITIZE needs clang (configure with CC=clang-14 "
+    message(FATAL_ERROR "PTOC_SANITIZE and PTOC_FUZZ need clang (configure with CC=clang-14 "
                         "CXX=clang++-14, as scripts/sanitize.sh does); found "
                         "${CMAKE_CXX_COMPILER_ID}")
   endif()
@@ -43,8 +50,16 @@ if(PTOC_SANITIZE)
 
   add_compile_options(-fsanitize=${PTOC_SANITIZE} -fno-sanitize-recover=all
                       -fno-omit-frame-pointer)
-  set(PTOC_SANITIZER_LINK_OPTIONS -fsanitize=${PTOC_SANITIZE} -shared-libsan
-                                  -Wl,-rpath,${runtime_dir})
+  if(PTOC_FUZZ)
+    # Coverage for libFuzzer in every library; fuzz/ links libFuzzer's main. The
+    # runtime is static here: a libFuzzer link puts libstdc++ ahead of a shared
+    # sanitizer runtime, which must come first. (A fuzz build is not for pytest.)
+    add_compile_options(-fsanitize=fuzzer-no-link)
+    set(PTOC_SANITIZER_LINK_OPTIONS -fsanitize=${PTOC_SANITIZE})
+  else()
+    set(PTOC_SANITIZER_LINK_OPTIONS -fsanitize=${PTOC_SANITIZE} -shared-libsan
+                                    -Wl,-rpath,${runtime_dir})
+  endif()
   add_link_options(${PTOC_SANITIZER_LINK_OPTIONS})
   message(STATUS "ptoc: sanitizers ${PTOC_SANITIZE}; runtime ${PTOC_SANITIZER_RUNTIME}")
 endif()

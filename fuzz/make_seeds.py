@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora and dictionaries of the fuzz targets from the project's own
+inputs, so nothing large is committed and the seeds follow the code:
+
+  pto     every .pto of examples/ and test/, split at `// -----` like ptoc-opt
+          --split-input-file does
+  device  the device presets (lib/target/presets), the test device files, and the
+          device JSON the lit tests write with `echo '...'`
+  trace   merged_swimlane.json of `ptoc run --debug-mode 1` and `2` of the examples and
+          the codegen test inputs on a2 and tiny (small ones only), and the test traces
+  bank    the bank files `ptoc tune` writes for two examples, whole and line by line
+  space   the spaces the lit tests and docs/tuning.md write, and the `space` of the
+          tune_result files of the bank step
+
+Dictionaries (libFuzzer -dict): for pto the op names of include/ptoc/ir/Ops.def, the
+words of the seeds and the text form's punctuation; for the JSON targets the keys and
+string values of their seeds, JSON's own tokens and numbers at the edges of int64 and
+double.
+
+usage: make_seeds.py --source-dir DIR --ptoc PATH --out DIR
+Writes OUT/<target>/seeds/* and OUT/<target>.dict (the seeds folder is replaced).
+"""
+import argparse
+import collections
+import hashlib
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+TARGETS = ["pto", "device", "trace", "bank", "space"]
+# Larger seeds slow every execution; the small ones cover the same code.
+MAX_SEED_BYTES = 48 * 1024
+# Words per dictionary: libFuzzer picks entries at random, so a long tail dilutes them.
+MAX_DICT_WORDS = 400
+
+JSON_TOKENS = ["{", "}", "[", "]", ":", ",", '"', "null", "true", "false", "-", "0", "-0",
+               "1", "-1", "0.5", "1e308", "-1e308", "1e309", "1e-300", "4.9e-324",
+               "2147483647", "2147483648", "-2147483649", "9223372036854775807",
+               "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+               "18446744073709551615", "18446744073709551616", '"\\u0000"', '"\\ud800"',
+               '"\\""']
+PTO_TOKENS = ["func", "return", "@", "%", "->", "(", ")", "{", "}", "[", "]", "<", ">",
+              "=", ":", ",", "x", "tensor<", "tile<", "loc(", '"', "// -----", "\n",
+              "true", "false", "-1", "0", "9223372036854775807", "-9223372036854775808",
+              "1e308", "0x7fffffff"]
+DEVICE_KEY_HINTS = ('"base"', '"aic_cores"', '"aiv_cores"', '"buffers"', '"clock_mhz"')
+
+
+class Corpus:
+    """The seeds of one target, deduplicated by content."""
+
+    def __init__(self, root, name):
+        self.dir = root / name / "seeds"
+        shutil.rmtree(self.dir, ignore_errors=True)
+        self.dir.mkdir(parents=True)
+        self.texts = []
+        self.seen = set()
+
+    def add(self, label, text):
+        data = text.encode() if isinstance(text, str) else text
+        if not data.strip() or len(data) > MAX_SEED_BYTES:
+            return
+        digest = hashlib.sha1(data).hexdigest()[:12]
+        if digest in self.seen:
+            return
+        self.seen.add(digest)
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", label)[-60:]
+        (self.dir / f"{safe}-{digest}").write_bytes(data)
+        self.texts.append(data.decode(errors="replace"))
+
+
+FAILED_RUNS = []
+
+
+def run(cmd):
+    """Runs a ptoc command. A failure is fine for a seed (a test input may not be a
+    whole runnable function, or may not fit tiny); main() counts them, and a target
+    left without seeds fails."""
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        FAILED_RUNS.append(" ".join(map(str, cmd)))
+    return proc
+
+
+def pto_files(src):
+    files = sorted(src.glob("examples/*.pto")) + sorted(src.glob("test/**/*.pto"))
+    return [f for f in files if f.is_file()]
+
+
+def split_chunks(text):
+    return re.split(r"^// -----.*$", text, flags=re.M)
+
+
+def echoed_json(src):
+    """(file, json text) for every `echo '<json>' > file` of a lit RUN line."""
+    for f in pto_files(src):
+        for m in re.finditer(r"RUN:.*?echo '([^']*)' *> *(\S+)", f.read_text()):
+            yield f, m.group(1), m.group(2)
+
+
+def pto_seeds(src, corpus):
+    for f in pto_files(src):
+        for i, chunk in enumerate(split_chunks(f.read_text())):
+            corpus.add(f"{f.stem}-{i}", chunk.strip() + "\n")
+
+
+def device_seeds(src, corpus):
+    for f in sorted(src.glob("lib/target/presets/*.json")):
+        corpus.add(f"preset-{f.stem}", f.read_bytes())
+    # Every test JSON input but the traces is a device file (some deliberately broken).
+    for f in sorted(src.glob("test/**/Inputs/*.json")):
+        if not f.name.startswith("prof-"):
+            corpus.add(f"test-{f.stem}", f.read_bytes())
+    for f, text, _ in echoed_json(src):
+        if any(k in text for k in DEVICE_KEY_HINTS):
+            corpus.add(f"echo-{f.stem}", text)
+
+
+def trace_seeds(src, ptoc, work, corpus):
+    for f in sorted(src.glob("test/ptoc-run/Inputs/prof-*.json")):
+        corpus.add(f.stem, f.read_bytes())
+    for f, text, _ in echoed_json(src):
+        if "traceEvents" in text:
+            corpus.add(f"echo-{f.stem}", text)
+    inputs = sorted(src.glob("examples/*.pto")) + sorted(src.glob("test/codegen/Inputs/*.pto"))
+    for f in inputs:
+        for device in ["a2", "tiny"]:
+            for mode in ["1", "2"]:
+                out = work / "runs" / f"{f.stem}-{device}-{mode}"
+                run([ptoc, "run", f, "--device", device, "--debug-mode", mode,
+                     "--no-numerics", "--threads", "1", "--output-dir", out])
+                for trace in out.glob("*/merged_swimlane.json"):
+                    corpus.add(f"{f.stem}-{device}-mode{mode}", trace.read_bytes())
+
+
+def bank_and_space_seeds(src, ptoc, work, bank, space):
+    for example in ["softmax", "matmul"]:
+        results = work / "tune" / example
+        run([ptoc, "tune", src / "examples" / f"{example}.pto", "--strategy", "random",
+             "--budget", "6", "--threads", "1", "--bank", work / "bank",
+             "--result-dir", results])
+        for result in results.glob("tune_result_*.json"):
+            space.add(f"result-space-{example}", json.dumps(json.loads(result.read_text())["space"]))
+    for f in sorted((work / "bank").glob("*.jsonl")):
+        text = f.read_text()
+        bank.add("bank-file", text)
+        for i, line in enumerate(text.splitlines()):
+            bank.add(f"bank-line-{i}", line + "\n")
+    for f, text, target in echoed_json(src):
+        if "space" in target or "tune" in f.stem:
+            space.add(f"echo-{f.stem}", text)
+    # docs/tuning.md: the JSON after `$ cat space.json`, up to the next `$` line.
+    doc = (src / "docs" / "tuning.md").read_text()
+    for m in re.finditer(r"^\$ cat \S*space\S*\.json\n(.*?)^\$", doc, flags=re.M | re.S):
+        space.add("docs-tuning", m.group(1))
+
+
+def json_words(texts):
+    """Object keys and string values of every JSON text (or of each of its lines)."""
+    counts = collections.Counter()
+
+    def walk(value):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                counts[json.dumps(k)] += 2
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+        elif isinstance(value, str):
+            counts[json.dumps(value)] += 1
+
+    for text in texts:
+        for piece in [text] + text.splitlines():
+            try:
+                walk(json.loads(piece))
+            except ValueError:
+                pass
+    return [w for w, _ in counts.most_common(MAX_DICT_WORDS)]
+
+
+def pto_words(src, texts):
+    ops = re.findall(r'PTOC_OP\(\w+, "([^"]+)"', (src / "include/ptoc/ir/Ops.def").read_text())
+    counts = collections.Counter()
+    for text in texts:
+        code = re.sub(r"//.*", "", text)
+        counts.update(re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", code))
+    words = [w for w, _ in counts.most_common(MAX_DICT_WORDS)]
+    return ops + [w for w in words if w not in ops]
+
+
+def write_dict(path, entries):
+    def quote(s):
+        out = []
+        for b in s.encode():
+            c = chr(b)
+            if c in '\\"':
+                out.append("\\" + c)
+            elif 32 <= b < 127:
+                out.append(c)
+            else:
+                out.append(f"\\x{b:02x}")
+        return '"' + "".join(out) + '"'
+
+    seen, lines = set(), []
+    for e in entries:
+        if e and e not in seen:
+            seen.add(e)
+            lines.append(quote(e))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--source-dir", required=True, type=pathlib.Path)
+    parser.add_argument("--ptoc", required=True, type=pathlib.Path)
+    parser.add_argument("--out", required=True, type=pathlib.Path)
+    args = parser.parse_args()
+    src, out = args.source_dir.resolve(), args.out.resolve()
+    corpora = {t: Corpus(out, t) for t in TARGETS}
+    with tempfile.TemporaryDirectory(prefix="ptoc-seeds-") as tmp:
+        work = pathlib.Path(tmp)
+        pto_seeds(src, corpora["pto"])
+        device_seeds(src, corpora["device"])
+        trace_seeds(src, args.ptoc, work, corpora["trace"])
+        bank_and_space_seeds(src, args.ptoc, work, corpora["bank"], corpora["space"])
+
+    write_dict(out / "pto.dict", PTO_TOKENS + pto_words(src, corpora["pto"].texts))
+    for t in ["device", "trace", "bank", "space"]:
+        write_dict(out / f"{t}.dict", JSON_TOKENS + json_words(corpora[t].texts))
+    print(f"make_seeds: {len(FAILED_RUNS)} ptoc runs gave no seed (inputs that are not "
+          "runnable functions or do not fit the device)", file=sys.stderr)
+    for t in TARGETS:
+        print(f"make_seeds: {t}: {len(corpora[t].texts)} seeds", file=sys.stderr)
+        if not corpora[t].texts:
+            sys.exit(f"make_seeds: no seeds for {t}; the step that makes them failed")
+
+
+if __name__ == "__main__":
+    main()
