@@ -11,6 +11,8 @@ inputs, so nothing large is committed and the seeds follow the code:
   bank    the bank files `ptoc tune` writes for two examples, whole and line by line
   space   the spaces the lit tests and docs/tuning.md write, and the `space` of the
           tune_result files of the bank step
+  report  the examples' performance reports (benchmarks/baselines) and the
+          summary.json of the trace step's runs
 
 Dictionaries (libFuzzer -dict): for pto the op names of include/ptoc/ir/Ops.def, the
 words of the seeds and the text form's punctuation; for the JSON targets the keys and
@@ -31,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 
-TARGETS = ["pto", "device", "trace", "bank", "space"]
+TARGETS = ["pto", "device", "trace", "bank", "space", "report"]
 # Larger seeds slow every execution; the small ones cover the same code.
 MAX_SEED_BYTES = 48 * 1024
 # Words per dictionary: libFuzzer picks entries at random, so a long tail dilutes them.
@@ -120,7 +122,9 @@ def device_seeds(src, corpus):
             corpus.add(f"echo-{f.stem}", text)
 
 
-def trace_seeds(src, ptoc, work, corpus):
+def trace_and_report_seeds(src, ptoc, work, corpus, reports):
+    for f in sorted(src.glob("benchmarks/baselines/*.json")):
+        reports.add(f"baseline-{f.stem}", f.read_bytes())
     for f in sorted(src.glob("test/ptoc-run/Inputs/prof-*.json")):
         corpus.add(f.stem, f.read_bytes())
     for f, text, _ in echoed_json(src):
@@ -135,6 +139,8 @@ def trace_seeds(src, ptoc, work, corpus):
                      "--no-numerics", "--threads", "1", "--output-dir", out])
                 for trace in out.glob("*/merged_swimlane.json"):
                     corpus.add(f"{f.stem}-{device}-mode{mode}", trace.read_bytes())
+                for summary in out.glob("*/summary.json"):
+                    reports.add(f"summary-{f.stem}-{device}", summary.read_bytes())
 
 
 def bank_and_space_seeds(src, ptoc, work, bank, space):
@@ -226,11 +232,11 @@ def main():
         work = pathlib.Path(tmp)
         pto_seeds(src, corpora["pto"])
         device_seeds(src, corpora["device"])
-        trace_seeds(src, args.ptoc, work, corpora["trace"])
+        trace_and_report_seeds(src, args.ptoc, work, corpora["trace"], corpora["report"])
         bank_and_space_seeds(src, args.ptoc, work, corpora["bank"], corpora["space"])
 
     write_dict(out / "pto.dict", PTO_TOKENS + pto_words(src, corpora["pto"].texts))
-    for t in ["device", "trace", "bank", "space"]:
+    for t in ["device", "trace", "bank", "space", "report"]:
         write_dict(out / f"{t}.dict", JSON_TOKENS + json_words(corpora[t].texts))
     print(f"make_seeds: {len(FAILED_RUNS)} ptoc runs gave no seed (inputs that are not "
           "runnable functions or do not fit the device)", file=sys.stderr)

@@ -7,7 +7,7 @@
 #
 #   bash scripts/fuzz.sh                 # every target, 10 s each
 #   bash scripts/fuzz.sh 600             # every target, 10 min each
-#   bash scripts/fuzz.sh 3600 pto space  # some targets (pto device trace bank space)
+#   bash scripts/fuzz.sh 3600 pto space  # some targets (pto device trace bank space report)
 #
 # Inputs may grow to 64 KiB (-max_len): deep nesting needs length to overflow a stack.
 #
@@ -26,7 +26,7 @@
 # --verify-roundtrip`; device `ptoc run examples/softmax.pto --device FILE`; trace
 # `ptoc prof FILE` (named *.json); bank: copy it to DIR/a2-<a2's hash>.jsonl (the file
 # name `ptoc tune show` prints) and run `ptoc tune show --bank DIR`; space `ptoc tune
-# examples/softmax.pto --space FILE`.
+# examples/softmax.pto --space FILE`; report `ptoc prof compare FILE FILE`.
 #
 # Longer or parallel runs: call a target directly with libFuzzer's flags, e.g.
 #   build-fuzz/fuzz/fuzz-pto W/pto/corpus W/pto/seeds -dict=W/pto.dict \
@@ -41,7 +41,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seconds="${1:-10}"
 if [ $# -gt 0 ]; then shift; fi
 targets=("$@")
-if [ ${#targets[@]} -eq 0 ]; then targets=(pto device trace bank space); fi
+if [ ${#targets[@]} -eq 0 ]; then targets=(pto device trace bank space report); fi
 build="${PTOC_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 work="$build/fuzz-work"
 
