@@ -14,6 +14,10 @@ inputs, so nothing large is committed and the seeds follow the code:
   report  the examples' performance reports (benchmarks/baselines) and the
           summary.json of the trace step's runs
 
+Every target also gets inputs nested 40,000 levels deep (JSON arrays and objects; for
+pto an attribute): a fuzzer cannot grow such an input by mutation in a short run, and
+a recursive reader without a depth limit overflows the stack on it.
+
 Dictionaries (libFuzzer -dict): for pto the op names of include/ptoc/ir/Ops.def, the
 words of the seeds and the text form's punctuation; for the JSON targets the keys and
 string values of their seeds, JSON's own tokens and numbers at the edges of int64 and
@@ -34,7 +38,8 @@ import sys
 import tempfile
 
 TARGETS = ["pto", "device", "trace", "bank", "space", "report"]
-# Larger seeds slow every execution; the small ones cover the same code.
+# Larger seeds slow every execution; the small ones cover the same code. (The deep
+# seeds are larger, and added past this check.)
 MAX_SEED_BYTES = 48 * 1024
 # Words per dictionary: libFuzzer picks entries at random, so a long tail dilutes them.
 MAX_DICT_WORDS = 400
@@ -62,9 +67,9 @@ class Corpus:
         self.texts = []
         self.seen = set()
 
-    def add(self, label, text):
+    def add(self, label, text, max_bytes=MAX_SEED_BYTES):
         data = text.encode() if isinstance(text, str) else text
-        if not data.strip() or len(data) > MAX_SEED_BYTES:
+        if not data.strip() or len(data) > max_bytes:
             return
         digest = hashlib.sha1(data).hexdigest()[:12]
         if digest in self.seen:
@@ -165,6 +170,27 @@ def bank_and_space_seeds(src, ptoc, work, bank, space):
         space.add("docs-tuning", m.group(1))
 
 
+DEEP_LEVELS = 40000
+
+
+def deep_seeds(corpora):
+    """Inputs nested DEEP_LEVELS deep, for every target (see the module comment)."""
+    n = DEEP_LEVELS
+    deep_array = "[" * n + "]" * n
+    deep_object = '{"a":' * n + "1" + "}" * n
+    unlimited = float("inf")
+    for t in ["device", "trace", "space", "report"]:
+        corpora[t].add("deep-array", deep_array, unlimited)
+        corpora[t].add("deep-object", deep_object, unlimited)
+    corpora["bank"].add("deep-array-line", deep_array + "\n", unlimited)
+    corpora["bank"].add("deep-config-line", '{"format":1,"config":' + deep_object + "}\n",
+                        unlimited)
+    corpora["pto"].add("deep-attribute",
+                       "func @f(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {\n"
+                       "  %e = exp %x {vec_tile = [8, 64], a = " + deep_array +
+                       "} : tensor<8x64xf32>\n  return %e\n}\n", unlimited)
+
+
 def json_words(texts):
     """Object keys and string values of every JSON text (or of each of its lines)."""
     counts = collections.Counter()
@@ -184,7 +210,7 @@ def json_words(texts):
         for piece in [text] + text.splitlines():
             try:
                 walk(json.loads(piece))
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or a deep seed
                 pass
     return [w for w, _ in counts.most_common(MAX_DICT_WORDS)]
 
@@ -234,6 +260,7 @@ def main():
         device_seeds(src, corpora["device"])
         trace_and_report_seeds(src, args.ptoc, work, corpora["trace"], corpora["report"])
         bank_and_space_seeds(src, args.ptoc, work, corpora["bank"], corpora["space"])
+    deep_seeds(corpora)
 
     write_dict(out / "pto.dict", PTO_TOKENS + pto_words(src, corpora["pto"].texts))
     for t in ["device", "trace", "bank", "space", "report"]:

@@ -9,7 +9,7 @@
 #   bash scripts/fuzz.sh 600             # every target, 10 min each
 #   bash scripts/fuzz.sh 3600 pto space  # some targets (pto device trace bank space report)
 #
-# Inputs may grow to 64 KiB (-max_len): deep nesting needs length to overflow a stack.
+# Inputs may grow to 256 KiB (-max_len): the deep seeds (40,000 levels) must fit.
 #
 # Where things are (W = build-fuzz/fuzz-work):
 #   W/<target>/seeds     seeds, regenerated every run (fuzz/make_seeds.py)
@@ -30,7 +30,7 @@
 #
 # Longer or parallel runs: call a target directly with libFuzzer's flags, e.g.
 #   build-fuzz/fuzz/fuzz-pto W/pto/corpus W/pto/seeds -dict=W/pto.dict \
-#     -max_total_time=36000 -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+#     -max_total_time=36000 -max_len=262144 -timeout=10 -rss_limit_mb=2048 \
 #     -artifact_prefix=W/artifacts/pto/
 # with -jobs=N -workers=N for N processes (each writes fuzz-<i>.log), or -fork=N to
 # keep going past findings (add -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1),
@@ -66,7 +66,7 @@ for t in "${targets[@]}"; do
   log="$work/logs/$t.log"
   rc=0
   "$build/fuzz/fuzz-$t" "$work/$t/corpus" "$work/$t/seeds" -dict="$work/$t.dict" \
-    -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+    -max_total_time="$seconds" -max_len=262144 -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 \
     -artifact_prefix="$work/artifacts/$t/" >"$log" 2>&1 || rc=$?
   runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")"
