@@ -3,7 +3,8 @@
 inputs, so nothing large is committed and the seeds follow the code:
 
   pto     every .pto of examples/ and test/, split at `// -----` like ptoc-opt
-          --split-input-file does
+          --split-input-file does, and variants with view/assemble offsets and cube
+          L1 sizes at the edge of int64 (PTO_EDGES)
   device  the device presets (lib/target/presets), the test device files, and the
           device JSON the lit tests write with `echo '...'`
   trace   merged_swimlane.json of `ptoc run --debug-mode 1` and `2` of the examples and
@@ -109,10 +110,22 @@ def echoed_json(src):
             yield f, m.group(1), m.group(2)
 
 
+# Values at the edge of int64 put into the seeds' attributes, where sizes and offsets
+# are added and multiplied: (label, pattern, replacement).
+PTO_EDGES = [
+    ("offset-max", r"offsets = \[\d+", "offsets = [9223372036854775807"),
+    ("cube-kl1-huge", r"k = \[(\d+), \d+\]", r"k = [\1, 4611686018427387904]"),
+]
+
+
 def pto_seeds(src, corpus):
     for f in pto_files(src):
         for i, chunk in enumerate(split_chunks(f.read_text())):
             corpus.add(f"{f.stem}-{i}", chunk.strip() + "\n")
+            for label, pattern, replacement in PTO_EDGES:
+                edge = re.sub(pattern, replacement, chunk)
+                if edge != chunk:
+                    corpus.add(f"{f.stem}-{i}-{label}", edge.strip() + "\n")
 
 
 def device_seeds(src, corpus):
