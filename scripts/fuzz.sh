@@ -13,6 +13,8 @@
 #
 # Where things are (W = build-fuzz/fuzz-work):
 #   W/<target>/seeds     seeds, regenerated every run (fuzz/make_seeds.py)
+#   fuzz/regressions/<target>/  small inputs of past findings, also read as seeds: a
+#                        fixed finding stays fixed, an open one fails every run
 #   W/<target>.dict      the dictionary
 #   W/<target>/corpus    inputs the fuzzer found interesting; kept between runs, so a
 #                        later run starts where the last one stopped
@@ -24,8 +26,9 @@
 # and shrink it with -minimize_crash=1 -runs=100000 -exact_artifact_path=min.pto. The
 # same input through the tools: pto `ptoc-opt FILE --canonicalize --cse --dce
 # --verify-roundtrip`; device `ptoc run examples/softmax.pto --device FILE`; trace
-# `ptoc prof FILE` (named *.json); bank: copy it to DIR/a2-<a2's hash>.jsonl (the file
-# name `ptoc tune show` prints) and run `ptoc tune show --bank DIR`; space `ptoc tune
+# `ptoc prof FILE` (named *.json); bank: copy it into a folder DIR under the name of
+# a2's file in a bank (a2-c41d22c1ff2863bd.jsonl as of this writing; the target uses
+# a2's contentHash) and run `ptoc tune show --bank DIR`; space `ptoc tune
 # examples/softmax.pto --space FILE`; report `ptoc prof compare FILE FILE`.
 #
 # Longer or parallel runs: call a target directly with libFuzzer's flags, e.g.
@@ -64,8 +67,12 @@ failed=()
 for t in "${targets[@]}"; do
   mkdir -p "$work/$t/corpus" "$work/artifacts/$t" "$work/logs"
   log="$work/logs/$t.log"
+  # Past findings' inputs (fuzz/regressions/<target>) are seeds too.
+  regressions=()
+  if [ -d "$root/fuzz/regressions/$t" ]; then regressions=("$root/fuzz/regressions/$t"); fi
   rc=0
-  "$build/fuzz/fuzz-$t" "$work/$t/corpus" "$work/$t/seeds" -dict="$work/$t.dict" \
+  "$build/fuzz/fuzz-$t" "$work/$t/corpus" "$work/$t/seeds" "${regressions[@]}" \
+    -dict="$work/$t.dict" \
     -max_total_time="$seconds" -max_len=262144 -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 \
     -artifact_prefix="$work/artifacts/$t/" >"$log" 2>&1 || rc=$?
