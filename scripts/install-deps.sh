@@ -9,6 +9,9 @@ PACKAGES=(
   libabsl-dev libeigen3-dev catch2
   pybind11-dev python3-dev python3-numpy python3-pytest
   chromium  # headless test of swimlane.html (test/html)
+  # clang builds, sanitizers and fuzzers (scripts/sanitize.sh, scripts/fuzz.sh):
+  # clang, its ASan/UBSan/libFuzzer runtimes, llvm-symbolizer for readable stacks
+  clang-14 libclang-rt-14-dev llvm-14
   zlib1g-dev libzstd-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev
 )
 

@@ -71,9 +71,19 @@ using runtime::TensorRef;
 /// The caller's source position as an IR location, for GraphBuilder::setLocation:
 /// an op built after `b.setLocation(ptoc::callerLocation(ctx))` reports its errors at
 /// the embedder's file:line instead of "<unknown>".
+#if defined(__cpp_lib_source_location)
 inline ir::Location callerLocation(ir::Context &ctx,
                                    std::source_location where = std::source_location::current()) {
   return ctx.loc(where.file_name(), where.line(), where.column());
 }
+#else
+// clang 14 with libstdc++ 12 has no std::source_location (libstdc++ needs
+// __builtin_source_location, which clang 14 lacks); clang's builtins give the same.
+inline ir::Location callerLocation(ir::Context &ctx, const char *file = __builtin_FILE(),
+                                   unsigned line = __builtin_LINE(),
+                                   unsigned column = __builtin_COLUMN()) {
+  return ctx.loc(file, line, column);
+}
+#endif
 
 } // namespace ptoc

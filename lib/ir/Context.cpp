@@ -141,14 +141,14 @@ static Attribute uniqueAttr(Context::Impl &impl, AttrStorage key) {
 }
 
 Attribute Context::intAttr(int64_t v) {
-  AttrStorage k{AttrKind::Int};
+  AttrStorage k{AttrKind::Int, 0, 0, {}};
   k.i = v;
   k.hash = hashMix(1, static_cast<uint64_t>(v));
   return uniqueAttr(*impl_, k);
 }
 
 Attribute Context::floatAttr(double v) {
-  AttrStorage k{AttrKind::Float};
+  AttrStorage k{AttrKind::Float, 0, 0, {}};
   k.f = v;
   uint64_t bits;
   std::memcpy(&bits, &v, sizeof bits);
@@ -157,14 +157,14 @@ Attribute Context::floatAttr(double v) {
 }
 
 Attribute Context::boolAttr(bool v) {
-  AttrStorage k{AttrKind::Bool};
+  AttrStorage k{AttrKind::Bool, 0, 0, {}};
   k.b = v;
   k.hash = hashMix(3, v);
   return uniqueAttr(*impl_, k);
 }
 
 Attribute Context::stringAttr(llvm::StringRef v) {
-  AttrStorage k{AttrKind::String};
+  AttrStorage k{AttrKind::String, 0, 0, {}};
   k.str = v.data();
   k.size = static_cast<uint32_t>(v.size());
   k.hash = hashBytes(v, 4);
@@ -172,14 +172,14 @@ Attribute Context::stringAttr(llvm::StringRef v) {
 }
 
 Attribute Context::dtypeAttr(DType v) {
-  AttrStorage k{AttrKind::DType};
+  AttrStorage k{AttrKind::DType, 0, 0, {}};
   k.dt = v;
   k.hash = hashMix(5, static_cast<uint64_t>(v));
   return uniqueAttr(*impl_, k);
 }
 
 Attribute Context::intArrayAttr(llvm::ArrayRef<int64_t> v) {
-  AttrStorage k{AttrKind::IntArray};
+  AttrStorage k{AttrKind::IntArray, 0, 0, {}};
   k.ints = v.data();
   k.size = static_cast<uint32_t>(v.size());
   uint64_t h = hashMix(6, v.size());
@@ -194,7 +194,7 @@ Attribute Context::arrayAttr(llvm::ArrayRef<Attribute> v) {
     for (Attribute a : v) ints.push_back(a.getInt());
     return intArrayAttr(ints);
   }
-  AttrStorage k{AttrKind::Array};
+  AttrStorage k{AttrKind::Array, 0, 0, {}};
   k.elems = v.data();
   k.size = static_cast<uint32_t>(v.size());
   uint64_t h = hashMix(7, v.size());
@@ -214,7 +214,7 @@ Attribute Context::dictAttr(llvm::ArrayRef<NamedAttr> entries, bool sortByName) 
                      [](const NamedAttr &a, const NamedAttr &b) { return a.name < b.name; });
     entries = sorted;
   }
-  AttrStorage k{AttrKind::Dict};
+  AttrStorage k{AttrKind::Dict, 0, 0, {}};
   k.entries = entries.data();
   k.size = static_cast<uint32_t>(entries.size());
   uint64_t h = hashMix(8, entries.size());

@@ -20,6 +20,9 @@ namespace {
 constexpr int64_t kCubeAlign = 16;
 /// The cube accumulates in L0C in fp32 (or int32 for int8 inputs).
 constexpr int64_t kAccumulatorBytes = 4;
+/// How far (in 16-element steps, so 1M elements) checkCubeTile looks either side of a
+/// cube L0 size for the nearest divisors of its L1 to propose.
+constexpr int64_t kDivisorSearchSteps = 1 << 16;
 
 /// a * b, saturating at INT64_MAX (sizes come from users and may be absurd).
 int64_t mulSat(int64_t a, int64_t b) {
@@ -242,14 +245,29 @@ std::string checkCubeTile(const CubeTile &tile, DType in, const target::DeviceSp
   for (char axis : {'m', 'k', 'n'}) {
     int64_t l0 = cubeValue(t, axis, 0), l1 = cubeValue(t, axis, 1);
     if (l1 % l0 == 0) continue;
-    // The aligned divisors of L1 nearest to the requested L0.
+    // The aligned divisors of L1 nearest to the requested L0. Both are multiples of
+    // 16, so the candidates are L0 -+ 16 k; they are searched at most
+    // kDivisorSearchSteps steps either way, which covers every tile that could fit a
+    // buffer, so that an absurd L1 (1e15 elements) does not make the check run for
+    // hours. Past that, 16 and L1 itself, which always divide L1, stand in.
     int64_t below = 0, above = 0;
-    for (int64_t d = kCubeAlign; d <= l1; d += kCubeAlign) {
-      if (l1 % d != 0) continue;
-      if (d < l0)
-        below = d;
-      else if (!above)
-        above = d;
+    if (l0 > l1) {
+      below = l1;
+    } else {
+      below = kCubeAlign; // L0 > 16 here: 16 divides every aligned L1
+      for (int64_t d = l0 - kCubeAlign, step = 0; d > kCubeAlign && step < kDivisorSearchSteps;
+           d -= kCubeAlign, ++step)
+        if (l1 % d == 0) {
+          below = d;
+          break;
+        }
+      above = l1;
+      for (int64_t d = l0 + kCubeAlign, step = 0; d < l1 && step < kDivisorSearchSteps;
+           d += kCubeAlign, ++step)
+        if (l1 % d == 0) {
+          above = d;
+          break;
+        }
     }
     std::string options =
         below && above ? absl::StrCat(below, " or ", above) : absl::StrCat(below ? below : above);

@@ -47,8 +47,7 @@ class Bandit {
 public:
   Bandit(const SearchSpace &space, const BanditOptions &options, std::size_t parallelism,
          SearchRng &rng, CandidateEvaluator &evaluator)
-      : space_(space), options_(options), parallelism_(parallelism), rng_(rng),
-        evaluator_(evaluator), sampler_(space, rng), knobArms_(space.numDimensions()),
+      : options_(options), parallelism_(parallelism), evaluator_(evaluator), sampler_(space, rng), knobArms_(space.numDimensions()),
         valueArms_(space.numDimensions()) {
     for (std::size_t d = 0; d < space.numDimensions(); ++d)
       valueArms_[d].resize(space.dimensions()[d].values.size());
@@ -182,10 +181,8 @@ private:
     return evaluator_.flush();
   }
 
-  const SearchSpace &space_;
   const BanditOptions &options_;
   std::size_t parallelism_;
-  SearchRng &rng_;
   CandidateEvaluator &evaluator_;
   ConfigSampler sampler_;
   std::vector<Arm> knobArms_;

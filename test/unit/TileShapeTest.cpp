@@ -1,6 +1,7 @@
 // Unit tests for tile shapes: the cube_tile attribute and the vec/cube tile rules.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <string>
 
 #include "ptoc/ir/Context.h"
@@ -196,6 +197,24 @@ TEST_CASE("cube_tile positivity, alignment and L0 | L1", "[tiles]") {
   CHECK_THAT(checkCubeTile(cube({128, 128}, {64, 256}, {256, 128}), DType::F16, nullptr),
              Contains("nL0 = 256 does not divide nL1 = 128; the L0 size must divide the L1 "
                       "size, use nL0 = 128"));
+}
+
+TEST_CASE("cube_tile L0 | L1 with an absurd L1 answers at once", "[tiles]") {
+  // Found by fuzz/space_fuzzer: the nearest-divisor search used to step through every
+  // multiple of 16 up to L1, so kL1 = 5214748364828128 took days (a hung ptoc-opt).
+  auto start = std::chrono::steady_clock::now();
+  CHECK(checkCubeTile(cube({128, 128}, {48, 5214748364828128}, {256, 256}), DType::F16, nullptr) ==
+        "cube_tile kL0 = 48 does not divide kL1 = 5214748364828128; the L0 size must divide "
+        "the L1 size, use kL0 = 32 or 112");
+  // 16 x the prime 2^31 - 1: no divisor but 16 and L1 itself near L0.
+  CHECK_THAT(checkCubeTile(cube({128, 128}, {48, 34359738352}, {256, 256}), DType::F16, nullptr),
+             Contains("use kL0 = 16 or 34359738352"));
+  // L0 above L1: L1 is the nearest divisor, whatever their sizes.
+  CHECK_THAT(checkCubeTile(cube({128, 128}, {64, 256}, {9223372036854775792, 256}), DType::F16,
+                           nullptr),
+             Contains("nL0 = 9223372036854775792 does not divide nL1 = 256; the L0 size must "
+                      "divide the L1 size, use nL0 = 256"));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
 }
 
 TEST_CASE("cube_tile L0A and L0B capacity (double buffered)", "[tiles]") {

@@ -29,8 +29,10 @@ namespace {
 // count and a scheduler mode.
 // GCC 12 reports a false -Wmaybe-uninitialized inside std::variant's vector
 // alternative when the dimensions are copied here (a known GCC 12 false positive).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 SearchSpace makeSpace(bool withCube = false) {
   SearchSpace space;
   Dimension tile{"vec_tile[0]", {}, withCube ? DimensionKind::Cube : DimensionKind::Vector};
@@ -45,7 +47,9 @@ SearchSpace makeSpace(bool withCube = false) {
   REQUIRE(space.addDimension(sched).ok());
   return space;
 }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 // The optimum of `objective`: config (4, 1, 2), time 100.
 constexpr double kOptimum = 100.0;

@@ -8,7 +8,7 @@
 #include "ptoc/ir/Module.h"
 
 namespace ptoc::target {
-class DeviceSpec;
+struct DeviceSpec;
 }
 
 namespace ptoc::ir {
