@@ -69,7 +69,7 @@ void checkConfig(const tune::SearchSpace &space, uint64_t ordinal) {
     fuzz::finding("config " + text + " does not read back from its JSON");
   for (const std::string &module : modules()) {
     absl::StatusOr<session::TunedConfig> applied =
-        session::applyConfig(space, config, module, session::PassKnobs{});
+        tune::applyConfig(space, config, module, session::PassKnobs{});
     if (!applied.ok()) {
       fuzz::checkNotABug(applied.status(), "applyConfig");
       continue;
@@ -87,7 +87,7 @@ void checkConfig(const tune::SearchSpace &space, uint64_t ordinal) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringRef json(reinterpret_cast<const char *>(data), size);
-  absl::StatusOr<tune::SearchSpace> space = session::parseSearchSpace(json);
+  absl::StatusOr<tune::SearchSpace> space = tune::parseSearchSpace(json);
   if (!space.ok()) {
     fuzz::checkNotABug(space.status(), "parseSearchSpace");
     return 0;
@@ -102,6 +102,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (uint64_t ordinal : {uint64_t(0), n / 2, n - 1}) checkConfig(*space, ordinal);
   }
   for (const std::string &module : modules())
-    (void)session::writtenConfig(*space, module, session::PassKnobs{});
+    (void)tune::writtenConfig(*space, module, session::PassKnobs{});
   return 0;
 }

@@ -1,5 +1,5 @@
 // Fuzz target: the trace reader behind `ptoc prof` (profile::parseTrace, which
-// loadTrace runs on a merged_swimlane.json) and the analysis it feeds: analyze, the
+// loadTrace runs on a trace file of any family) and the analysis it feeds: analyze, the
 // text tables and analysis.json. Findings: crashes and sanitizer reports, an internal
 // error, analysis.json that is not valid JSON.
 #include <cstddef>
@@ -10,12 +10,13 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 #include "ptoc/profile/TraceAnalysis.h"
+#include "ptoc/profile/TraceReader.h"
 
 using namespace ptoc;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringRef json(reinterpret_cast<const char *>(data), size);
-  absl::StatusOr<profile::TraceData> trace = profile::parseTrace(json, "fuzz.json");
+  absl::StatusOr<profile::Timeline> trace = profile::parseTrace(json, "fuzz.json");
   if (!trace.ok()) {
     fuzz::checkNotABug(trace.status(), "parseTrace");
     return 0;

@@ -245,10 +245,10 @@ private:
       });
       if (c_.hashOrders) {
         json_.attributeArray("hash_orders", [&] {
-          for (const auto &[order, count] : path.hashOrders)
+          for (const auto &entry : path.hashOrders)
             json_.object([&] {
-              json_.attribute("hash_order", order);
-              json_.attribute("tasks", count);
+              json_.attribute("hash_order", entry.first);
+              json_.attribute("tasks", entry.second);
             });
         });
       } else {

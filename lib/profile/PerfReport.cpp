@@ -3,6 +3,7 @@
 #include "ptoc/profile/PerfReport.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <numeric>
 
@@ -97,6 +98,16 @@ public:
     if (!v) return error(absl::StrCat(path.str(), key.str()), "missing or not a number");
     return *v;
   }
+  /// An integer in [lo, hi] (a count, a mode, a version): checked before any cast.
+  absl::StatusOr<int64_t> integer(const llvm::json::Object &o, llvm::StringRef key,
+                                  llvm::StringRef path, int64_t lo, int64_t hi) const {
+    const llvm::json::Value *v = o.get(key);
+    std::optional<int64_t> i = v ? support::jsonInteger(*v) : std::nullopt;
+    if (!i || *i < lo || *i > hi)
+      return error(absl::StrCat(path.str(), key.str()),
+                   absl::StrCat("missing or not an integer in [", lo, ", ", hi, "]"));
+    return *i;
+  }
 
 private:
   std::string source_;
@@ -115,9 +126,7 @@ absl::StatusOr<SampleStats> readStats(const Reader &r, const llvm::json::Object 
   PTOC_ASSIGN(s, r.object(o, key, path));
   std::string p = absl::StrCat(path.str(), key.str(), ".");
   SampleStats out;
-  double count;
-  PTOC_ASSIGN(count, r.number(*s, "count", p));
-  out.count = static_cast<int>(count);
+  PTOC_ASSIGN(out.count, r.integer(*s, "count", p, 0, INT_MAX));
   PTOC_ASSIGN(out.min, r.number(*s, "min", p));
   PTOC_ASSIGN(out.max, r.number(*s, "max", p));
   PTOC_ASSIGN(out.mean, r.number(*s, "mean", p));
@@ -312,7 +321,7 @@ absl::StatusOr<PerfReport> parsePerfReport(llvm::StringRef text, llvm::StringRef
   PerfReport out;
   double version;
   PTOC_ASSIGN(version, r.number(*root, "schema_version", ""));
-  if (version > kPerfReportSchemaVersion || version < 1)
+  if (!(version >= 1 && version <= kPerfReportSchemaVersion) || version != std::floor(version))
     return r.error("schema_version",
                    absl::StrCat("version ", version, " is not supported (this ptoc reads ",
                                 kPerfReportSchemaVersion, "); regenerate it with this ptoc"));
@@ -337,9 +346,7 @@ absl::StatusOr<PerfReport> parsePerfReport(llvm::StringRef text, llvm::StringRef
   const llvm::json::Object *opts;
   PTOC_ASSIGN(opts, r.object(*root, "options", ""));
   PTOC_ASSIGN(out.pipeline, r.string(*opts, "pipeline", "options."));
-  double sched;
-  PTOC_ASSIGN(sched, r.number(*opts, "sched_mode", "options."));
-  out.schedMode = static_cast<int>(sched);
+  PTOC_ASSIGN(out.schedMode, r.integer(*opts, "sched_mode", "options.", 0, INT_MAX));
   const llvm::json::Object *knobs;
   PTOC_ASSIGN(knobs, r.object(*opts, "pass_options", "options."));
   for (const auto &[k, v] : *knobs) {
@@ -363,9 +370,7 @@ absl::StatusOr<PerfReport> parsePerfReport(llvm::StringRef text, llvm::StringRef
 
   const llvm::json::Object *repeat;
   PTOC_ASSIGN(repeat, r.object(*root, "repeat", ""));
-  double runs;
-  PTOC_ASSIGN(runs, r.number(*repeat, "runs", "repeat."));
-  out.runs = static_cast<int>(runs);
+  PTOC_ASSIGN(out.runs, r.integer(*repeat, "runs", "repeat.", 0, INT_MAX));
   PTOC_ASSIGN(out.simulatedStats, readStats(r, *repeat, "simulated_us", "repeat."));
 
   if (const llvm::json::Object *host = root->getObject("host")) {
@@ -388,13 +393,9 @@ absl::StatusOr<PerfReport> reportFromSummaryJson(llvm::StringRef text,
   Summary s;
   PTOC_ASSIGN(s.func, r.string(*root, "func", ""));
   PTOC_ASSIGN(s.device, r.string(*root, "device", ""));
-  double v;
-  PTOC_ASSIGN(v, r.number(*root, "sched_mode", ""));
-  s.schedMode = static_cast<int>(v);
-  PTOC_ASSIGN(v, r.number(*root, "tasks", ""));
-  s.tasks = static_cast<int>(v);
-  PTOC_ASSIGN(v, r.number(*root, "edges", ""));
-  s.edges = static_cast<int64_t>(v);
+  PTOC_ASSIGN(s.schedMode, r.integer(*root, "sched_mode", "", 0, INT_MAX));
+  PTOC_ASSIGN(s.tasks, r.integer(*root, "tasks", "", 0, INT_MAX));
+  PTOC_ASSIGN(s.edges, r.integer(*root, "edges", "", 0, INT64_MAX));
   PTOC_ASSIGN(s.simulatedUs, r.number(*root, "simulated_us", ""));
   PTOC_ASSIGN(s.headUs, r.number(*root, "head_us", ""));
   PTOC_ASSIGN(s.spanUs, r.number(*root, "span_us", ""));
@@ -415,17 +416,11 @@ absl::StatusOr<PerfReport> reportFromSummaryJson(llvm::StringRef text,
   }
   const llvm::json::Object *bytes;
   PTOC_ASSIGN(bytes, r.object(*root, "bytes", ""));
-  auto integer = [&](llvm::StringRef key, int64_t &out) -> absl::Status {
-    double d;
-    PTOC_ASSIGN(d, r.number(*bytes, key, "bytes."));
-    out = static_cast<int64_t>(d);
-    return absl::OkStatus();
-  };
   for (auto [key, field] : {std::pair{"copy_in", &s.copyInBytes},
                             std::pair{"copy_out", &s.copyOutBytes},
                             std::pair{"hbm_read", &s.hbmReadBytes},
                             std::pair{"hbm_write", &s.hbmWriteBytes}})
-    if (absl::Status st = integer(key, *field); !st.ok()) return st;
+    PTOC_ASSIGN(*field, r.integer(*bytes, key, "bytes.", 0, INT64_MAX));
   PTOC_ASSIGN(s.l2HitRate, r.number(*bytes, "l2_hit_rate", "bytes."));
 
   PerfReport out;

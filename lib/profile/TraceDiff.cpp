@@ -234,8 +234,10 @@ std::string traceDiffJson(const TraceDiff &d) {
           json.attribute("key", r.key);
           if (!r.otherKey.empty()) json.attribute("key_b", r.otherKey);
           json.attribute("core", r.core);
-          for (auto [name, side] : {std::pair{"a", &r.a}, std::pair{"b", &r.b}}) {
-            json.attributeBegin(name);
+          for (const auto &entry : {std::pair{"a", &r.a}, std::pair{"b", &r.b}}) {
+            // A named copy: clang 14's lambdas cannot capture structured bindings.
+            const auto *side = entry.second;
+            json.attributeBegin(entry.first);
             if (!*side) {
               json.value(nullptr);
             } else {

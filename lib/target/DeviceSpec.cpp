@@ -204,7 +204,8 @@ std::string readNumber(const llvm::json::Value &v, const Range &range, T &out) {
     llvm::Optional<double> d = v.getAsNumber();
     if (!d || !hasKind(*d, range)) return expected;
     if (std::string problem = checkRange(*d, range); !problem.empty()) return problem;
-    out = *d;
+    // -0 is 0: one value, one content hash, and it prints back as what was read.
+    out = *d == 0 ? 0.0 : *d;
   }
   return "";
 }

@@ -1,6 +1,8 @@
 // Unit tests for DeviceSpec: presets, JSON reading/writing, errors and hashing.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -154,6 +156,20 @@ TEST_CASE("doubles round-trip exactly", "[target]") {
   CHECK(back->scheduler.dispatchCycles == d.scheduler.dispatchCycles);
   CHECK(back->launchOverheadUs == d.launchOverheadUs);
   CHECK(back->toJson() == d.toJson());
+}
+
+TEST_CASE("a negative zero reads as 0: the same device, hash and text", "[target]") {
+  absl::StatusOr<DeviceSpec> minus =
+      DeviceSpec::fromJson(R"({"compute": {"vector_latency_cycles": -0.0}})", "minus.json");
+  absl::StatusOr<DeviceSpec> plus =
+      DeviceSpec::fromJson(R"({"compute": {"vector_latency_cycles": 0}})", "plus.json");
+  REQUIRE(minus.ok());
+  REQUIRE(plus.ok());
+  CHECK(!std::signbit(minus->compute.vectorLatencyCycles));
+  CHECK(minus->contentHash() == plus->contentHash());
+  absl::StatusOr<DeviceSpec> back = DeviceSpec::fromJson(minus->toJson(), "back.json");
+  REQUIRE(back.ok());
+  CHECK(back->toJson() == minus->toJson());
 }
 
 TEST_CASE("a partial description inherits from its base", "[target]") {

@@ -103,6 +103,18 @@ TEST_CASE("perf report parse errors name the file and key", "[perfreport]") {
   std::string future = json;
   future.replace(future.find("\"schema_version\": 1"), 19, "\"schema_version\": 99");
   REQUIRE_FALSE(parsePerfReport(future, "f.json").ok());
+  // Counts and modes are integers in range, checked before any cast (3e9 does not fit
+  // an int; 1.5 is not a count).
+  for (const char *bad : {"3000000000", "1.5", "-1"}) {
+    std::string wrong = json;
+    size_t at = wrong.find("\"sched_mode\": 1");
+    REQUIRE(at != std::string::npos);
+    wrong.replace(at, 15, std::string("\"sched_mode\": ") + bad);
+    absl::StatusOr<PerfReport> r = parsePerfReport(wrong, "w.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(std::string(r.status().message()) ==
+          "w.json: options.sched_mode: missing or not an integer in [0, 2147483647]");
+  }
 }
 
 TEST_CASE("compare: verdicts by direction and threshold", "[perfreport]") {
