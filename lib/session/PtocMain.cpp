@@ -45,8 +45,11 @@ commands:
                  (see 'ptoc tune --help')
 
 options of 'run':
-  --device NAME|FILE.json   device preset (a2, a3, b3, tiny) or device file   [a2]
+  --device NAME|FILE.json   device preset (a2, a3, b3, b4, tiny) or device file   [a2]
   --sched-mode N            AICPU scheduler: 0 FIFO, 1 L2 affinity, 2 fair, 3 both [0]
+  --kernel-kind aicpu|plain how the kernel is launched: AICPU-scheduled (ptoc's
+                            kernels) or plain (all cores start at once, as a
+                            hand-written kernel; to compare with one)      [aicpu]
   --inputs DIR              read argument i from DIR/<name>.npy or DIR/arg<i>.npy
                             (default: random inputs from --seed)
   --seed S                  seed for random inputs                            [0]
@@ -71,6 +74,7 @@ struct RunArgs {
   std::string file;
   std::string device = "a2";
   int schedMode = 0;
+  runtime::KernelKind kernelKind = runtime::KernelKind::Aicpu;
   std::string inputs;
   uint64_t seed = 0;
   int debugMode = 0;
@@ -114,7 +118,7 @@ std::string parseRunArgs(const std::vector<std::string> &argv, RunArgs &out) {
     if (name == "no-double-buffer") { if (auto e = flag(out.doubleBuffer, false); !e.empty()) return e; continue; }
     static const char *kValued[] = {"device", "sched-mode", "inputs", "seed", "debug-mode",
                                     "output-dir", "outputs", "func", "pipeline", "threads",
-                                    "pass-option", "max-tile-ops"};
+                                    "pass-option", "max-tile-ops", "kernel-kind"};
     bool known = false;
     for (const char *k : kValued) known |= name == k;
     if (!known) return absl::StrCat("unknown option '--", name, "' (see 'ptoc --help')");
@@ -134,7 +138,11 @@ std::string parseRunArgs(const std::vector<std::string> &argv, RunArgs &out) {
     if (name == "device") out.device = value;
     else if (name == "sched-mode")
       err = number(out.schedMode, runtime::kMinSchedMode, runtime::kMaxSchedMode);
-    else if (name == "inputs") out.inputs = value;
+    else if (name == "kernel-kind") {
+      if (value == "aicpu") out.kernelKind = runtime::KernelKind::Aicpu;
+      else if (value == "plain") out.kernelKind = runtime::KernelKind::Plain;
+      else err = absl::StrCat("--kernel-kind must be aicpu or plain, got '", value, "'");
+    } else if (name == "inputs") out.inputs = value;
     else if (name == "seed") err = number(out.seed, 0, INT64_MAX);
     else if (name == "debug-mode") err = number(out.debugMode, 0, 2);
     else if (name == "max-tile-ops") err = number(out.maxTileOps, 1, INT64_MAX);
@@ -228,6 +236,7 @@ int runCommand(const std::vector<std::string> &argv) {
 
   RunOptions ropts;
   ropts.schedMode = args.schedMode;
+  ropts.kernelKind = args.kernelKind;
   ropts.debugMode = args.debugMode;
   ropts.outputDir = args.outputDir;
   ropts.numerics = args.numerics;
