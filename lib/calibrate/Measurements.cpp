@@ -181,8 +181,9 @@ absl::Status matmulPoint(const Reader &r, const Scope &s, MeasuredKernel &out) {
   absl::StatusOr<std::array<std::array<int64_t, 2>, 3>> ct = r.cubeTile(*tile, field);
   if (!ct.ok()) return ct.status();
   k.cubeTile = *ct;
-  if (const Value *grid = s.find("core_grid", field)) {
-    absl::StatusOr<std::vector<int64_t>> g = r.dims(*grid, field, 2, 2);
+  std::string gridField;
+  if (const Value *grid = s.find("core_grid", gridField)) {
+    absl::StatusOr<std::vector<int64_t>> g = r.dims(*grid, gridField, 2, 2);
     if (!g.ok()) return g.status();
     k.coreGrid = {(*g)[0], (*g)[1]};
   }
@@ -197,7 +198,7 @@ absl::Status matmulPoint(const Reader &r, const Scope &s, MeasuredKernel &out) {
   std::string why;
   out.ptoText = matmulText(k, &why);
   if (out.ptoText.empty())
-    return r.error(field.empty() ? "core_grid" : field,
+    return r.error(gridField,
                    absl::StrCat("the core grid does not cut C into whole tiles: ", why));
   out.funcName = "matmul";
   return absl::OkStatus();
@@ -283,20 +284,6 @@ absl::StatusOr<MeasurementSet> parseMeasurements(llvm::StringRef text, llvm::Str
     if (!s.ok()) return s.status();
     *dest = s->value_or("");
   }
-  absl::StatusOr<std::optional<std::string>> device = r.string(*top, "device", "device");
-  if (!device.ok()) return device.status();
-  if (!*device || (*device)->empty())
-    return r.error("device", "missing: name the device the kernels ran on (a preset such as "
-                             "b3, or a device file)");
-  set.device = (*device)->substr(0, (*device)->find(' '));
-
-  absl::StatusOr<std::optional<std::string>> kind = r.string(*top, "kernel_kind", "kernel_kind");
-  if (!kind.ok()) return kind.status();
-  if (*kind && **kind != "plain" && **kind != "aicpu")
-    return r.error("kernel_kind", absl::StrCat("unknown kernel kind '", **kind,
-                                               "' (known: plain, aicpu)"));
-  set.plainKernel = !*kind || **kind == "plain";
-
   const Value *pointsValue = top->get("points");
   const char *pointsKey = "points";
   if (!pointsValue) {
@@ -310,6 +297,20 @@ absl::StatusOr<MeasurementSet> parseMeasurements(llvm::StringRef text, llvm::Str
   const Array *points = pointsValue->getAsArray();
   if (!points || points->empty())
     return r.error(pointsKey, "expected a non-empty array of measured kernels");
+
+  absl::StatusOr<std::optional<std::string>> device = r.string(*top, "device", "device");
+  if (!device.ok()) return device.status();
+  if (!*device || (*device)->empty())
+    return r.error("device", "missing: name the device the kernels ran on (a preset such as "
+                             "b3, or a device file)");
+  set.device = (*device)->substr(0, (*device)->find(' '));
+
+  absl::StatusOr<std::optional<std::string>> kind = r.string(*top, "kernel_kind", "kernel_kind");
+  if (!kind.ok()) return kind.status();
+  if (*kind && **kind != "plain" && **kind != "aicpu")
+    return r.error("kernel_kind", absl::StrCat("unknown kernel kind '", **kind,
+                                               "' (known: plain, aicpu)"));
+  set.plainKernel = !*kind || **kind == "plain";
 
   const Object *topShape = top->getObject("shape");
   // The kernel: named, or a matmul when the sizes say so.

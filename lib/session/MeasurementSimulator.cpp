@@ -56,10 +56,15 @@ MeasurementSimulator::simulate(const calibrate::MeasurementSet &set,
   auto where = [&](const absl::Status &s) {
     return absl::Status(s.code(), absl::StrCat(set.path, ": ", kernel.label, ": ", s.message()));
   };
+  target::DeviceSpec compileDevice = device;
+  if (compileTransfers_) {
+    compileDevice.pipes = compileTransfers_->pipes;
+    compileDevice.memory.coreHbmBytesPerCycle = compileTransfers_->memory.coreHbmBytesPerCycle;
+  }
   std::string source = kernel.ptoText;
   for (const auto &[name, value] : kernel.passOptions)
     absl::StrAppend(&source, "\n// pass option ", name, "=", value);
-  Key key{llvm::xxHash64(source), compileKey(device)};
+  Key key{llvm::xxHash64(source), compileKey(compileDevice)};
   std::shared_ptr<const codegen::Program> program;
   if (auto it = cache_.find(key); it != cache_.end()) {
     lru_.splice(lru_.begin(), lru_, it->second.second);
@@ -74,7 +79,7 @@ MeasurementSimulator::simulate(const calibrate::MeasurementSet &set,
         return where(absl::InvalidArgumentError(
             absl::StrCat("pass option ", name, "=", value, ": ", st.message())));
     absl::StatusOr<Kernel> compiled =
-        Session(device).compileText(kernel.ptoText, kernel.label, options);
+        Session(compileDevice).compileText(kernel.ptoText, kernel.label, options);
     if (!compiled.ok()) return where(compiled.status());
     ++compilations_;
     program = std::make_shared<const codegen::Program>(std::move(compiled->program));

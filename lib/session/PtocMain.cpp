@@ -24,6 +24,7 @@
 #include "ptoc/runtime/Npy.h"
 #include "ptoc/runtime/Reference.h"
 #include "ptoc/runtime/Simulator.h"
+#include "ptoc/session/CalibrateMain.h"
 #include "ptoc/session/ProfMain.h"
 #include "ptoc/session/Session.h"
 #include "ptoc/session/TuneMain.h"
@@ -43,6 +44,9 @@ commands:
   tune FILE.pto  search the knobs of a function on the simulator (strategies, budget,
                  knowledge bank); `ptoc tune show|merge|add|lookup` manage the bank
                  (see 'ptoc tune --help')
+  calibrate MEASUREMENTS.json... -o OUT.json
+                 fit device fields to kernels timed on your own part and write the
+                 calibrated device description (see 'ptoc calibrate --help')
 
 options of 'run':
   --device NAME|FILE.json   device preset (a2, a3, b3, b4, tiny) or device file   [a2]
@@ -327,6 +331,7 @@ int ptocMain(int argc, char **argv) {
   // `ptoc prof` has its own subcommands and help.
   if (command == "prof") return profMain(args);
   if (command == "tune") return tuneMain(args);
+  if (command == "calibrate") return calibrateMain(args);
   for (const std::string &a : args)
     if (a == "--help" || a == "-h") {
       llvm::outs() << kUsage;
@@ -334,7 +339,7 @@ int ptocMain(int argc, char **argv) {
     }
   if (command == "run") return runCommand(args);
   llvm::errs() << "ptoc: unknown command '" << command
-               << "' (commands: run, prof, tune; see 'ptoc --help')\n";
+               << "' (commands: run, prof, tune, calibrate; see 'ptoc --help')\n";
   return 2;
 }
 

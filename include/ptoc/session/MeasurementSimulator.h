@@ -9,6 +9,7 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -26,6 +27,15 @@ public:
   explicit MeasurementSimulator(size_t maxCachedPrograms = 64)
       : maxCached_(maxCachedPrograms) {}
 
+  /// Compile every kernel with the transfer costs (pipes, per-core HBM rate) of
+  /// `device` instead of the simulated device's. The partitioner reads them only for
+  /// its estimates, and a measured kernel's structure does not change when a model of
+  /// its transfers does: calibrating transfer fields then re-simulates the same
+  /// programs (smoothly) instead of recompiling them into others.
+  void fixTransferCostsForCompile(const target::DeviceSpec &device) {
+    compileTransfers_ = device;
+  }
+
   /// Compiles `kernel` for `device` (or takes it from the cache) and simulates it as a
   /// kernel of `set`'s kind. Errors name the set and the point.
   absl::StatusOr<calibrate::SimulatedKernel> simulate(const calibrate::MeasurementSet &set,
@@ -42,6 +52,7 @@ private:
   std::map<Key, std::pair<std::shared_ptr<const codegen::Program>, std::list<Key>::iterator>>
       cache_;
   int compilations_ = 0;
+  std::optional<target::DeviceSpec> compileTransfers_;
 };
 
 } // namespace ptoc::session
