@@ -381,18 +381,29 @@ TEST_CASE("contentHash identifies the description", "[target]") {
 }
 
 TEST_CASE("the examples in docs/device-model.md parse", "[target]") {
-  absl::StatusOr<DeviceSpec> b4 = DeviceSpec::fromJson(R"({
-    "name": "b4",
-    "base": "b3",
-    "clock_mhz": 1500,
-    "memory": { "l2_bytes": 100663296 }
+  absl::StatusOr<DeviceSpec> mine = DeviceSpec::fromJson(R"({
+    "name": "my-910b4",
+    "base": "b4",
+    "pipes": { "gm_to_ub_fixed_cycles": 193, "gm_to_ub_bytes_per_cycle": 126 }
   })",
-                                                       "b4.json");
-  REQUIRE(b4.ok());
-  CHECK(b4->aicCores == 20);
-  CHECK(b4->aivCores == 40);
-  CHECK(b4->clockMHz == 1500);
-  CHECK(b4->memory.l2Bytes == int64_t(96) << 20);
+                                                         "my-910b4.json");
+  REQUIRE(mine.ok());
+  CHECK(mine->aicCores == 20);
+  CHECK(mine->aivCores == 40);
+  CHECK(mine->clockMHz == 1500);
+  CHECK(mine->memory.l2Bytes == int64_t(96) << 20);
+  CHECK(mine->pipes.gmToUbBytesPerCycle == 126);
+
+  // The full a2 file the guide shows is the preset.
+  std::ifstream doc(std::string(PTOC_SOURCE_DIR) + "/docs/device-model.md");
+  std::string text((std::istreambuf_iterator<char>(doc)), std::istreambuf_iterator<char>());
+  size_t begin = text.find("```json\n{\n  \"name\": \"a2\"");
+  REQUIRE(begin != std::string::npos);
+  begin += 8;
+  size_t end = text.find("```", begin);
+  absl::StatusOr<DeviceSpec> shown = DeviceSpec::fromJson(text.substr(begin, end - begin), "doc");
+  REQUIRE(shown.ok());
+  CHECK(shown->toJson() == DeviceSpec::preset("a2")->toJson());
 
   absl::StatusOr<DeviceSpec> fast = DeviceSpec::fromJson(
       R"({ "name": "a2-fast-hbm", "memory": { "hbm_bytes_per_second": 3.2e12 } })", "x.json");
