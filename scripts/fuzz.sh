@@ -11,6 +11,11 @@
 #
 # Inputs may grow to 256 KiB (-max_len): the deep seeds (40,000 levels) must fit.
 #
+# A run is random (libFuzzer picks a seed) and stops after SECONDS, so two runs see
+# different inputs. CI wants the same inputs every time: PTOC_FUZZ_RUNS=N makes each
+# target execute exactly N inputs (SECONDS is then only a cap) and PTOC_FUZZ_SEED=S
+# fixes libFuzzer's seed; on a fresh build (empty corpus) such a run is reproducible.
+#
 # Where things are (W = build-fuzz/fuzz-work):
 #   W/<target>/seeds     seeds, regenerated every run (fuzz/make_seeds.py)
 #   fuzz/regressions/<target>/  small inputs of past findings, also read as seeds: a
@@ -70,16 +75,19 @@ for t in "${targets[@]}"; do
   # Past findings' inputs (fuzz/regressions/<target>) are seeds too.
   regressions=()
   if [ -d "$root/fuzz/regressions/$t" ]; then regressions=("$root/fuzz/regressions/$t"); fi
+  fixed=()
+  if [ -n "${PTOC_FUZZ_RUNS:-}" ]; then fixed+=(-runs="$PTOC_FUZZ_RUNS"); fi
+  if [ -n "${PTOC_FUZZ_SEED:-}" ]; then fixed+=(-seed="$PTOC_FUZZ_SEED"); fi
   rc=0
   "$build/fuzz/fuzz-$t" "$work/$t/corpus" "$work/$t/seeds" "${regressions[@]}" \
     -dict="$work/$t.dict" \
     -max_total_time="$seconds" -max_len=262144 -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 \
+    -print_final_stats=1 "${fixed[@]}" \
     -artifact_prefix="$work/artifacts/$t/" >"$log" 2>&1 || rc=$?
   runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")"
   corpus="$(ls "$work/$t/corpus" | wc -l)"
   if [ "$rc" -eq 0 ]; then
-    echo "fuzz-$t: ${runs:-?} runs in ${seconds} s, corpus $corpus inputs: no finding"
+    echo "fuzz-$t: ${runs:-?} runs (at most ${seconds} s), corpus $corpus inputs: no finding"
   else
     echo "fuzz-$t: FINDING (exit $rc) after ${runs:-?} runs; input in $work/artifacts/$t/," \
          "log $log:"

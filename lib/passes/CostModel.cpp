@@ -1,4 +1,5 @@
-// Cycle estimates for tile ops (see CostModel.h for the constants' sources).
+// Cycle estimates for tile ops (see CostModel.h; every constant is a device field,
+// docs/device-model.md gives each one's source).
 #include "ptoc/passes/CostModel.h"
 
 #include <algorithm>
@@ -11,11 +12,47 @@ namespace ptoc::passes {
 
 using ir::OpCode;
 
-static int64_t ceilDiv(double a, double b) { return static_cast<int64_t>(std::ceil(a / b)); }
+namespace {
+
+double ceilDiv(double a, double b) { return std::ceil(a / b); }
+
+/// The vector op classes of the device's ISA, by throughput (docs/device-model.md).
+enum class VecClass {
+  Full,          ///< one-input and scalar-operand ops: abs, relu, muls, rec, rsqrt, cast, copy
+  Binary,        ///< two tile inputs: add, sub, mul, max, min
+  Div,           ///< div
+  Transcendental,///< exp, ln, sqrt: a fixed element rate
+  Reduce,        ///< row reductions: sum, max, min
+};
+
+/// Bytes per cycle of `cls` for elements of `elementBytes` bytes.
+double classBytesPerCycle(VecClass cls, unsigned elementBytes, const target::ComputeSpec &c) {
+  switch (cls) {
+  case VecClass::Full: return c.vectorBytesPerCycle;
+  case VecClass::Binary: return c.vectorBytesPerCycle * c.vectorBinaryRate;
+  case VecClass::Div: return c.vectorBytesPerCycle * c.vectorDivRate;
+  case VecClass::Transcendental:
+    // The rate is per element: 16-bit elements move half the bytes of 32-bit ones.
+    return c.vectorBytesPerCycle * c.vectorTranscendentalRate *
+           std::min(1.0, static_cast<double>(elementBytes) / 4.0);
+  case VecClass::Reduce: return c.vectorBytesPerCycle * c.vectorReduceRate;
+  }
+  return c.vectorBytesPerCycle;
+}
+
+/// Whether `op`'s operand `i` is a constant tile (a `full`): the op then runs as its
+/// scalar-operand form (adds, muls), at the full rate.
+bool isConstantOperand(const ir::Operation &op, unsigned i) {
+  const ir::Operation *def = op.operand(i)->definingOp();
+  return def && def->code() == OpCode::Full;
+}
+
+} // namespace
 
 int64_t CostModel::transferCycles(int64_t bytes) const {
-  return static_cast<int64_t>(device_.pipes.dmaIssueCycles) + ceilDiv(static_cast<double>(bytes),
-                                   device_.memory.coreHbmBytesPerCycle);
+  const target::DeviceSpec &d = device_;
+  double rate = std::min(d.pipes.gmToUbBytesPerCycle, d.memory.coreHbmBytesPerCycle);
+  return static_cast<int64_t>(d.pipes.gmToUbFixedCycles + ceilDiv(double(bytes), rate));
 }
 
 int64_t CostModel::copyInBytes(const ir::Operation &op) {
@@ -32,57 +69,131 @@ bool CostModel::movesNoData(const ir::Operation &op) {
 
 int64_t CostModel::opCycles(const ir::Operation &op) const {
   if (movesNoData(op)) return 0;
+  const target::DeviceSpec &d = device_;
   switch (op.code()) {
-  case OpCode::CopyIn: return transferCycles(op.resultType().sizeInBytes());
-  case OpCode::CopyOut: return transferCycles(op.resultType().sizeInBytes());
+  case OpCode::CopyIn: {
+    // A read, estimated as one that misses L2 (the partitioner's cold view). Into L1
+    // it converts row-major GM to the cube's fractal layout (ND -> NZ).
+    double bytes = static_cast<double>(op.resultType().sizeInBytes());
+    bool toL1 = op.resultType().isTile() && op.resultType().space() == ir::MemSpace::L1;
+    double fixed = toL1 ? d.pipes.nd2nzFixedCycles : d.pipes.gmToUbFixedCycles;
+    double rate = toL1 ? d.pipes.nd2nzBytesPerCycle : d.pipes.gmToUbBytesPerCycle;
+    rate = std::min(rate, d.memory.coreHbmBytesPerCycle);
+    return static_cast<int64_t>(fixed + ceilDiv(bytes, rate));
+  }
+  case OpCode::CopyOut: {
+    double bytes = static_cast<double>(op.resultType().sizeInBytes());
+    bool fromL0c = op.numOperands() > 0 && op.operandType(0).isTile() &&
+                   op.operandType(0).space() == ir::MemSpace::L0C;
+    double fixed = fromL0c ? d.pipes.fixpipeFixedCycles : d.pipes.mte3FixedCycles;
+    double rate = fromL0c ? d.pipes.fixpipeBytesPerCycle : d.pipes.mte3BytesPerCycle;
+    return static_cast<int64_t>(fixed + ceilDiv(bytes, rate));
+  }
   case OpCode::Matmul: {
     if (!op.resultType().isTile()) return 0;
     ir::Type a = op.operandType(0), r = op.resultType();
     bool ta = op.attr("transpose_a") && op.attr("transpose_a").getBool();
     int64_t k = ta ? a.dim(a.rank() - 2) : a.dim(a.rank() - 1);
     int64_t m = r.dim(r.rank() - 2), n = r.dim(r.rank() - 1);
-    double rate = device_.compute.cubeFlopsPerCycleFp16;
-    if (a.dtype() == ir::DType::I8) rate *= device_.compute.cubeInt8Factor;
-    if (a.dtype() == ir::DType::F32) rate *= device_.compute.cubeFp32Factor;
-    if (a.dtype() == ir::DType::BF16) rate *= device_.compute.cubeBf16Factor;
-    // L0 blocks: how many mmad sequences the L1 tile is cut into.
-    int64_t blocks = 1;
-    if (auto tile = ir::CubeTile::fromAttr(op.attr("cube_tile")))
-      blocks = std::max<int64_t>(1, ceilDiv(double(m), double(tile->m[0])) *
-                                        ceilDiv(double(k), double(tile->k[0])) *
-                                        ceilDiv(double(n), double(tile->n[0])));
-    return ceilDiv(2.0 * double(m) * double(n) * double(k), rate) +
-           blocks * static_cast<int64_t>(device_.compute.cubeBlockOverheadCycles);
+    int64_t batch = 1;
+    for (unsigned i = 0; i + 2 < r.rank(); ++i) batch *= r.dim(i);
+    double rate = d.compute.cubeFlopsPerCycleFp16;
+    if (a.dtype() == ir::DType::I8) rate *= d.compute.cubeInt8Factor;
+    if (a.dtype() == ir::DType::F32) rate *= d.compute.cubeFp32Factor;
+    if (a.dtype() == ir::DType::BF16) rate *= d.compute.cubeBf16Factor;
+    // The cube works on whole fractals: 16 rows and columns, and 32 bytes of K (16
+    // fp16, 32 int8, 8 fp32 elements). Each L0 block is one mmad; its dimensions are
+    // padded to whole fractals, so the padded sizes add up per dimension.
+    int64_t mL0 = m, kL0 = k, nL0 = n;
+    if (auto tile = ir::CubeTile::fromAttr(op.attr("cube_tile"))) {
+      if (tile->m[0] > 0) mL0 = std::min(tile->m[0], m);
+      if (tile->k[0] > 0) kL0 = std::min(tile->k[0], k);
+      if (tile->n[0] > 0) nL0 = std::min(tile->n[0], n);
+    }
+    int64_t kFractal = std::max<int64_t>(1, 32 / ir::elementSize(a.dtype()));
+    auto padded = [](int64_t size, int64_t block, int64_t granule, int64_t &blocks) {
+      blocks = (size + block - 1) / block;
+      int64_t full = size / block, tail = size % block;
+      auto up = [&](int64_t v) { return (v + granule - 1) / granule * granule; };
+      return static_cast<double>(full * up(block) + (tail ? up(tail) : 0));
+    };
+    int64_t mBlocks = 1, kBlocks = 1, nBlocks = 1;
+    double pm = padded(m, mL0, 16, mBlocks), pk = padded(k, kL0, kFractal, kBlocks),
+           pn = padded(n, nL0, 16, nBlocks);
+    double blocks = static_cast<double>(batch * mBlocks * kBlocks * nBlocks);
+    double cycles = std::ceil(2.0 * batch * pm * pk * pn / rate) +
+                    blocks * d.compute.cubeBlockOverheadCycles + d.compute.cubeLatencyCycles;
+    return static_cast<int64_t>(cycles);
   }
   default: break;
   }
   if (!op.isTileOp() || op.coreKind() != target::CoreKind::AIV) return 0;
-  // Vector work: the largest tile the op touches, at the vector unit's width.
+  // Vector work: the largest tile the op touches, in instructions of the op's classes;
+  // each instruction pays the vector latency once.
   int64_t bytes = op.numResults() ? op.resultType().sizeInBytes() : 0;
-  for (const ir::OpOperand &o : op.opOperands())
+  unsigned elementBytes = op.numResults() ? ir::elementSize(op.resultType().dtype()) : 4;
+  for (const ir::OpOperand &o : op.opOperands()) {
     bytes = std::max(bytes, o.get()->type().sizeInBytes());
-  const target::ComputeSpec &c = device_.compute;
-  double rate = 1.0;
+    elementBytes = std::max(elementBytes, ir::elementSize(o.get()->type().dtype()));
+  }
+  const target::ComputeSpec &c = d.compute;
+  double total = 0;
+  auto pass = [&](VecClass cls, double passBytes) {
+    total += c.vectorLatencyCycles +
+             ceilDiv(passBytes, classBytesPerCycle(cls, elementBytes, c));
+  };
+  const double b = static_cast<double>(bytes);
   switch (op.code()) {
-  case OpCode::Div:
-  case OpCode::Reciprocal: rate = c.vectorDivRate; break;
+  case OpCode::Add:
+  case OpCode::Sub:
+  case OpCode::Mul:
+  case OpCode::Max:
+  case OpCode::Min: {
+    bool scalarForm = op.numOperands() == 2 &&
+                      (isConstantOperand(op, 0) || isConstantOperand(op, 1));
+    pass(scalarForm ? VecClass::Full : VecClass::Binary, b);
+    break;
+  }
+  case OpCode::Div: pass(VecClass::Div, b); break;
   case OpCode::Exp:
   case OpCode::Log:
-  case OpCode::Sqrt:
-  case OpCode::Rsqrt:
-  case OpCode::Sigmoid:
-  case OpCode::Tanh:
-  case OpCode::Gelu:
-  case OpCode::Pow: rate = c.vectorTranscendentalRate; break;
+  case OpCode::Sqrt: pass(VecClass::Transcendental, b); break;
+  case OpCode::Pow: // exp(y * ln(x))
+    pass(VecClass::Transcendental, b);
+    pass(VecClass::Binary, b);
+    pass(VecClass::Transcendental, b);
+    break;
+  case OpCode::Sigmoid: // 1 / (1 + exp(-x)): muls, exp, adds, rec
+    pass(VecClass::Full, b);
+    pass(VecClass::Transcendental, b);
+    pass(VecClass::Full, b);
+    pass(VecClass::Full, b);
+    break;
+  case OpCode::Tanh: // (exp(2x) - 1) / (exp(2x) + 1): muls, exp, adds, adds, div
+    pass(VecClass::Full, b);
+    pass(VecClass::Transcendental, b);
+    pass(VecClass::Full, b);
+    pass(VecClass::Full, b);
+    pass(VecClass::Div, b);
+    break;
+  case OpCode::Gelu: // x * sigmoid(1.702 x): muls, the sigmoid, mul
+    pass(VecClass::Full, b);
+    pass(VecClass::Full, b);
+    pass(VecClass::Transcendental, b);
+    pass(VecClass::Full, b);
+    pass(VecClass::Full, b);
+    pass(VecClass::Binary, b);
+    break;
   case OpCode::Sum:
   case OpCode::Amax:
-  case OpCode::Amin:
-  case OpCode::Mean: rate = c.vectorReduceRate; break;
-  default: break;
+  case OpCode::Amin: pass(VecClass::Reduce, b); break;
+  case OpCode::Mean: // a sum, then muls by 1/n on the (smaller) result
+    pass(VecClass::Reduce, b);
+    pass(VecClass::Full, static_cast<double>(op.resultType().sizeInBytes()));
+    break;
+  default: pass(VecClass::Full, b); break; // neg, abs, relu, rec, rsqrt, cast, full, copies
   }
-  // Full-width passes over the data, then stretched by the op class's rate.
-  int64_t passes = ceilDiv(static_cast<double>(bytes), c.vectorBytesPerCycle);
-  return static_cast<int64_t>(c.vectorLatencyCycles) + ceilDiv(double(passes), rate);
+  return static_cast<int64_t>(total);
 }
 
 } // namespace ptoc::passes

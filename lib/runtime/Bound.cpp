@@ -24,7 +24,7 @@ double cubeFactor(ir::DType t, const target::ComputeSpec &c) {
 RooflineBound computeBound(const codegen::Program &p, const target::DeviceSpec &d,
                            const RegionTable &regions) {
   RooflineBound b;
-  b.headCycles = d.launchOverheadUs * d.cyclesPerUs();
+  setLaunch(b, d, KernelKind::Aicpu, /*usesCube=*/false);
 
   // Per leaf: cube cycles of AIC leaves and vector cycles of AIV leaves (what their cores'
   // CUBE / VEC pipes are busy for), and the fastest cube rate any matmul may use.
@@ -74,10 +74,23 @@ RooflineBound computeBound(const codegen::Program &p, const target::DeviceSpec &
   return b;
 }
 
+void setLaunch(RooflineBound &b, const target::DeviceSpec &d, KernelKind kind, bool usesCube) {
+  b.headCycles = kind == KernelKind::Aicpu ? d.launchOverheadUs * d.cyclesPerUs() : 0.0;
+  double startUs = usesCube ? d.plainCubeKernelStartUs : d.plainKernelStartUs;
+  b.startCycles = kind == KernelKind::Plain ? startUs * d.cyclesPerUs() : 0.0;
+}
+
 } // namespace sim
 
-RooflineBound rooflineBound(const codegen::Program &program, const target::DeviceSpec &device) {
-  return sim::computeBound(program, device, sim::RegionTable::build(program));
+RooflineBound rooflineBound(const codegen::Program &program, const target::DeviceSpec &device,
+                            KernelKind kind) {
+  RooflineBound b = sim::computeBound(program, device, sim::RegionTable::build(program));
+  bool usesCube = false;
+  for (const codegen::Call &c : program.calls)
+    usesCube |= c.leaf >= 0 && c.leaf < static_cast<int>(program.leaves.size()) &&
+                program.leaves[c.leaf].core == target::CoreKind::AIC;
+  sim::setLaunch(b, device, kind, usesCube);
+  return b;
 }
 
 } // namespace ptoc::runtime

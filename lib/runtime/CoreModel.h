@@ -1,6 +1,7 @@
 // The inside of the cores: each core runs its task's pipe program. Every pipe runs its
 // instructions in order, concurrently with the other pipes; an instruction starts when
-// its pipe is free and the instructions it depends on have ended.
+// its pipe is free and the instructions it depends on have ended. A GM read frees its
+// pipe when its data has streamed, before the access latency has passed.
 #pragma once
 
 #include <vector>
@@ -23,11 +24,12 @@ namespace ptoc::runtime::sim {
 class CoreModel {
 public:
   CoreModel(const SimProgram &program, const RegionTable &regions, MemorySystem &memory,
-            EventQueue &events, RunRecord &record, double dmaIssueCycles, bool recordPipes,
-            int numCores);
+            EventQueue &events, RunRecord &record, bool recordPipes, int numCores,
+            double syncCycles);
 
-  /// Starts `task` on `core` at `now` (the core must be free).
-  void startTask(int core, int task, double now);
+  /// Starts `task` on `core` at `now` (the core must be free); its instructions may
+  /// start `prologue` cycles later (a plain kernel's per-block prologue).
+  void startTask(int core, int task, double now, double prologue = 0);
   /// The TransferStart event of instruction `instr` (within its leaf) on `core`.
   void onTransferStart(int core, int instr, double now);
   /// The task running on `core` (-1 if none).
@@ -45,8 +47,9 @@ private:
 
   /// Times instruction `i` of `core` whose inputs are all known; `start` is its start.
   void launch(int core, int i, double start, double now);
-  /// Instruction `i` runs [start, end): release its successors.
-  void finish(int core, int i, double start, double end);
+  /// Instruction `i` runs [start, end) and frees its pipe at `pipeFree` (<= end):
+  /// release its successors.
+  void finish(int core, int i, double start, double pipeFree, double end);
   /// Launches every instruction released onto the work list.
   void drain(int core, double now);
 
@@ -55,8 +58,8 @@ private:
   MemorySystem &memory_;
   EventQueue &events_;
   RunRecord &record_;
-  double dmaIssue_;
   bool recordPipes_;
+  double sync_; ///< latency of a dependency between two pipes
   std::vector<CoreState> cores_;
   // Per core, per instruction of the running leaf (stride maxLeafInstrs).
   std::vector<int32_t> remaining_;

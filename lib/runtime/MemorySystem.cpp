@@ -7,8 +7,7 @@
 namespace ptoc::runtime::sim {
 
 MemorySystem::MemorySystem(const target::DeviceSpec &d, const RegionTable &regions)
-    : coreHbmRate_(d.memory.coreHbmBytesPerCycle),
-      coreL2ReadRate_(d.memory.coreL2ReadBytesPerCycle), gmLatency_(d.memory.gmLatencyCycles),
+    : coreHbmRate_(d.memory.coreHbmBytesPerCycle), gmLatency_(d.memory.gmLatencyCycles),
       l2Latency_(d.memory.l2LatencyCycles), capacity_(d.memory.l2Bytes) {
   hbm_.bytesPerCycle = d.hbmBytesPerCycle();
   l2_.bytesPerCycle = d.l2BytesPerCycle();
@@ -45,7 +44,8 @@ void MemorySystem::touch(int id) {
   linkFront(id);
 }
 
-double MemorySystem::insert(int id, int64_t bytes, bool dirty, double now) {
+double MemorySystem::insert(int id, int64_t bytes, bool dirty, double now, double fillDataEnd,
+                            double fillEnd) {
   double waitUntil = now;
   Entry &e = entries_[id];
   if (e.state & kResident) {
@@ -74,13 +74,16 @@ double MemorySystem::insert(int id, int64_t bytes, bool dirty, double now) {
     v.state = 0;
   }
   e.footprint = bytes;
+  e.fillDataEnd = fillDataEnd;
+  e.fillEnd = fillEnd;
   used_ += bytes;
   e.state = kResident | (dirty ? kDirty : 0);
   linkFront(id);
   return waitUntil;
 }
 
-MemorySystem::ReadResult MemorySystem::read(int id, int64_t bytes, double start) {
+MemorySystem::ReadResult MemorySystem::read(int id, int64_t bytes, double start,
+                                            double pathRate) {
   ReadResult r;
   const Entry &e = entries_[id];
   const int *coverBegin = coverIds_ + e.coverBegin, *coverEnd = coverIds_ + e.coverEnd;
@@ -89,18 +92,40 @@ MemorySystem::ReadResult MemorySystem::read(int id, int64_t bytes, double start)
     hit = std::all_of(coverBegin, coverEnd, [&](int w) { return resident(w); });
   const double b = static_cast<double>(bytes);
   if (hit) {
-    if (resident(id)) touch(id);
+    // Data another core is still fetching arrives with that fill, not before: cores
+    // reading the same tiles at the same time all proceed at the pace of the miss.
+    double fillDataEnd = 0, fillEnd = 0;
+    auto wait = [&](int w) {
+      fillDataEnd = std::max(fillDataEnd, entries_[w].fillDataEnd);
+      fillEnd = std::max(fillEnd, entries_[w].fillEnd);
+    };
+    if (resident(id)) {
+      touch(id);
+      wait(id);
+    } else {
+      for (const int *w = coverBegin; w != coverEnd; ++w) wait(*w);
+    }
     for (const int *w = coverBegin; w != coverEnd; ++w)
       if (resident(*w)) touch(*w);
-    r.end = std::max(start + b / coreL2ReadRate_, l2_.reserve(start, bytes)) + l2Latency_;
+    r.dataEnd = std::max({start + b / pathRate, l2_.reserve(start, bytes), fillDataEnd});
+    r.end = std::max(r.dataEnd + l2Latency_, fillEnd);
     r.hit = true;
     l2HitBytes += bytes;
     return r;
   }
-  r.end = std::max(start + b / coreHbmRate_, hbm_.reserve(start, bytes)) + gmLatency_;
+  double rate = std::min(pathRate, coreHbmRate_);
+  r.dataEnd = std::max(start + b / rate, hbm_.reserve(start, bytes));
+  r.end = r.dataEnd + gmLatency_;
   hbmReadBytes += bytes;
   l2MissBytes += bytes;
-  r.end = std::max(r.end, insert(id, bytes, /*dirty=*/false, start));
+  double evicted = insert(id, bytes, /*dirty=*/false, start, r.dataEnd, r.end);
+  if (evicted > r.dataEnd) {
+    // The fill waits for the write-backs it evicted.
+    r.end += evicted - r.dataEnd;
+    r.dataEnd = evicted;
+    entries_[id].fillDataEnd = r.dataEnd;
+    entries_[id].fillEnd = r.end;
+  }
   return r;
 }
 
@@ -112,7 +137,12 @@ double MemorySystem::write(int id, int64_t bytes, double start, double ownRate) 
     end = std::max(end, hbm_.reserve(start, bytes));
     hbmWriteBytes += bytes;
   }
-  return std::max(end, insert(id, bytes, /*dirty=*/!through, start));
+  double evicted = insert(id, bytes, /*dirty=*/!through, start, end, end);
+  if (evicted > end) {
+    end = evicted;
+    entries_[id].fillDataEnd = entries_[id].fillEnd = end;
+  }
+  return end;
 }
 
 } // namespace ptoc::runtime::sim

@@ -34,17 +34,20 @@ public:
   MemorySystem(const target::DeviceSpec &device, const RegionTable &regions);
 
   struct ReadResult {
-    double end = 0;
+    double dataEnd = 0; ///< the last byte has streamed: the pipe is free for the next read
+    double end = 0;     ///< the data is usable (dataEnd plus the access latency)
     bool hit = false;
   };
   /// A read (MTE2) of region `id` of `bytes` whose data phase starts at `start` (after
-  /// the DMA issue cost). Hit: the core's L2 read rate, L2 bandwidth, L2 latency. Miss:
-  /// the core's HBM rate, HBM bandwidth, GM latency; the region is inserted.
-  ReadResult read(int id, int64_t bytes, double start);
-  /// A write (FIXPIPE / MTE3) of region `id` at `ownRate` bytes per cycle (the pipe's
-  /// rate, already capped by the core's L2 write rate), through L2. Writes to tensors
-  /// visible after the kernel also go to HBM; others stay dirty in L2 until evicted.
-  /// Returns the end.
+  /// the path's fixed cost), at most `pathRate` bytes per cycle. Hit: L2 bandwidth, the
+  /// L2 latency; a region whose fill is still in flight (another core's miss) is
+  /// usable no earlier than that fill. Miss: the core's HBM rate, HBM bandwidth, the GM
+  /// latency; the region is inserted.
+  ReadResult read(int id, int64_t bytes, double start, double pathRate);
+  /// A write (FIXPIPE / MTE3) of region `id` at `ownRate` bytes per cycle (the path's
+  /// rate), through L2. Writes to tensors visible after the kernel also go to HBM;
+  /// others stay dirty in L2 until evicted. Writes are posted: returns when the last
+  /// byte has streamed.
   double write(int id, int64_t bytes, double start, double ownRate);
 
   int64_t hbmReadBytes = 0, hbmWriteBytes = 0;
@@ -57,6 +60,8 @@ private:
     int prev = -1, next = -1;       ///< intrusive LRU list: prev is more recent
     int coverBegin = 0, coverEnd = 0; ///< the region's cover in RegionTable
     int64_t footprint = 0;          ///< bytes it takes while resident
+    double fillDataEnd = 0;         ///< the transfer that made it resident streamed until
+    double fillEnd = 0;             ///< and its data was usable from
     uint8_t state = 0;              ///< kResident | kDirty
     bool writeBack = false;         ///< RegionTable::writeBack
   };
@@ -66,7 +71,8 @@ private:
   /// Makes `id` resident (most recently used) with `bytes`; evicts least recently used
   /// regions to make room. Dirty evictions are written to HBM at `now`; returns the end
   /// of those write-backs (the inserting transfer waits for them), or `now`.
-  double insert(int id, int64_t bytes, bool dirty, double now);
+  double insert(int id, int64_t bytes, bool dirty, double now, double fillDataEnd,
+                double fillEnd);
   void unlink(int id);
   void linkFront(int id);
 
@@ -74,7 +80,7 @@ private:
 
   const int *coverIds_;
   SharedBandwidth hbm_, l2_;
-  double coreHbmRate_, coreL2ReadRate_;
+  double coreHbmRate_;
   double gmLatency_, l2Latency_;
   int64_t capacity_, used_ = 0;
   std::vector<Entry> entries_;

@@ -5,8 +5,12 @@
 
 namespace ptoc::runtime {
 
+const char *kernelKindName(KernelKind kind) {
+  return kind == KernelKind::Plain ? "plain" : "aicpu";
+}
+
 double RooflineBound::totalCycles() const {
-  return headCycles + std::max({cubeCycles, vectorCycles, hbmCycles});
+  return headCycles + startCycles + std::max({cubeCycles, vectorCycles, hbmCycles});
 }
 
 const char *RooflineBound::limiter() const {

@@ -48,6 +48,7 @@ absl::Status flattenLeaf(const codegen::Leaf &leaf, size_t index, const target::
     s.pipe = in.pipe;
     s.bytes = in.bytes;
     s.region = in.region;
+    const target::PipeSpec &ps = d.pipes;
     switch (in.pipe) {
     case Pipe::Cube:
     case Pipe::Vec:
@@ -62,19 +63,31 @@ absl::Status flattenLeaf(const codegen::Leaf &leaf, size_t index, const target::
                     in.op < static_cast<int>(leaf.ops.size()) &&
                     leaf.ops[in.op].space == ir::MemSpace::L0B);
       s.kind = InstrKind::Local;
-      double rate = toL0b ? d.pipes.mte1L0bBytesPerCycle : d.pipes.mte1L0aBytesPerCycle;
-      s.duration = d.pipes.dmaIssueCycles + static_cast<double>(in.bytes) / rate +
-                   d.pipes.localLatencyCycles;
+      double rate = toL0b ? ps.mte1L0bBytesPerCycle : ps.mte1L0aBytesPerCycle;
+      s.duration = ps.mte1FixedCycles + static_cast<double>(in.bytes) / rate;
       break;
     }
-    case Pipe::Mte2: s.kind = InstrKind::Read; break;
+    case Pipe::Mte2:
+      // A cube core reads into L1, converting row-major GM tiles to the fractal layout
+      // the cube reads (ND -> NZ); a vector core reads into UB as is.
+      s.kind = InstrKind::Read;
+      if (leaf.core == target::CoreKind::AIC) {
+        s.fixed = ps.nd2nzFixedCycles;
+        s.rate = ps.nd2nzBytesPerCycle;
+      } else {
+        s.fixed = ps.gmToUbFixedCycles;
+        s.rate = ps.gmToUbBytesPerCycle;
+      }
+      break;
     case Pipe::Fixpipe:
       s.kind = InstrKind::Write;
-      s.rate = std::min(d.pipes.fixpipeBytesPerCycle, d.memory.coreL2WriteBytesPerCycle);
+      s.fixed = ps.fixpipeFixedCycles;
+      s.rate = ps.fixpipeBytesPerCycle;
       break;
     case Pipe::Mte3:
       s.kind = InstrKind::Write;
-      s.rate = std::min(d.pipes.mte3BytesPerCycle, d.memory.coreL2WriteBytesPerCycle);
+      s.fixed = ps.mte3FixedCycles;
+      s.rate = ps.mte3BytesPerCycle;
       break;
     }
     if (isGmTransfer(in.pipe)) maxRegion = std::max(maxRegion, in.region);
@@ -87,15 +100,12 @@ absl::Status flattenLeaf(const codegen::Leaf &leaf, size_t index, const target::
       ++outDegree[dep];
       ++indeg;
     }
-    if (lastOnPipe[pipe] >= 0) {
-      ++outDegree[lastOnPipe[pipe]];
-      ++indeg;
-    }
+    if (lastOnPipe[pipe] >= 0) ++indeg; // the pipe predecessor (SimProgram::nextOnPipe)
     lastOnPipe[pipe] = i;
     sp.instrs.push_back(s);
     sp.inDegree.push_back(indeg);
   }
-  // Successor lists (CSR): deps reversed plus the next instruction on the same pipe.
+  // Successor lists (CSR): deps reversed; the next instruction on each pipe apart.
   std::vector<int32_t> fill(n);
   for (int i = 0; i < n; ++i) {
     fill[i] = sp.succBegin.back();
@@ -103,11 +113,12 @@ absl::Status flattenLeaf(const codegen::Leaf &leaf, size_t index, const target::
   }
   sp.succ.resize(sp.succBegin.back());
   std::fill(std::begin(lastOnPipe), std::end(lastOnPipe), -1);
+  sp.nextOnPipe.resize(first + n, -1);
   for (int i = 0; i < n; ++i) {
     const codegen::PipeInstr &in = leaf.instrs[i];
     for (int dep : in.deps) sp.succ[fill[dep]++] = i;
     int pipe = static_cast<int>(in.pipe);
-    if (lastOnPipe[pipe] >= 0) sp.succ[fill[lastOnPipe[pipe]]++] = i;
+    if (lastOnPipe[pipe] >= 0) sp.nextOnPipe[first + lastOnPipe[pipe]] = i;
     lastOnPipe[pipe] = i;
   }
   sp.leafBegin.push_back(first + n);
@@ -186,6 +197,7 @@ absl::StatusOr<SimProgram> SimProgram::build(const codegen::Program &p,
 uint64_t SimProgram::approxBytes() const {
   auto bytes = [](const auto &v) { return uint64_t(v.capacity()) * sizeof(v[0]); };
   return bytes(leafBegin) + bytes(instrs) + bytes(inDegree) + bytes(succBegin) + bytes(succ) +
+         bytes(nextOnPipe) +
          bytes(callLeaf) + bytes(callKind) + bytes(predCount) + bytes(callSuccBegin) +
          bytes(callSucc);
 }

@@ -1,7 +1,7 @@
 // A Program flattened for simulation: validated once, then every leaf's pipe program
-// as flat instruction arrays with in-degrees and successor lists (data dependencies
-// plus the in-order edge to the next instruction on the same pipe), and the execute
-// graph as flat successor lists. The event loop then touches only dense arrays.
+// as flat instruction arrays with in-degrees, successor lists (data dependencies) and
+// the in-order edge to the next instruction on the same pipe, and the execute graph as
+// flat successor lists. The event loop then touches only dense arrays.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,7 @@ namespace ptoc::runtime::sim {
 /// How an instruction is timed.
 enum class InstrKind : uint8_t {
   Compute, ///< CUBE / VEC: fixed cycles
-  Local,   ///< MTE1 (L1 -> L0A/L0B): DMA issue + bytes / rate + local latency
+  Local,   ///< MTE1 (L1 -> L0A/L0B): the path's fixed cost + bytes / rate
   Read,    ///< MTE2: a GM read through L2 (MemorySystem)
   Write,   ///< FIXPIPE / MTE3: a GM write through L2 (MemorySystem)
 };
@@ -28,7 +28,8 @@ struct SimInstr {
   int32_t region = -1;   ///< Read/Write: index into the call's regions
   int64_t bytes = 0;
   double duration = 0;   ///< Compute/Local: the whole duration in cycles
-  double rate = 0;       ///< Write: the pipe's own rate, bytes per cycle
+  double fixed = 0;      ///< Read/Write: the path's fixed cycles before its data phase
+  double rate = 0;       ///< Read/Write: the path's own rate, bytes per cycle
 };
 
 /// Core kinds as array indices.
@@ -44,9 +45,13 @@ struct SimProgram {
   // Leaves: instructions [leafBegin[l], leafBegin[l + 1]).
   std::vector<int32_t> leafBegin;
   std::vector<SimInstr> instrs;
-  std::vector<int32_t> inDegree;  ///< per instr: edges into it
+  std::vector<int32_t> inDegree;  ///< per instr: its deps, plus 1 if a pipe predecessor
   std::vector<int32_t> succBegin; ///< per instr (+1): into succ
-  std::vector<int32_t> succ;      ///< successor instrs, as indices within the leaf
+  std::vector<int32_t> succ;      ///< instrs that depend on it, as indices within the leaf
+  /// Per instr: the next instruction of the leaf on the same pipe (index within the
+  /// leaf), or -1. It may start when this one frees the pipe, which for a GM read is
+  /// before its data arrives.
+  std::vector<int32_t> nextOnPipe;
   int maxLeafInstrs = 0;
 
   // Calls.

@@ -9,6 +9,7 @@
 #include "CoreModel.h"
 #include "EventQueue.h"
 #include "MemorySystem.h"
+#include "PlainScheduler.h"
 #include "PreparedState.h"
 #include "RegionTable.h"
 #include "Scheduler.h"
@@ -49,7 +50,9 @@ absl::StatusOr<RunRecord> simulate(const PreparedProgram &prepared, const SimOpt
   rec.aivCores = device.aivCores;
   rec.schedulerThreads = device.scheduler.threads;
   rec.schedMode = options.schedMode;
+  rec.kernelKind = options.kernelKind;
   rec.bound = state.bound;
+  sim::setLaunch(rec.bound, device, options.kernelKind, sp.tasksOfKind[sim::kAic] > 0);
   const int numCalls = prepared.numCalls();
   rec.tasks.resize(numCalls);
   for (int c = 0; c < numCalls; ++c) {
@@ -70,31 +73,48 @@ absl::StatusOr<RunRecord> simulate(const PreparedProgram &prepared, const SimOpt
   sim::EventQueue events;
   events.reserve(4 * static_cast<size_t>(numCores) + 64);
   sim::MemorySystem memory(device, regions);
-  sim::CoreModel cores(sp, regions, memory, events, rec, device.pipes.dmaIssueCycles,
-                       options.recordPipes, numCores);
-  sim::Scheduler scheduler(sp, device, options.schedMode, cores, events, rec);
-
-  // The kernel head: the first dispatch happens when it ends.
-  const double head = rec.bound.headCycles;
-  scheduler.start(head);
-  while (!events.empty()) {
-    sim::Event e = events.pop();
-    switch (e.kind()) {
-    case sim::EventKind::ThreadActionEnd:
-      scheduler.onActionEnd(static_cast<int>(e.a), e.time);
-      break;
-    case sim::EventKind::TransferStart:
-      cores.onTransferStart(static_cast<int>(e.a), static_cast<int>(e.b), e.time);
-      break;
-    case sim::EventKind::TaskEnd: scheduler.onTaskEnd(static_cast<int>(e.a), e.time); break;
+  sim::CoreModel cores(sp, regions, memory, events, rec, options.recordPipes, numCores,
+                       device.pipes.syncCycles);
+  // The launch head (aicpu) or start-up (plain): the first task starts when it ends.
+  const double head = rec.bound.headCycles + rec.bound.startCycles;
+  double lastEnd = 0;
+  int64_t unfinished = 0;
+  if (options.kernelKind == KernelKind::Plain) {
+    sim::PlainScheduler scheduler(sp, device, cores, rec);
+    scheduler.start(head);
+    while (!events.empty()) {
+      sim::Event e = events.pop();
+      if (e.kind() == sim::EventKind::TransferStart)
+        cores.onTransferStart(static_cast<int>(e.a), static_cast<int>(e.b), e.time);
+      else if (e.kind() == sim::EventKind::TaskEnd)
+        scheduler.onTaskEnd(static_cast<int>(e.a), e.time);
     }
+    lastEnd = scheduler.lastEnd();
+    unfinished = scheduler.unfinished();
+  } else {
+    sim::Scheduler scheduler(sp, device, options.schedMode, cores, events, rec);
+    scheduler.start(head);
+    while (!events.empty()) {
+      sim::Event e = events.pop();
+      switch (e.kind()) {
+      case sim::EventKind::ThreadActionEnd:
+        scheduler.onActionEnd(static_cast<int>(e.a), e.time);
+        break;
+      case sim::EventKind::TransferStart:
+        cores.onTransferStart(static_cast<int>(e.a), static_cast<int>(e.b), e.time);
+        break;
+      case sim::EventKind::TaskEnd: scheduler.onTaskEnd(static_cast<int>(e.a), e.time); break;
+      }
+    }
+    lastEnd = scheduler.lastEnd();
+    unfinished = scheduler.unfinished();
   }
-  if (scheduler.unfinished() != 0)
+  if (unfinished != 0)
     return absl::InternalError(absl::StrCat(
-        "simulate: internal error (a bug in the simulator, not in the program): ",
-        scheduler.unfinished(), " of ", numCalls, " tasks never finished"));
+        "simulate: internal error (a bug in the simulator, not in the program): ", unfinished,
+        " of ", numCalls, " tasks never finished"));
 
-  rec.makespanCycles = std::max(head, scheduler.lastEnd());
+  rec.makespanCycles = std::max(head, lastEnd);
   rec.hbmReadBytes = memory.hbmReadBytes;
   rec.hbmWriteBytes = memory.hbmWriteBytes;
   rec.l2ReadHitBytes = memory.l2HitBytes;

@@ -24,6 +24,7 @@
 #include "ptoc/runtime/Npy.h"
 #include "ptoc/runtime/Reference.h"
 #include "ptoc/runtime/Simulator.h"
+#include "ptoc/session/CalibrateMain.h"
 #include "ptoc/session/ProfMain.h"
 #include "ptoc/session/Session.h"
 #include "ptoc/session/TuneMain.h"
@@ -43,10 +44,16 @@ commands:
   tune FILE.pto  search the knobs of a function on the simulator (strategies, budget,
                  knowledge bank); `ptoc tune show|merge|add|lookup` manage the bank
                  (see 'ptoc tune --help')
+  calibrate MEASUREMENTS.json... -o OUT.json
+                 fit device fields to kernels timed on your own part and write the
+                 calibrated device description (see 'ptoc calibrate --help')
 
 options of 'run':
-  --device NAME|FILE.json   device preset (a2, a3, b3, tiny) or device file   [a2]
+  --device NAME|FILE.json   device preset (a2, a3, b3, b4, tiny) or device file   [a2]
   --sched-mode N            AICPU scheduler: 0 FIFO, 1 L2 affinity, 2 fair, 3 both [0]
+  --kernel-kind aicpu|plain how the kernel is launched: AICPU-scheduled (ptoc's
+                            kernels) or plain (all cores start at once, as a
+                            hand-written kernel; to compare with one)      [aicpu]
   --inputs DIR              read argument i from DIR/<name>.npy or DIR/arg<i>.npy
                             (default: random inputs from --seed)
   --seed S                  seed for random inputs                            [0]
@@ -76,6 +83,7 @@ struct RunArgs {
   std::string device = "a2";
   int schedMode = 0;
   bool schedModeGiven = false;
+  runtime::KernelKind kernelKind = runtime::KernelKind::Aicpu;
   std::string inputs;
   uint64_t seed = 0;
   int debugMode = 0;
@@ -128,7 +136,7 @@ std::string parseRunArgs(const std::vector<std::string> &argv, RunArgs &out) {
     if (name == "no-double-buffer") { if (auto e = flag(out.doubleBuffer, false); !e.empty()) return e; continue; }
     static const char *kValued[] = {"device", "sched-mode", "inputs", "seed", "debug-mode",
                                     "output-dir", "outputs", "func", "pipeline", "threads",
-                                    "pass-option", "max-tile-ops"};
+                                    "pass-option", "max-tile-ops", "kernel-kind"};
     bool known = false;
     for (const char *k : kValued) known |= name == k;
     if (!known) return absl::StrCat("unknown option '--", name, "' (see 'ptoc --help')");
@@ -149,8 +157,11 @@ std::string parseRunArgs(const std::vector<std::string> &argv, RunArgs &out) {
     else if (name == "sched-mode") {
       err = number(out.schedMode, runtime::kMinSchedMode, runtime::kMaxSchedMode);
       out.schedModeGiven = true;
-    }
-    else if (name == "inputs") out.inputs = value;
+    } else if (name == "kernel-kind") {
+      if (value == "aicpu") out.kernelKind = runtime::KernelKind::Aicpu;
+      else if (value == "plain") out.kernelKind = runtime::KernelKind::Plain;
+      else err = absl::StrCat("--kernel-kind must be aicpu or plain, got '", value, "'");
+    } else if (name == "inputs") out.inputs = value;
     else if (name == "seed") err = number(out.seed, 0, INT64_MAX);
     else if (name == "debug-mode") err = number(out.debugMode, 0, 2);
     else if (name == "max-tile-ops") err = number(out.maxTileOps, 1, INT64_MAX);
@@ -251,6 +262,7 @@ int runCommand(const std::vector<std::string> &argv) {
 
   RunOptions ropts;
   ropts.schedMode = args.schedMode;
+  ropts.kernelKind = args.kernelKind;
   ropts.debugMode = args.debugMode;
   ropts.outputDir = args.outputDir;
   ropts.numerics = args.numerics;
@@ -341,6 +353,7 @@ int ptocMain(int argc, char **argv) {
   // `ptoc prof` has its own subcommands and help.
   if (command == "prof") return profMain(args);
   if (command == "tune") return tuneMain(args);
+  if (command == "calibrate") return calibrateMain(args);
   for (const std::string &a : args)
     if (a == "--help" || a == "-h") {
       llvm::outs() << kUsage;
@@ -348,7 +361,7 @@ int ptocMain(int argc, char **argv) {
     }
   if (command == "run") return runCommand(args);
   llvm::errs() << "ptoc: unknown command '" << command
-               << "' (commands: run, prof, tune; see 'ptoc --help')\n";
+               << "' (commands: run, prof, tune, calibrate; see 'ptoc --help')\n";
   return 2;
 }
 

@@ -356,6 +356,7 @@ absl::StatusOr<RunReport> Session::runGuarded(const Kernel &kernel,
   runtime::SimOptions sim;
   sim.schedMode = options.schedMode;
   sim.recordPipes = options.debugMode >= 2;
+  sim.kernelKind = options.kernelKind;
   auto simStart = Clock::now();
   absl::StatusOr<runtime::RunRecord> record = runtime::simulate(kernel.program, device_, sim);
   if (!record.ok()) return record.status();

@@ -91,13 +91,13 @@ ScanResult scan(llvm::StringRef text, llvm::StringRef source, const JsonLimits &
       if (depth > 0) --depth;
       continue;
     }
-    if (c == '-' || (c >= '0' && c <= '9')) {
+    // llvm::json starts a number at any number character ('.5' and '+5' parse), so
+    // the scan does too: a token it split differently would be widened wrongly.
+    if (isNumberChar(c)) {
       size_t start = i;
       while (i + 1 < n && isNumberChar(text[i + 1])) ++i;
       llvm::StringRef token = text.slice(start, i + 1);
-      if (isWideInteger(token)) {
-        result.wideIntegerEnds.push_back(i + 1);
-      } else if (overflowsDouble(token)) {
+      if (overflowsDouble(token)) {
         std::string shown = token.size() > 24 ? token.take_front(21).str() + "..." : token.str();
         result.error = absl::InvalidArgumentError(
             absl::StrCat(prefix(source), "number ", shown, " at ", at(text, start),
@@ -105,6 +105,7 @@ ScanResult scan(llvm::StringRef text, llvm::StringRef source, const JsonLimits &
                          "number"));
         return result;
       }
+      if (isWideInteger(token)) result.wideIntegerEnds.push_back(i + 1);
     }
   }
   return result;

@@ -49,14 +49,14 @@ struct Range {
 constexpr double kKiB = 1024, kGiB = kKiB * kKiB * kKiB;
 constexpr Range kBufferBytes{1, kGiB, "on-chip buffers are KiB to a few MiB"};
 constexpr Range kCoreBytesPerCycle{
-    1, 65536, "a per-core pipe moves tens to hundreds of bytes per cycle (32-512 on a2)"};
+    1, 65536, "a per-core pipe moves tens to hundreds of bytes per cycle (32-263 on a2)"};
 constexpr Range kFixedCycles{
     0, 1e6, "a fixed cost of tens to a few thousand cycles on real parts; 1e6 cycles is "
             "about half a millisecond"};
 constexpr Range kCubeFactor{1.0 / 1024, 1024,
                             "a multiple of the fp16 rate: 0.5 to 2 on real parts"};
 constexpr Range kVectorFraction{1.0 / 1024, 1,
-                                "a fraction of vector_bytes_per_cycle: 0.5 or 1 on a2"};
+                                "a fraction of vector_bytes_per_cycle: 0.14 to 0.5 on a2"};
 
 /// Every numeric field once: its JSON section ("" = top level), its key, the member
 /// and its range. Parsing, printing, validation and hashing all walk this one list,
@@ -82,30 +82,36 @@ template <typename Spec, typename Fn> void forEachField(Spec &d, Fn &&fn) {
   fn("compute", "cube_fp32_factor", d.compute.cubeFp32Factor, kCubeFactor);
   fn("compute", "cube_bf16_factor", d.compute.cubeBf16Factor, kCubeFactor);
   fn("compute", "cube_block_overhead_cycles", d.compute.cubeBlockOverheadCycles, kFixedCycles);
+  fn("compute", "cube_latency_cycles", d.compute.cubeLatencyCycles, kFixedCycles);
   fn("compute", "vector_bytes_per_cycle", d.compute.vectorBytesPerCycle,
      Range{1, 65536, "256 bytes per cycle per vector core on real parts"});
+  fn("compute", "vector_binary_rate", d.compute.vectorBinaryRate, kVectorFraction);
   fn("compute", "vector_div_rate", d.compute.vectorDivRate, kVectorFraction);
   fn("compute", "vector_transcendental_rate", d.compute.vectorTranscendentalRate,
      kVectorFraction);
   fn("compute", "vector_reduce_rate", d.compute.vectorReduceRate, kVectorFraction);
   fn("compute", "vector_latency_cycles", d.compute.vectorLatencyCycles, kFixedCycles);
+  fn("pipes", "gm_to_l1_fixed_cycles", d.pipes.gmToL1FixedCycles, kFixedCycles);
+  fn("pipes", "gm_to_l1_bytes_per_cycle", d.pipes.gmToL1BytesPerCycle, kCoreBytesPerCycle);
+  fn("pipes", "nd2nz_fixed_cycles", d.pipes.nd2nzFixedCycles, kFixedCycles);
+  fn("pipes", "nd2nz_bytes_per_cycle", d.pipes.nd2nzBytesPerCycle, kCoreBytesPerCycle);
+  fn("pipes", "gm_to_ub_fixed_cycles", d.pipes.gmToUbFixedCycles, kFixedCycles);
+  fn("pipes", "gm_to_ub_bytes_per_cycle", d.pipes.gmToUbBytesPerCycle, kCoreBytesPerCycle);
+  fn("pipes", "mte1_fixed_cycles", d.pipes.mte1FixedCycles, kFixedCycles);
   fn("pipes", "mte1_l0a_bytes_per_cycle", d.pipes.mte1L0aBytesPerCycle, kCoreBytesPerCycle);
   fn("pipes", "mte1_l0b_bytes_per_cycle", d.pipes.mte1L0bBytesPerCycle, kCoreBytesPerCycle);
+  fn("pipes", "fixpipe_fixed_cycles", d.pipes.fixpipeFixedCycles, kFixedCycles);
   fn("pipes", "fixpipe_bytes_per_cycle", d.pipes.fixpipeBytesPerCycle, kCoreBytesPerCycle);
+  fn("pipes", "mte3_fixed_cycles", d.pipes.mte3FixedCycles, kFixedCycles);
   fn("pipes", "mte3_bytes_per_cycle", d.pipes.mte3BytesPerCycle, kCoreBytesPerCycle);
-  fn("pipes", "dma_issue_cycles", d.pipes.dmaIssueCycles, kFixedCycles);
-  fn("pipes", "local_latency_cycles", d.pipes.localLatencyCycles, kFixedCycles);
+  fn("pipes", "sync_cycles", d.pipes.syncCycles, kFixedCycles);
   fn("memory", "hbm_bytes_per_second", d.memory.hbmBytesPerSecond,
      Range{1e9, 1e15, "1.6e12 on a2, about 8e12 on the fastest HBM parts"});
   fn("memory", "l2_bytes", d.memory.l2Bytes,
      Range{1, 1024 * kGiB, "192 MiB on a2; on-chip caches are MiB to a few GiB"});
   fn("memory", "l2_bytes_per_second", d.memory.l2BytesPerSecond,
-     Range{1e9, 1e16, "4.7e12 on a2"});
+     Range{1e9, 1e16, "4.752e12 on a2"});
   fn("memory", "core_hbm_bytes_per_cycle", d.memory.coreHbmBytesPerCycle, kCoreBytesPerCycle);
-  fn("memory", "core_l2_read_bytes_per_cycle", d.memory.coreL2ReadBytesPerCycle,
-     kCoreBytesPerCycle);
-  fn("memory", "core_l2_write_bytes_per_cycle", d.memory.coreL2WriteBytesPerCycle,
-     kCoreBytesPerCycle);
   fn("memory", "gm_latency_cycles", d.memory.gmLatencyCycles, kFixedCycles);
   fn("memory", "l2_latency_cycles", d.memory.l2LatencyCycles, kFixedCycles);
   fn("scheduler", "threads", d.scheduler.threads,
@@ -116,6 +122,11 @@ template <typename Spec, typename Fn> void forEachField(Spec &d, Fn &&fn) {
      kFixedCycles);
   fn("", "launch_overhead_us", d.launchOverheadUs,
      Range{0, 1e6, "about 20 us on real parts; 1e6 us is a second"});
+  fn("", "plain_kernel_start_us", d.plainKernelStartUs,
+     Range{0, 1e6, "a few us on real parts; 1e6 us is a second"});
+  fn("", "plain_cube_kernel_start_us", d.plainCubeKernelStartUs,
+     Range{0, 1e6, "a few us on real parts; 1e6 us is a second"});
+  fn("", "plain_block_cycles", d.plainBlockCycles, kFixedCycles);
 }
 
 constexpr const char *kSections[] = {"buffers", "compute", "pipes", "memory", "scheduler"};
@@ -258,11 +269,6 @@ std::string checkConsistency(const DeviceSpec &d) {
     return absl::StrCat("memory.l2_latency_cycles (", formatDouble(d.memory.l2LatencyCycles),
                         ") must not exceed memory.gm_latency_cycles (",
                         formatDouble(d.memory.gmLatencyCycles), "): an L2 hit is never slower than a miss");
-  if (d.memory.coreL2ReadBytesPerCycle < d.memory.coreHbmBytesPerCycle)
-    return absl::StrCat("memory.core_l2_read_bytes_per_cycle (",
-                        formatDouble(d.memory.coreL2ReadBytesPerCycle),
-                        ") must be at least memory.core_hbm_bytes_per_cycle (",
-                        formatDouble(d.memory.coreHbmBytesPerCycle), ")");
   if (d.scheduler.threads > d.aicCores)
     return absl::StrCat("scheduler.threads (", d.scheduler.threads,
                         ") must be between 1 and aic_cores (", d.aicCores,
@@ -442,6 +448,78 @@ uint64_t DeviceSpec::contentHash() const {
   // xxHash64 is a fixed algorithm, so the hash of the canonical text is stable
   // across processes, builds and platforms (unlike std::hash / absl::Hash).
   return llvm::xxHash64(toJson());
+}
+
+std::vector<std::string> DeviceSpec::numericFieldPaths() {
+  std::vector<std::string> paths;
+  DeviceSpec d;
+  forEachField(d, [&](const char *section, const char *key, auto &, const Range &) {
+    paths.push_back(fieldPath(section, key));
+  });
+  return paths;
+}
+
+namespace {
+/// Calls fn(field, range) for the numeric field at `path`; false if there is none.
+template <typename Spec, typename Fn> bool withField(Spec &d, llvm::StringRef path, Fn &&fn) {
+  bool found = false;
+  forEachField(d, [&](const char *section, const char *key, auto &field, const Range &range) {
+    if (!found && fieldPath(section, key) == path) {
+      found = true;
+      fn(field, range);
+    }
+  });
+  return found;
+}
+
+absl::Status unknownField(llvm::StringRef path) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown device field '", path.str(), "' (known: ",
+                   absl::StrJoin(DeviceSpec::numericFieldPaths(), ", "), ")"));
+}
+} // namespace
+
+absl::StatusOr<double> DeviceSpec::numericField(llvm::StringRef path) const {
+  double value = 0;
+  if (!withField(*this, path, [&](const auto &field, const Range &) {
+        value = static_cast<double>(field);
+      }))
+    return unknownField(path);
+  return value;
+}
+
+absl::StatusOr<DeviceSpec::FieldInfo> DeviceSpec::fieldInfo(llvm::StringRef path) {
+  DeviceSpec d;
+  FieldInfo info;
+  if (!withField(d, path, [&](const auto &field, const Range &range) {
+        info.min = range.min;
+        info.max = range.max;
+        info.integral = std::is_integral_v<std::decay_t<decltype(field)>>;
+        info.why = range.why;
+      }))
+    return unknownField(path);
+  return info;
+}
+
+absl::Status DeviceSpec::setNumericField(llvm::StringRef path, double value) {
+  std::string problem;
+  if (!withField(*this, path, [&](auto &field, const Range &range) {
+        using T = std::decay_t<decltype(field)>;
+        if (!std::isfinite(value)) {
+          problem = absl::StrCat(path.str(), ": ", formatDouble(value), " is not a number");
+        } else if constexpr (std::is_integral_v<T>) {
+          double r = std::round(value);
+          if (r < range.min || r > range.max)
+            problem = absl::StrCat(path.str(), ": ", checkRange(r, range));
+          else
+            field = static_cast<T>(r);
+        } else {
+          field = value;
+        }
+      }))
+    return unknownField(path);
+  if (!problem.empty()) return absl::InvalidArgumentError(problem);
+  return absl::OkStatus();
 }
 
 } // namespace ptoc::target

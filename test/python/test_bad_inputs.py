@@ -175,7 +175,7 @@ def tune(**kw):
 BAD_INPUTS = [
     # device=
     (lambda: ptoc.jit(body, device=3), ptoc.OptionError,
-     "device must be a preset name (a2, a3, b3, tiny) or the path of a device JSON file, got 3"),
+     "device must be a preset name (a2, a3, b3, b4, tiny) or the path of a device JSON file, got 3"),
     (lambda: ptoc.jit(body, device=["a2"]), ptoc.OptionError, "device must be a preset name"),
     (lambda: ptoc.jit(body, device=None), ptoc.OptionError, "got None"),
     # pass options: names and 64-bit values

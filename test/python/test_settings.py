@@ -4,6 +4,7 @@ and set_runtime_options. Each test compiles a small kernel with and without the
 setting and asserts the documented difference in .ir(stage) / .stats / the run report.
 """
 import functools
+import json
 import re
 
 import numpy as np
@@ -485,11 +486,14 @@ def attention_ref(q, k):
     return e / e.sum(-1, keepdims=True)
 
 
-def run_attention_in_mode(mode):
+def run_attention_in_mode(mode, out_dir=None):
     """Runs attention on a2 (3 AICPU scheduler threads) with device_sched_mode set
-    inside the function; returns (report, output)."""
+    inside the function; returns (report, output). With `out_dir` the run writes its
+    swimlane there."""
     def body(q, k, y):
         ptoc.set_runtime_options(device_sched_mode=mode)
+        if out_dir is not None:
+            ptoc.set_debug_options(runtime_debug_mode=1, output_dir=str(out_dir))
         attention(q, k, y)
     body.__name__ = "attention"
     f = ptoc.jit(body, device="a2")
@@ -498,16 +502,28 @@ def run_attention_in_mode(mode):
     return f.last_run, y
 
 
-def test_device_sched_mode_changes_the_simulated_schedule():
-    runs = {mode: run_attention_in_mode(mode) for mode in range(4)}
+def schedule_of(report):
+    """Each task's (core, dispatching thread, start) from the run's swimlane."""
+    with open(report.swimlane_path) as f:
+        events = json.load(f)["traceEvents"]
+    return sorted((e["name"], e["pid"], e["tid"], e["args"].get("thread"), e["ts"])
+                  for e in events if e.get("ph") == "X" and "thread" in e.get("args", {}))
+
+
+def test_device_sched_mode_changes_the_simulated_schedule(tmp_path):
+    runs = {mode: run_attention_in_mode(mode, tmp_path / str(mode)) for mode in range(4)}
     ref = attention_ref(*ATTENTION_ARGS[:2])
     for mode, (report, y) in runs.items():
         assert f"sched mode {mode}," in report.summary
         np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-6)  # numerics never change
+    # Every policy dispatches the tasks differently from the shared FIFO queue (which
+    # thread takes which task, on which core, when); the makespan may or may not move.
+    s = {mode: schedule_of(report) for mode, (report, _) in runs.items()}
+    assert len(s[0]) == 128  # every task, with its thread
+    assert s[1] != s[0]  # L2 affinity (LIFO, direct hand-off) reorders the tasks
+    assert s[2] != s[0]  # fair: per-thread queues
+    assert s[3] != s[0]  # both
     t = {mode: report.simulated_us for mode, (report, _) in runs.items()}
-    assert t[1] != t[0]  # L2 affinity (LIFO, direct hand-off) reorders the tasks
-    assert t[2] != t[0]  # fair: per-thread queues
-    assert t[3] != t[0]  # both
     # Deterministic: the same mode gives the same time.
     assert run_attention_in_mode(1)[0].simulated_us == t[1]
 

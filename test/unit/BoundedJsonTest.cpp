@@ -110,9 +110,24 @@ TEST_CASE("parseJson: a number beyond the range of a double is an error", "[supp
              Contains("in.json: number 1e999 at line 1 column 7 is beyond the range of a double"));
   CHECK_THAT(errorOf("[-" + std::string(400, '9') + ".5]"),
              Contains("number -99999999999999999999... at line 1 column 2"));
+  // An integer too wide for a double (400 digits) is the same error, not infinity.
+  CHECK_THAT(errorOf("[" + std::string(400, '9') + "]"),
+             Contains("number 999999999999999999999... at line 1 column 2 is beyond"));
   absl::StatusOr<llvm::json::Value> tiny = parseJson("[1e-999, 1.5e308]", "in.json");
   REQUIRE(tiny.ok());
   CHECK(*(*tiny->getAsArray())[0].getAsNumber() == 0);
+}
+
+TEST_CASE("parseJson: numbers start where llvm::json starts them", "[support]") {
+  // llvm::json reads '.5' and '+5' as numbers; the digits after the '.' are not an
+  // integer of their own to widen (found by fuzz-device: an internal error).
+  absl::StatusOr<llvm::json::Value> v =
+      parseJson("{\"a\": .10000689467016682260, \"b\": +7, \"c\": true}", "in.json");
+  REQUIRE(v.ok());
+  const llvm::json::Object &o = *v->getAsObject();
+  CHECK(*o.getNumber("a") == 0.10000689467016682260);
+  CHECK(*ptoc::support::jsonInteger(o, "b") == 7);
+  CHECK(*o.getBoolean("c"));
 }
 
 TEST_CASE("positionOf: 1-based line and column of a byte offset", "[support]") {

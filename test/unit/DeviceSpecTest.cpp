@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -47,7 +48,7 @@ struct TempDir {
 } // namespace
 
 TEST_CASE("every preset loads, validates and round-trips", "[target]") {
-  REQUIRE(DeviceSpec::presetNames() == std::vector<std::string>{"a2", "a3", "b3", "tiny"});
+  REQUIRE(DeviceSpec::presetNames() == std::vector<std::string>{"a2", "a3", "b3", "b4", "tiny"});
   for (const std::string &name : DeviceSpec::presetNames()) {
     INFO("preset " << name);
     absl::StatusOr<DeviceSpec> d = DeviceSpec::preset(name);
@@ -98,6 +99,51 @@ TEST_CASE("preset values", "[target]") {
   CHECK(tiny->buffers.ub == 32 * 1024);
   CHECK(tiny->scheduler.threads == 1);
   CHECK(tiny->launchOverheadUs == 1);
+
+  // 910B4: 20 AIC / 40 AIV at 1.5 GHz with half the L2 of the other parts.
+  absl::StatusOr<DeviceSpec> b4 = DeviceSpec::preset("b4");
+  REQUIRE(b4.ok());
+  CHECK(b4->aicCores == 20);
+  CHECK(b4->aivCores == 40);
+  CHECK(b4->clockMHz == 1500);
+  CHECK(b4->memory.l2Bytes == int64_t(96) << 20);
+  CHECK(b4->memory.hbmBytesPerSecond < b3->memory.hbmBytesPerSecond);
+}
+
+TEST_CASE("numeric fields by path: read, set, range", "[target]") {
+  std::vector<std::string> paths = DeviceSpec::numericFieldPaths();
+  REQUIRE(paths.front() == "aic_cores");
+  CHECK(std::find(paths.begin(), paths.end(), "memory.core_hbm_bytes_per_cycle") != paths.end());
+  CHECK(std::find(paths.begin(), paths.end(), "plain_kernel_start_us") != paths.end());
+  DeviceSpec d;
+  for (const std::string &path : paths) {
+    INFO(path);
+    absl::StatusOr<double> v = d.numericField(path);
+    REQUIRE(v.ok());
+    absl::StatusOr<DeviceSpec::FieldInfo> info = DeviceSpec::fieldInfo(path);
+    REQUIRE(info.ok());
+    CHECK(*v >= info->min);
+    CHECK(*v <= info->max);
+    // Setting a field to its own value changes nothing.
+    REQUIRE(d.setNumericField(path, *v).ok());
+  }
+  CHECK(d.toJson() == DeviceSpec().toJson());
+
+  REQUIRE(d.setNumericField("memory.core_hbm_bytes_per_cycle", 40).ok());
+  CHECK(d.memory.coreHbmBytesPerCycle == 40);
+  CHECK(*d.numericField("memory.core_hbm_bytes_per_cycle") == 40);
+  REQUIRE(d.setNumericField("aic_cores", 19.6).ok()); // integers are rounded
+  CHECK(d.aicCores == 20);
+  CHECK(DeviceSpec::fieldInfo("aic_cores")->integral);
+  CHECK_FALSE(DeviceSpec::fieldInfo("clock_mhz")->integral);
+  CHECK_THAT(std::string(d.setNumericField("aic_cores", 1e12).message()),
+             Contains("aic_cores: 1e+12 is out of range"));
+  CHECK_THAT(std::string(d.setNumericField("clock_mhz", std::nan("")).message()),
+             Contains("is not a number"));
+  CHECK_THAT(std::string(d.numericField("memory.hbm").status().message()),
+             Contains("unknown device field 'memory.hbm' (known: aic_cores, aiv_cores"));
+  CHECK_THAT(std::string(DeviceSpec::fieldInfo("x").status().message()),
+             Contains("unknown device field 'x'"));
 }
 
 TEST_CASE("toJson writes every field in a fixed layout", "[target]") {
@@ -118,11 +164,16 @@ TEST_CASE("toJson writes every field in a fixed layout", "[target]") {
                           "\"vector_bytes_per_cycle\": 256",
                           "\"hbm_bytes_per_second\": 1.6e+12",
                           "\"l2_bytes\": 201326592",
-                          "\"l2_bytes_per_second\": 4.7e+12",
+                          "\"l2_bytes_per_second\": 4.752e+12",
                           "\"core_hbm_bytes_per_cycle\": 32",
-                          "\"core_l2_read_bytes_per_cycle\": 110",
-                          "\"core_l2_write_bytes_per_cycle\": 86",
-                          "\"gm_latency_cycles\": 1800",
+                          "\"gm_latency_cycles\": 500",
+                          "\"gm_to_l1_fixed_cycles\": 175",
+                          "\"nd2nz_bytes_per_cycle\": 122",
+                          "\"mte1_l0b_bytes_per_cycle\": 132",
+                          "\"vector_binary_rate\": 0.5",
+                          "\"plain_kernel_start_us\": 1",
+                          "\"plain_cube_kernel_start_us\": 6",
+                          "\"plain_block_cycles\": 2000",
                           "\"threads\": 3",
                           "\"dispatch_cycles\": 200",
                           "\"completion_cycles\": 240",
@@ -134,6 +185,7 @@ TEST_CASE("toJson writes every field in a fixed layout", "[target]") {
   CHECK(json.find("\"compute\": {") < json.find("\"memory\": {"));
   CHECK(json.find("\"memory\": {") < json.find("\"scheduler\": {"));
   CHECK(json.find("\"scheduler\": {") < json.find("\"launch_overhead_us\""));
+  CHECK(json.find("\"launch_overhead_us\"") < json.find("\"plain_kernel_start_us\""));
 }
 
 TEST_CASE("doubles round-trip exactly", "[target]") {
@@ -207,7 +259,7 @@ TEST_CASE("a partial description inherits from its base", "[target]") {
   SECTION("unknown base") {
     std::string msg = parseError(R"({"base": "a9"})");
     CHECK_THAT(msg, Contains("device.json: field 'base': unknown preset 'a9'"));
-    CHECK_THAT(msg, Contains("a2, a3, b3, tiny"));
+    CHECK_THAT(msg, Contains("a2, a3, b3, b4, tiny"));
   }
 }
 
@@ -225,7 +277,8 @@ TEST_CASE("unknown fields are rejected with the known ones", "[target]") {
   std::string msg = parseError(R"({"aic_core": 24})");
   CHECK_THAT(msg, Contains("device.json: unknown field 'aic_core' (known: name, base, "
                            "aic_cores, aiv_cores, clock_mhz, buffers, compute, pipes, memory, "
-                           "scheduler, launch_overhead_us)"));
+                           "scheduler, launch_overhead_us, plain_kernel_start_us, "
+                           "plain_cube_kernel_start_us, plain_block_cycles)"));
   CHECK_THAT(parseError(R"({"scheduler": {"thread": 2}})"),
              Contains("unknown field 'scheduler.thread'"));
 }
@@ -314,7 +367,7 @@ TEST_CASE("load takes a preset name or a file", "[target]") {
   }
   SECTION("unknown preset") {
     CHECK(errorOf(DeviceSpec::load("a9")) ==
-          "unknown device 'a9': not a preset (a2, a3, b3, tiny) and no such file");
+          "unknown device 'a9': not a preset (a2, a3, b3, b4, tiny) and no such file");
     CHECK_THAT(errorOf(DeviceSpec::preset("a9")), Contains("unknown device preset 'a9'"));
   }
 }
@@ -344,18 +397,29 @@ TEST_CASE("contentHash identifies the description", "[target]") {
 }
 
 TEST_CASE("the examples in docs/device-model.md parse", "[target]") {
-  absl::StatusOr<DeviceSpec> b4 = DeviceSpec::fromJson(R"({
-    "name": "b4",
-    "base": "b3",
-    "clock_mhz": 1500,
-    "memory": { "l2_bytes": 100663296 }
+  absl::StatusOr<DeviceSpec> mine = DeviceSpec::fromJson(R"({
+    "name": "my-910b4",
+    "base": "b4",
+    "pipes": { "gm_to_ub_fixed_cycles": 193, "gm_to_ub_bytes_per_cycle": 126 }
   })",
-                                                       "b4.json");
-  REQUIRE(b4.ok());
-  CHECK(b4->aicCores == 20);
-  CHECK(b4->aivCores == 40);
-  CHECK(b4->clockMHz == 1500);
-  CHECK(b4->memory.l2Bytes == int64_t(96) << 20);
+                                                         "my-910b4.json");
+  REQUIRE(mine.ok());
+  CHECK(mine->aicCores == 20);
+  CHECK(mine->aivCores == 40);
+  CHECK(mine->clockMHz == 1500);
+  CHECK(mine->memory.l2Bytes == int64_t(96) << 20);
+  CHECK(mine->pipes.gmToUbBytesPerCycle == 126);
+
+  // The full a2 file the guide shows is the preset.
+  std::ifstream doc(std::string(PTOC_SOURCE_DIR) + "/docs/device-model.md");
+  std::string text((std::istreambuf_iterator<char>(doc)), std::istreambuf_iterator<char>());
+  size_t begin = text.find("```json\n{\n  \"name\": \"a2\"");
+  REQUIRE(begin != std::string::npos);
+  begin += 8;
+  size_t end = text.find("```", begin);
+  absl::StatusOr<DeviceSpec> shown = DeviceSpec::fromJson(text.substr(begin, end - begin), "doc");
+  REQUIRE(shown.ok());
+  CHECK(shown->toJson() == DeviceSpec::preset("a2")->toJson());
 
   absl::StatusOr<DeviceSpec> fast = DeviceSpec::fromJson(
       R"({ "name": "a2-fast-hbm", "memory": { "hbm_bytes_per_second": 3.2e12 } })", "x.json");
@@ -371,7 +435,7 @@ TEST_CASE("simulator fields are read, and inconsistent ones rejected by name", "
   REQUIRE(d.ok());
   CHECK(d->pipes.mte3BytesPerCycle == 32);
   CHECK(d->compute.vectorDivRate == 0.25);
-  CHECK(d->pipes.fixpipeBytesPerCycle == 111); // from the a2 base
+  CHECK(d->pipes.fixpipeBytesPerCycle == 123); // from the a2 base
 
   auto error = [](const char *json) {
     absl::StatusOr<DeviceSpec> r = DeviceSpec::fromJson(json, "bad.json");
@@ -383,8 +447,6 @@ TEST_CASE("simulator fields are read, and inconsistent ones rejected by name", "
                              "between 0.0009765625 and 1 (a fraction of vector_bytes_per_cycle"));
   CHECK_THAT(error(R"({"memory": {"l2_latency_cycles": 5000}})"),
              Catch::Contains("memory.l2_latency_cycles (5000) must not exceed"));
-  CHECK_THAT(error(R"({"memory": {"core_l2_read_bytes_per_cycle": 8}})"),
-             Catch::Contains("core_l2_read_bytes_per_cycle (8) must be at least"));
   CHECK_THAT(error(R"({"pipes": {"mte1_l0a_bytes_per_cycle": 0}})"),
              Catch::Contains("field 'pipes.mte1_l0a_bytes_per_cycle': expected a positive number"));
   CHECK_THAT(error(R"({"pipes": {"mte4": 1}})"),
@@ -479,8 +541,9 @@ TEST_CASE("the bounds admit every preset and the extremes of their ranges", "[ta
       R"({"name": "small", "aic_cores": 1, "aiv_cores": 1, "clock_mhz": 10,
           "buffers": {"l1": 1, "l0a": 1, "l0b": 1, "l0c": 1, "ub": 1, "block_bytes": 1},
           "compute": {"vector_bytes_per_cycle": 1, "vector_div_rate": 0.0009765625},
-          "memory": {"hbm_bytes_per_second": 1e9, "core_hbm_bytes_per_cycle": 1,
-                     "core_l2_read_bytes_per_cycle": 1},
+          "memory": {"hbm_bytes_per_second": 1e9, "core_hbm_bytes_per_cycle": 1},
+          "pipes": {"gm_to_l1_bytes_per_cycle": 1, "nd2nz_bytes_per_cycle": 1,
+                    "gm_to_ub_bytes_per_cycle": 1},
           "scheduler": {"threads": 1}, "launch_overhead_us": 0})",
       "small.json");
   REQUIRE(small.ok());

@@ -327,12 +327,13 @@ inline target::DeviceSpec randomDevice(uint64_t seed) {
   const int64_t l2[] = {16 << 10, 96 << 10, 1 << 20, int64_t(192) << 20};
   d.memory.l2Bytes = l2[pick(0, 3)];
   d.memory.coreHbmBytesPerCycle = static_cast<double>(pick(8, 64));
-  d.memory.coreL2ReadBytesPerCycle =
-      d.memory.coreHbmBytesPerCycle * static_cast<double>(pick(1, 4));
+  d.pipes.gmToUbBytesPerCycle = d.memory.coreHbmBytesPerCycle * static_cast<double>(pick(1, 4));
+  d.pipes.nd2nzBytesPerCycle = d.memory.coreHbmBytesPerCycle * static_cast<double>(pick(1, 6));
   d.memory.gmLatencyCycles = static_cast<double>(pick(0, 2000));
   d.memory.l2LatencyCycles =
       static_cast<double>(pick(0, static_cast<int64_t>(d.memory.gmLatencyCycles)));
   d.launchOverheadUs = static_cast<double>(pick(0, 20));
+  d.plainKernelStartUs = static_cast<double>(pick(0, 4));
   return d;
 }
 

@@ -123,13 +123,16 @@ void checkPipes(const Program &p, const DeviceSpec &d, const RunRecord &r) {
       REQUIRE(pr != nullptr);
       CHECK(pr->pipe == leaf.instrs[i].pipe);
       CHECK(pr->startCycle >= t.startCycle);
-      CHECK(pr->endCycle <= t.endCycle);
+      CHECK(pr->readyCycle <= t.endCycle);
       CHECK(pr->endCycle >= pr->startCycle);
+      CHECK(pr->readyCycle >= pr->endCycle);
+      // Only a GM read's data arrives after it leaves the pipe.
+      if (pr->pipe != ptoc::codegen::Pipe::Mte2) CHECK(pr->readyCycle == pr->endCycle);
       int pipe = static_cast<int>(pr->pipe);
       CHECK(pr->startCycle >= lastOnPipe[pipe]); // in order, no overlap on the pipe
       lastOnPipe[pipe] = pr->endCycle;
-      for (int dep : leaf.instrs[i].deps) CHECK(pr->startCycle >= byTask[c][dep]->endCycle);
-      maxEnd = std::max(maxEnd, pr->endCycle);
+      for (int dep : leaf.instrs[i].deps) CHECK(pr->startCycle >= byTask[c][dep]->readyCycle);
+      maxEnd = std::max(maxEnd, pr->readyCycle);
       int global = (t.core == ptoc::target::CoreKind::AIC ? 0 : d.aicCores) + t.coreIndex;
       lanes[{global, pipe}].push_back({pr->startCycle, pr->endCycle});
     }
@@ -283,7 +286,7 @@ TEST_CASE("roofline bound terms: cube peak, vector width, compulsory HBM bytes",
 TEST_CASE("transfer durations follow the device fields", "[sim]") {
   DeviceSpec d = preset("a2");
   const auto &m = d.memory;
-  const double issue = d.pipes.dmaIssueCycles;
+  const auto &ps = d.pipes;
   Program p;
   int X = addTensor(p, "x", GmTensor::Kind::Argument, {64, 64});
   int B = addTensor(p, "b", GmTensor::Kind::Argument, {64, 64});
@@ -294,24 +297,69 @@ TEST_CASE("transfer durations follow the device fields", "[sim]") {
   addCall(p, mm, {region(X, 0, 0), region(B, 0, 0), region(Y, 0, 0)}, {first});
   RunRecord r = run(p, d, 0, true);
   const double tile = 64 * 64 * 2;
-  auto duration = [&](int task, int instr) {
+  auto record = [&](int task, int instr) -> const ptoc::runtime::PipeRecord & {
     for (const auto &pr : r.pipes)
-      if (pr.task == task && pr.instr == instr) return pr.endCycle - pr.startCycle;
+      if (pr.task == task && pr.instr == instr) return pr;
     FAIL("no record");
-    return 0.0;
+    return r.pipes.front();
+  };
+  auto busy = [&](int task, int instr) {
+    return record(task, instr).endCycle - record(task, instr).startCycle;
+  };
+  auto latency = [&](int task, int instr) {
+    return record(task, instr).readyCycle - record(task, instr).endCycle;
   };
   // Instructions: 0 MTE2 a, 1 MTE2 b, 2 MTE1 -> L0A, 3 MTE1 -> L0B, 4 CUBE, 5 FIXPIPE.
-  CHECK(duration(0, 0) == Approx(issue + tile / m.coreHbmBytesPerCycle + m.gmLatencyCycles));
-  CHECK(duration(1, 0) == Approx(issue + tile / m.coreL2ReadBytesPerCycle + m.l2LatencyCycles));
-  CHECK(duration(0, 2) == Approx(issue + tile / d.pipes.mte1L0aBytesPerCycle +
-                                 d.pipes.localLatencyCycles));
-  CHECK(duration(0, 3) == Approx(issue + tile / d.pipes.mte1L0bBytesPerCycle +
-                                 d.pipes.localLatencyCycles));
-  CHECK(duration(0, 4) == p.leaves[mm].instrs[4].cycles);
-  CHECK(duration(0, 5) ==
-        Approx(issue + tile / std::min(d.pipes.fixpipeBytesPerCycle, m.coreL2WriteBytesPerCycle)));
+  // A cube core's reads convert ND -> NZ; a miss streams at the core's HBM rate and its
+  // data arrives the GM latency later; the pipe is free before that.
+  double missRate = std::min(ps.nd2nzBytesPerCycle, m.coreHbmBytesPerCycle);
+  CHECK(busy(0, 0) == Approx(ps.nd2nzFixedCycles + tile / missRate));
+  CHECK(latency(0, 0) == Approx(m.gmLatencyCycles));
+  CHECK(record(0, 1).startCycle == Approx(record(0, 0).endCycle));
+  // A hit streams at the path's own rate.
+  CHECK(busy(1, 0) == Approx(ps.nd2nzFixedCycles + tile / ps.nd2nzBytesPerCycle));
+  CHECK(latency(1, 0) == Approx(m.l2LatencyCycles));
+  CHECK(busy(0, 2) == Approx(ps.mte1FixedCycles + tile / ps.mte1L0aBytesPerCycle));
+  CHECK(busy(0, 3) == Approx(ps.mte1FixedCycles + tile / ps.mte1L0bBytesPerCycle));
+  CHECK(busy(0, 4) == p.leaves[mm].instrs[4].cycles);
+  CHECK(busy(0, 5) == Approx(ps.fixpipeFixedCycles + tile / ps.fixpipeBytesPerCycle));
+  CHECK(latency(0, 5) == 0);
   CHECK(r.tasks[0].l2HitBytes == 0);
   CHECK(r.tasks[1].l2HitBytes == 2 * tile);
+}
+
+TEST_CASE("cores reading a tile that is still being fetched wait for that fetch", "[sim]") {
+  // Two cube cores read the same two tiles at once: the first core's reads miss, the
+  // second core's hit L2 but cannot get the data before the first fetch brings it.
+  DeviceSpec d = preset("a2");
+  Program p;
+  int X = addTensor(p, "x", GmTensor::Kind::Argument, {64, 64});
+  int B = addTensor(p, "b", GmTensor::Kind::Argument, {64, 64});
+  int Y0 = addTensor(p, "y0", GmTensor::Kind::Intermediate, {64, 64});
+  int Y1 = addTensor(p, "y1", GmTensor::Kind::Intermediate, {64, 64});
+  int mm = addAicLeaf(p, 64, 64, 64, 1);
+  addCall(p, mm, {region(X, 0, 0), region(B, 0, 0), region(Y0, 0, 0)});
+  addCall(p, mm, {region(X, 0, 0), region(B, 0, 0), region(Y1, 0, 0)});
+  ptoc::runtime::SimOptions o;
+  o.recordPipes = true;
+  o.kernelKind = ptoc::runtime::KernelKind::Plain; // both cores start at once
+  auto r = ptoc::runtime::simulate(p, d, o);
+  REQUIRE(r.ok());
+  auto record = [&](int task, int instr) -> const ptoc::runtime::PipeRecord & {
+    for (const auto &pr : r->pipes)
+      if (pr.task == task && pr.instr == instr) return pr;
+    FAIL("no record");
+    return r->pipes.front();
+  };
+  REQUIRE(r->tasks[0].startCycle == r->tasks[1].startCycle);
+  int leader = r->tasks[0].l2HitBytes == 0 ? 0 : 1, follower = 1 - leader;
+  CHECK(r->tasks[leader].l2HitBytes == 0);
+  CHECK(r->tasks[follower].l2HitBytes == 2 * 64 * 64 * 2);
+  for (int instr : {0, 1}) {
+    CHECK(record(follower, instr).endCycle >= record(leader, instr).endCycle);
+    CHECK(record(follower, instr).readyCycle >= record(leader, instr).readyCycle);
+  }
+  CHECK(r->tasks[follower].endCycle >= r->tasks[leader].endCycle);
 }
 
 TEST_CASE("a consumer tile of another shape hits L2 when its producers' tiles are resident",

@@ -26,13 +26,15 @@ public:
   /// the last dimension (it adds or drops size-1 dims), so every row keeps its
   /// place in the buffer.
   static bool movesNoData(const ir::Operation &op);
-  /// Cycles to move `bytes` between GM and a core-local buffer.
+  /// Cycles of a GM -> UB read of `bytes` that misses L2 (the path's fixed cost plus
+  /// the bytes at the slower of the path's rate and the core's HBM rate).
   int64_t transferCycles(int64_t bytes) const;
   /// Bytes a copy_in brings into the core (0 for other ops).
   static int64_t copyInBytes(const ir::Operation &op);
 
   /// The device it reads its constants from (every constant is a documented device
-  /// field: compute.*, pipes.dma_issue_cycles; see docs/device-model.md).
+  /// field: compute.*, pipes.*, memory.core_hbm_bytes_per_cycle; see
+  /// docs/device-model.md).
   const target::DeviceSpec &device() const { return device_; }
 
 private:

@@ -15,14 +15,31 @@
 
 namespace ptoc::runtime {
 
+/// How a kernel is launched, which decides what it pays before its first task
+/// (docs/runtime.md "Launch").
+enum class KernelKind : uint8_t {
+  /// ptoc's own kernels, as PyPTO runs them: AICPU scheduler threads dispatch the
+  /// tasks, after the head (DeviceSpec::launchOverheadUs).
+  Aicpu,
+  /// A plain kernel (Ascend C, CATLASS, PTO-ISA): every core starts at once and runs
+  /// its tasks back to back without a scheduler, after the kernel's own start-up
+  /// (DeviceSpec::plainKernelStartUs, plainCubeKernelStartUs when it starts cube
+  /// cores), which is part of its kernel time; each core runs a prologue before each
+  /// task (DeviceSpec::plainBlockCycles).
+  Plain,
+};
+/// "aicpu" or "plain".
+const char *kernelKindName(KernelKind kind);
+
 /// The physical limit of a run: no schedule can beat it.
 struct RooflineBound {
   double cubeCycles = 0;     ///< total cube FLOPs / (AIC count x per-core peak)
   double vectorCycles = 0;   ///< total vector work / (AIV count x per-core width)
   double hbmCycles = 0;      ///< compulsory HBM bytes / device HBM bandwidth
   int64_t hbmBytes = 0;      ///< compulsory HBM bytes: inputs read once, results written once
-  double headCycles = 0;     ///< kernel head overhead (launch)
-  /// head + max(cube, vector, hbm).
+  double headCycles = 0;     ///< the launch head, before the kernel time (aicpu kind)
+  double startCycles = 0;    ///< start-up inside the kernel time, before any task (plain kind)
+  /// head + start + max(cube, vector, hbm).
   double totalCycles() const;
   /// "cube", "vector" or "hbm": the term that sets the bound.
   const char *limiter() const;
@@ -47,7 +64,11 @@ struct PipeRecord {
   int task = -1;             ///< index into RunRecord::tasks (== call)
   codegen::Pipe pipe = codegen::Pipe::Vec;
   int instr = -1;            ///< index into the leaf's instrs
+  /// The pipe is busy with it over [startCycle, endCycle).
   double startCycle = 0, endCycle = 0;
+  /// Its result is usable from here (>= endCycle): a GM read's data arrives an access
+  /// latency after its last byte left the pipe; for other instructions == endCycle.
+  double readyCycle = 0;
   int64_t bytes = 0;
 };
 
@@ -64,6 +85,7 @@ struct RunRecord {
   double clockMHz = 1800;
   int aicCores = 0, aivCores = 0, schedulerThreads = 0;
   int schedMode = 0;
+  KernelKind kernelKind = KernelKind::Aicpu;
   double makespanCycles = 0; ///< the last task's end (from launch, head overhead included)
   RooflineBound bound;
   std::vector<TaskRecord> tasks;   ///< index: call
@@ -77,6 +99,8 @@ struct RunRecord {
 
   double toUs(double cycles) const { return cycles / clockMHz; }
   double simulatedUs() const { return toUs(makespanCycles); }
+  /// The kernel time: the span after the launch head (what a device profiler reports).
+  double kernelUs() const { return toUs(makespanCycles - bound.headCycles); }
   double boundUs() const { return toUs(bound.totalCycles()); }
   /// Busy time / (cores x span after the head), per core kind; 0 without cores.
   double utilization(target::CoreKind kind) const;

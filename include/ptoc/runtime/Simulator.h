@@ -22,6 +22,10 @@ struct SimOptions {
   int schedMode = 0;
   /// Record per-pipe instructions (runtime_debug_mode 2).
   bool recordPipes = false;
+  /// How the kernel is launched: AICPU-scheduled (ptoc's kernels) or plain (every core
+  /// starts at once and runs its tasks without scheduler costs; for comparing with
+  /// hand-written kernels measured on a device).
+  KernelKind kernelKind = KernelKind::Aicpu;
 };
 
 /// Simulates one run. Errors: a bad scheduler mode, a program inconsistent with the
@@ -34,6 +38,7 @@ absl::StatusOr<RunRecord> simulate(const codegen::Program &program,
 absl::StatusOr<RunRecord> simulate(const PreparedProgram &prepared, const SimOptions &options);
 
 /// The roofline bound of a program on a device (also filled into every RunRecord).
-RooflineBound rooflineBound(const codegen::Program &program, const target::DeviceSpec &device);
+RooflineBound rooflineBound(const codegen::Program &program, const target::DeviceSpec &device,
+                            KernelKind kind = KernelKind::Aicpu);
 
 } // namespace ptoc::runtime

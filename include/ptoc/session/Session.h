@@ -131,6 +131,9 @@ struct RunOptions {
   bool numerics = true;
   /// Host threads for numerics; 0 = hardware concurrency.
   unsigned hostThreads = 0;
+  /// How the kernel is launched (runtime::SimOptions::kernelKind): AICPU-scheduled, as
+  /// ptoc's kernels run, or plain, to compare with a hand-written kernel.
+  runtime::KernelKind kernelKind = runtime::KernelKind::Aicpu;
 };
 
 /// What a run produced besides the outputs.
