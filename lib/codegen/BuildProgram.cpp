@@ -14,15 +14,15 @@
 
 #include "GmTensors.h"
 #include "LeafBuilder.h"
-#include "ptoc/ir/Level.h"
+#include "ptoc/analysis/CostModel.h"
+#include "ptoc/analysis/LocalSchedule.h"
+#include "ptoc/analysis/Subgraphs.h"
 #include "ptoc/codegen/Codegen.h"
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Diagnostics.h"
+#include "ptoc/ir/Level.h"
 #include "ptoc/ir/StableHash.h"
 #include "ptoc/ir/Verifier.h"
-#include "ptoc/passes/CostModel.h"
-#include "ptoc/passes/LocalSchedule.h"
-#include "ptoc/passes/Subgraphs.h"
 #include "ptoc/target/DeviceSpec.h"
 
 namespace ptoc::codegen {
@@ -280,7 +280,7 @@ private:
     return absl::OkStatus();
   }
 
-  // The ops of subgraph s in leaf order (passes::LocalScheduler: depth first, so a
+  // The ops of subgraph s in leaf order (analysis::LocalScheduler: depth first, so a
   // merged subgraph runs member by member); fills rank_ (body index -> leaf index).
   // The order comes before the signature, so isomorphic subgraphs still share a leaf.
   llvm::ArrayRef<const ir::Operation *> scheduleSubgraph(int s) {
@@ -402,7 +402,7 @@ private:
   const ir::Func &func_;
   const target::DeviceSpec &device_;
   const CodegenOptions &options_;
-  passes::CostModel cost_;
+  analysis::CostModel cost_;
   Program program_;
   GmTensorTable tensors_;
   std::vector<TableEntry> table_;
@@ -413,7 +413,7 @@ private:
   std::vector<size_t> start_;          ///< subgraph s's ops are ops_[start_[s], start_[s+1])
   std::vector<const ir::Operation *> ops_;
   // Leaf order of the subgraph being compiled (scheduleSubgraph()).
-  passes::LocalScheduler scheduler_;
+  analysis::LocalScheduler scheduler_;
   std::vector<int> rank_;                          ///< body index in subgraph -> leaf index
   std::vector<const ir::Operation *> scheduled_;   ///< the subgraph's ops in leaf order
   // Leaf deduplication: signatures of compiled leaves in one arena, found by hash.

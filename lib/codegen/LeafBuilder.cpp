@@ -1,6 +1,6 @@
 // Subgraph -> leaf: decodes the tile ops, emits the pipe program (MTE2/VEC/MTE3 on a
 // vector core; MTE2/MTE1/CUBE/FIXPIPE on a cube core), places every local tile in its
-// buffer (in place over a dying operand where passes::computesInPlace allows) and adds
+// buffer (in place over a dying operand where analysis::computesInPlace allows) and adds
 // the write-after-read dependencies that slot reuse implies.
 #include "LeafBuilder.h"
 
@@ -10,11 +10,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/DenseMap.h"
+#include "ptoc/analysis/LocalSchedule.h"
 #include "ptoc/codegen/BufferAllocator.h"
 #include "ptoc/ir/Diagnostics.h"
 #include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/TileShape.h"
-#include "ptoc/passes/LocalSchedule.h"
 #include "ptoc/target/DeviceSpec.h"
 
 namespace ptoc::codegen {
@@ -22,7 +22,7 @@ namespace {
 
 using ir::MemSpace;
 using ir::OpCode;
-using passes::localTileBytes;
+using analysis::localTileBytes;
 
 /// The local buffers codegen places tiles in, in the order they are allocated.
 constexpr std::array<MemSpace, 5> kLocalSpaces = {MemSpace::UB, MemSpace::L1, MemSpace::L0A,
@@ -46,7 +46,7 @@ struct LocalValue {
   int ready = -1;                    ///< the last instruction writing it: readers wait for it
   llvm::SmallVector<int, 4> readers; ///< instructions reading it, ascending
   /// Operand values whose slot it may take over when it is their last reader
-  /// (passes::computesInPlace), in operand order; the first that dies here is used.
+  /// (analysis::computesInPlace), in operand order; the first that dies here is used.
   llvm::SmallVector<int, 2> inPlaceOf;
   BufferSlot slot;                   ///< where it was placed
 };
@@ -54,7 +54,7 @@ struct LocalValue {
 class LeafBuilder {
 public:
   LeafBuilder(const LeafRequest &request, const target::DeviceSpec &device,
-              const passes::CostModel &cost, const CodegenOptions &options)
+              const analysis::CostModel &cost, const CodegenOptions &options)
       : req_(request), device_(device), cost_(cost), options_(options) {}
 
   absl::StatusOr<Leaf> build() {
@@ -251,11 +251,11 @@ private:
       lo.operands.push_back(values_[*v].op);
       read(*v, instr);
       touched = std::max(touched, op.operandType(i).sizeInBytes());
-      if (passes::computesInPlace(op, i)) inPlace.push_back(*v);
+      if (analysis::computesInPlace(op, i)) inPlace.push_back(*v);
     }
     // The same quantity the cost model charges: the largest tile the op touches
     // (nothing for an op that moves no data).
-    if (!passes::CostModel::movesNoData(op)) leaf_.vectorBytes += touched;
+    if (!analysis::CostModel::movesNoData(op)) leaf_.vectorBytes += touched;
     instrOfOp_[k] = instr;
     valueOfOp_[k] = newValue(MemSpace::UB,
                              localTileBytes(op.resultType(), device_.buffers.blockBytes), k,
@@ -352,7 +352,7 @@ private:
         if (operands.size() > 2) read(operands[2], ic);
         result = newValue(MemSpace::L0C, localTileBytes(tr, device_.buffers.blockBytes), k,
                           false, ic);
-        if (operands.size() > 2 && passes::computesInPlace(op, 2))
+        if (operands.size() > 2 && analysis::computesInPlace(op, 2))
           values_[result].inPlaceOf.push_back(operands[2]);
       } else {
         leaf_.instrs[ic].deps.push_back(lastCube); // accumulates the previous partial sum
@@ -514,7 +514,7 @@ private:
 
   const LeafRequest &req_;
   const target::DeviceSpec &device_;
-  const passes::CostModel &cost_;
+  const analysis::CostModel &cost_;
   const CodegenOptions &options_;
   Leaf leaf_;
   std::vector<LocalValue> values_;
@@ -526,7 +526,7 @@ private:
 } // namespace
 
 absl::StatusOr<Leaf> buildLeaf(const LeafRequest &request, const target::DeviceSpec &device,
-                               const passes::CostModel &cost, const CodegenOptions &options) {
+                               const analysis::CostModel &cost, const CodegenOptions &options) {
   return LeafBuilder(request, device, cost, options).build();
 }
 

@@ -8,10 +8,10 @@
 #include "absl/status/statusor.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "ptoc/analysis/CostModel.h"
 #include "ptoc/codegen/Codegen.h"
 #include "ptoc/codegen/Program.h"
 #include "ptoc/ir/Operation.h"
-#include "ptoc/passes/CostModel.h"
 
 namespace ptoc::codegen {
 
@@ -23,7 +23,7 @@ inline constexpr int64_t kMaxL0BlocksPerMatmul = 16;
 /// What buildLeaf needs to know about the subgraph besides its ops.
 struct LeafRequest {
   /// The subgraph's tile ops in leaf order (a topological order of their local
-  /// dependencies: passes::LocalScheduler's); LeafOp k is ops[k].
+  /// dependencies: analysis::LocalScheduler's); LeafOp k is ops[k].
   llvm::ArrayRef<const ir::Operation *> ops;
   int64_t subgraphId = -1;                   ///< for error messages
   int64_t hashOrder = -1;                    ///< for error messages
@@ -37,6 +37,6 @@ struct LeafRequest {
 /// local tiles that do not fit a buffer (naming the subgraph, hash order, buffer, bytes
 /// needed and available, and the fix).
 absl::StatusOr<Leaf> buildLeaf(const LeafRequest &request, const target::DeviceSpec &device,
-                               const passes::CostModel &cost, const CodegenOptions &options);
+                               const analysis::CostModel &cost, const CodegenOptions &options);
 
 } // namespace ptoc::codegen

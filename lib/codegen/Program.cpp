@@ -2,7 +2,7 @@
 // graph.
 #include "ptoc/codegen/Program.h"
 
-#include "ptoc/passes/Subgraphs.h"
+#include "ptoc/analysis/Subgraphs.h"
 
 namespace ptoc::codegen {
 
@@ -19,7 +19,7 @@ llvm::StringRef pipeName(Pipe p) {
 }
 
 std::string Program::groupKey(int leaf) const {
-  return passes::hashOrderKey(funcIndex, leaves[leaf].hashOrder);
+  return analysis::hashOrderKey(funcIndex, leaves[leaf].hashOrder);
 }
 
 std::vector<std::vector<int>> Program::successors() const {

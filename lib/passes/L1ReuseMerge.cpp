@@ -28,16 +28,20 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include "ptoc/analysis/CostModel.h"
+#include "ptoc/analysis/Subgraphs.h"
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Func.h"
 #include "ptoc/ir/Level.h"
-#include "ptoc/passes/CostModel.h"
 #include "ptoc/passes/MergeRules.h"
-#include "ptoc/passes/Subgraphs.h"
 #include "ptoc/target/DeviceSpec.h"
 
 namespace ptoc::passes {
 
+using analysis::CostModel;
+using analysis::hashOrderKey;
+using analysis::Subgraph;
+using analysis::SubgraphGraph;
 using ir::Operation;
 using ir::OpCode;
 using ir::Value;

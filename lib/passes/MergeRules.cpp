@@ -7,6 +7,9 @@
 
 namespace ptoc::passes {
 
+using analysis::Subgraph;
+using analysis::SubgraphGraph;
+
 // ---------------------------------------------------------------- merge counts
 
 llvm::StringRef countSourceName(CountSource s) {

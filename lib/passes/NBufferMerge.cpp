@@ -21,17 +21,24 @@
 // `--debug-only=<pass>` logs each group's N and every decision.
 #include "NBufferMerge.h"
 
+#include "ptoc/analysis/CostModel.h"
+#include "ptoc/analysis/LocalSchedule.h"
+#include "ptoc/analysis/Subgraphs.h"
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Level.h"
-#include "ptoc/passes/CostModel.h"
-#include "ptoc/passes/LocalSchedule.h"
 #include "ptoc/passes/Passes.h"
-#include "ptoc/passes/Subgraphs.h"
 #include "ptoc/target/DeviceSpec.h"
 
 namespace ptoc::passes {
 namespace {
 
+using analysis::CostModel;
+using analysis::hashOrderKey;
+using analysis::LocalScheduler;
+using analysis::localPeakBytes;
+using analysis::scheduleLocalOps;
+using analysis::Subgraph;
+using analysis::SubgraphGraph;
 using ir::Operation;
 
 /// The merge of one function's groups (calls summarise() first; the caller writes

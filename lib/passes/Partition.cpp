@@ -34,16 +34,20 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include "ptoc/analysis/CostModel.h"
+#include "ptoc/analysis/Subgraphs.h"
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Func.h"
 #include "ptoc/ir/Level.h"
-#include "ptoc/passes/CostModel.h"
 #include "ptoc/passes/MergeRules.h"
-#include "ptoc/passes/Subgraphs.h"
 
 namespace ptoc::passes {
 namespace {
 
+using analysis::CostModel;
+using analysis::hashOrderKey;
+using analysis::Subgraph;
+using analysis::SubgraphGraph;
 using ir::Operation;
 using target::CoreKind;
 

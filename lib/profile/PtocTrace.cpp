@@ -15,7 +15,7 @@
 #include "TraceScanner.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/numbers.h"
-#include "ptoc/passes/Subgraphs.h"
+#include "ptoc/analysis/Subgraphs.h"
 #include "ptoc/profile/TraceCheck.h"
 #include "ptoc/runtime/Simulator.h"
 
@@ -716,7 +716,7 @@ std::optional<absl::StatusOr<Timeline>> readPtocTrace(llvm::StringRef text,
     groupOfOrder.emplace(order, static_cast<int>(t.groups.size()));
     TimelineGroup g;
     // A trace from before ptoc wrote args.group names groups of function 0.
-    g.key = loaded.key.empty() ? passes::hashOrderKey(0, order) : loaded.key;
+    g.key = loaded.key.empty() ? analysis::hashOrderKey(0, order) : loaded.key;
     g.hashOrder = order;
     g.leafHash = loaded.leafHash;
     g.groupSize = loaded.groupSize;

@@ -3,11 +3,11 @@
 
 #include <algorithm>
 
+#include "ptoc/analysis/CostModel.h"
+#include "ptoc/analysis/Subgraphs.h"
 #include "ptoc/ir/Func.h"
 #include "ptoc/ir/Level.h"
 #include "ptoc/ir/Operation.h"
-#include "ptoc/passes/CostModel.h"
-#include "ptoc/passes/Subgraphs.h"
 
 namespace ptoc::session {
 
@@ -21,12 +21,12 @@ uint64_t CompileStats::statistic(llvm::StringRef pass, llvm::StringRef name) con
 void collectSubgraphStats(ir::Func &func, unsigned funcIndex, const target::DeviceSpec &device,
                           CompileStats &stats) {
   if (ir::levelOf(func) != ir::Level::Partitioned) return;
-  passes::CostModel cost(device);
-  passes::SubgraphGraph graph = passes::SubgraphGraph::fromFunc(func, cost);
+  analysis::CostModel cost(device);
+  analysis::SubgraphGraph graph = analysis::SubgraphGraph::fromFunc(func, cost);
   graph.summarise();
   stats.subgraphs = stats.aicSubgraphs = stats.aivSubgraphs = 0;
   stats.groups.clear();
-  for (const passes::Subgraph *sg : graph.subgraphs()) {
+  for (const analysis::Subgraph *sg : graph.subgraphs()) {
     ++stats.subgraphs;
     if (sg->core == target::CoreKind::AIC) ++stats.aicSubgraphs;
     if (sg->core == target::CoreKind::AIV) ++stats.aivSubgraphs;
@@ -34,7 +34,7 @@ void collectSubgraphStats(ir::Func &func, unsigned funcIndex, const target::Devi
     if (stats.groups.size() <= order) stats.groups.resize(order + 1);
     GroupStats &g = stats.groups[order];
     g.hashOrder = sg->hashOrder;
-    g.key = passes::hashOrderKey(funcIndex, sg->hashOrder);
+    g.key = analysis::hashOrderKey(funcIndex, sg->hashOrder);
     g.core = sg->core;
     ++g.size;
     g.cycles = std::max(g.cycles, sg->cycles);

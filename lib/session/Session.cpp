@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ptoc/analysis/Subgraphs.h"
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Diagnostics.h"
 #include "ptoc/ir/Func.h"
@@ -18,7 +19,6 @@
 #include "ptoc/ir/Verifier.h"
 #include "ptoc/passes/PassManager.h"
 #include "ptoc/passes/Passes.h"
-#include "ptoc/passes/Subgraphs.h"
 #include "ptoc/profile/RunOutputs.h"
 #include "ptoc/profile/Summary.h"
 #include "ptoc/runtime/Executor.h"

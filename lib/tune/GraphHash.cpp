@@ -38,7 +38,7 @@ std::string typeSignature(ir::Type t) {
 } // namespace
 
 // Each op's signature is a Merkle hash of what it computes and its operands'
-// definers, as in passes::structuralHash, and the body hashes as the sorted multiset
+// definers, as in analysis::structuralHash, and the body hashes as the sorted multiset
 // of signatures: so the hash does not depend on the order independent ops were
 // built in, only on the graph.
 uint64_t graphHash(const ir::Func &f) {

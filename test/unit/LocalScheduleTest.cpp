@@ -1,4 +1,4 @@
-// Unit tests for the local schedule of a subgraph (passes/LocalSchedule.h): the
+// Unit tests for the local schedule of a subgraph (analysis/LocalSchedule.h): the
 // depth-first leaf order, eager copy_outs, the in-place rule and the per-chain UB
 // peak that codegen and nbuffer-merge's UB estimate share.
 #include <catch2/catch.hpp>
@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "ptoc/analysis/LocalSchedule.h"
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Func.h"
 #include "ptoc/ir/Parser.h"
 #include "ptoc/ir/Verifier.h"
-#include "ptoc/passes/LocalSchedule.h"
 
 using namespace ptoc;
-using namespace ptoc::passes;
+using namespace ptoc::analysis;
 
 namespace {
 

@@ -11,18 +11,19 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include "ptoc/analysis/CostModel.h"
+#include "ptoc/analysis/Subgraphs.h"
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Func.h"
 #include "ptoc/ir/Parser.h"
 #include "ptoc/ir/Printer.h"
 #include "ptoc/ir/Verifier.h"
-#include "ptoc/passes/CostModel.h"
 #include "ptoc/passes/MergeRules.h"
 #include "ptoc/passes/Passes.h"
-#include "ptoc/passes/Subgraphs.h"
 #include "ptoc/target/DeviceSpec.h"
 
 using namespace ptoc;
+using namespace ptoc::analysis;
 using namespace ptoc::passes;
 
 namespace {

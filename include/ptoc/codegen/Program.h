@@ -44,7 +44,7 @@ struct GmTensor {
 };
 
 /// One op of a leaf, in leaf order: a depth-first order of the subgraph's
-/// dependencies (passes::LocalScheduler), so a merged subgraph runs member by member;
+/// dependencies (analysis::LocalScheduler), so a merged subgraph runs member by member;
 /// not necessarily the function's body order. Local tile values are referred to by
 /// the index of the op that produced them.
 struct LeafOp {
@@ -144,7 +144,7 @@ struct Program {
   std::vector<Call> calls;          ///< in a topological order of the execute graph
 
   /// The user key of leaf `leaf`'s isomorphism group, `func<F>_<hashOrder>` with F =
-  /// funcIndex (passes::hashOrderKey): the key of the *_setting pass options, as the
+  /// funcIndex (analysis::hashOrderKey): the key of the *_setting pass options, as the
   /// compile statistics and pass logs spell it.
   std::string groupKey(int leaf) const;
   /// Successor lists, computed from `preds` (index: call).

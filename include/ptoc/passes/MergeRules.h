@@ -12,8 +12,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "ptoc/analysis/Subgraphs.h"
 #include "ptoc/passes/PassOptions.h"
-#include "ptoc/passes/Subgraphs.h"
 
 namespace ptoc::passes {
 
@@ -101,14 +101,14 @@ private:
 /// The detail a merge pass logs for a RefusedCycle verdict, after a refused
 /// merge() or a true mergeCreatesCycle(): the path found, or the search that ran out
 /// (which proves nothing: the merge is refused to be safe).
-std::string cycleRefusalDetail(const SubgraphGraph &graph);
+std::string cycleRefusalDetail(const analysis::SubgraphGraph &graph);
 
 // ---------------------------------------------------------------- the rules
 
 /// One proposed merge of subgraph `from` into `into`, with the facts the rules
 /// need. A fact a pass does not set is a rule that does not apply to it.
 struct MergeProposal {
-  const Subgraph &into, &from;
+  const analysis::Subgraph &into, &from;
   /// Partition, groups of different sizes: the member counts of the two groups, the
   /// smaller group's total cycles, and the options they are held to.
   struct Groups {
@@ -146,7 +146,7 @@ struct MergeProposal {
 /// (with `mergedDetail`).
 class MergeRules {
 public:
-  MergeRules(SubgraphGraph &graph, MergeLog &log) : graph_(graph), log_(log) {}
+  MergeRules(analysis::SubgraphGraph &graph, MergeLog &log) : graph_(graph), log_(log) {}
 
   /// Rules 1-7 without merging or logging: the refusal with its reason, or Merged.
   MergeVerdict check(const MergeProposal &p, std::string &reason) const;
@@ -156,7 +156,7 @@ public:
   MergeLog &log() { return log_; }
 
 private:
-  SubgraphGraph &graph_;
+  analysis::SubgraphGraph &graph_;
   MergeLog &log_;
 };
 

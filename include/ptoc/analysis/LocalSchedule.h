@@ -12,7 +12,7 @@
 #include "ptoc/ir/Operation.h"
 #include "ptoc/ir/Type.h"
 
-namespace ptoc::passes {
+namespace ptoc::analysis {
 
 /// Bytes a tile of `type` occupies in a local buffer: the last dimension padded to
 /// whole `blockBytes` blocks (rows start on block boundaries), times the rest.
@@ -82,4 +82,4 @@ std::vector<const ir::Operation *> scheduleLocalOps(llvm::ArrayRef<const ir::Ope
 int64_t localPeakBytes(llvm::ArrayRef<const ir::Operation *> ordered, ir::MemSpace space,
                        int64_t blockBytes);
 
-} // namespace ptoc::passes
+} // namespace ptoc::analysis

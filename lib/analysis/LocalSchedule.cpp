@@ -1,6 +1,6 @@
 // The local schedule of a subgraph (see LocalSchedule.h): a depth-first order from the
 // sinks, the in-place rule, and the peak local-buffer bytes of an order.
-#include "ptoc/passes/LocalSchedule.h"
+#include "ptoc/analysis/LocalSchedule.h"
 
 #include <algorithm>
 
@@ -8,7 +8,7 @@
 #include "ptoc/ir/DType.h"
 #include "ptoc/ir/OpDef.h"
 
-namespace ptoc::passes {
+namespace ptoc::analysis {
 
 int64_t localTileBytes(ir::Type type, int64_t blockBytes) {
   auto alignUp = [&](int64_t v) { return (v + blockBytes - 1) / blockBytes * blockBytes; };
@@ -195,4 +195,4 @@ int64_t localPeakBytes(llvm::ArrayRef<const ir::Operation *> ordered, ir::MemSpa
   return peak;
 }
 
-} // namespace ptoc::passes
+} // namespace ptoc::analysis

@@ -1,6 +1,6 @@
 // Cycle estimates for tile ops (see CostModel.h; every constant is a device field,
 // docs/device-model.md gives each one's source).
-#include "ptoc/passes/CostModel.h"
+#include "ptoc/analysis/CostModel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "ptoc/ir/TileShape.h"
 #include "ptoc/target/DeviceSpec.h"
 
-namespace ptoc::passes {
+namespace ptoc::analysis {
 
 using ir::OpCode;
 
@@ -196,4 +196,4 @@ int64_t CostModel::opCycles(const ir::Operation &op) const {
   return static_cast<int64_t>(total);
 }
 
-} // namespace ptoc::passes
+} // namespace ptoc::analysis

@@ -12,7 +12,7 @@ namespace ptoc::target {
 struct DeviceSpec;
 }
 
-namespace ptoc::passes {
+namespace ptoc::analysis {
 
 /// Estimates, in core cycles, what a tile op costs on the core that runs it.
 class CostModel {
@@ -41,4 +41,4 @@ private:
   const target::DeviceSpec &device_;
 };
 
-} // namespace ptoc::passes
+} // namespace ptoc::analysis

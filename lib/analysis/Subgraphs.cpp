@@ -1,7 +1,7 @@
 // The subgraph structure shared by partition and the merge passes: structural
 // hashes, the subgraph DAG with an incrementally maintained topological order
 // (cheap cycle checks) and the `subgraph` table.
-#include "ptoc/passes/Subgraphs.h"
+#include "ptoc/analysis/Subgraphs.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -15,7 +15,7 @@
 #include "ptoc/ir/StableHash.h"
 #include "ptoc/target/DeviceSpec.h"
 
-namespace ptoc::passes {
+namespace ptoc::analysis {
 
 using ir::Operation;
 
@@ -606,4 +606,4 @@ bool SubgraphGraph::writeTable() {
   return true;
 }
 
-} // namespace ptoc::passes
+} // namespace ptoc::analysis

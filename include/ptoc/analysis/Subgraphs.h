@@ -1,7 +1,8 @@
 // The subgraph structure of a partitioned function: which tile ops form each
 // subgraph, the dependency DAG between subgraphs, structural hashes and hash
 // orders, and the `subgraph` table the partitioned IR prints. Shared by the
-// partition pass and every merge pass.
+// partition pass, every merge pass, codegen (which stamps group keys with
+// hashOrderKey) and the session's compile statistics.
 #pragma once
 
 #include <cstdint>
@@ -12,13 +13,11 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "ptoc/analysis/CostModel.h"
 #include "ptoc/ir/Func.h"
-#include "ptoc/passes/CostModel.h"
-#include "ptoc/passes/Pass.h"
-#include "ptoc/passes/PassOptions.h"
 #include "ptoc/target/CoreKind.h"
 
-namespace ptoc::passes {
+namespace ptoc::analysis {
 
 /// One subgraph: its ops and what the table records about it.
 struct Subgraph {
@@ -165,4 +164,4 @@ private:
   mutable uint32_t visitStamp_ = 0;
 };
 
-} // namespace ptoc::passes
+} // namespace ptoc::analysis
