@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
+#include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/TileShape.h"
 #include "ptoc/target/DeviceSpec.h"
 
@@ -91,26 +93,27 @@ int64_t CostModel::opCycles(const ir::Operation &op) const {
   }
   case OpCode::Matmul: {
     if (!op.resultType().isTile()) return 0;
-    ir::Type a = op.operandType(0), r = op.resultType();
-    bool ta = op.attr("transpose_a") && op.attr("transpose_a").getBool();
-    int64_t k = ta ? a.dim(a.rank() - 2) : a.dim(a.rank() - 1);
-    int64_t m = r.dim(r.rank() - 2), n = r.dim(r.rank() - 1);
+    std::optional<ir::MatmulView> mm = ir::MatmulView::of(op);
+    if (!mm) return 0; // not a well-formed matmul: the verifier reports it
+    const int64_t m = mm->m, n = mm->n, k = mm->k;
+    ir::Type r = op.resultType();
     int64_t batch = 1;
     for (unsigned i = 0; i + 2 < r.rank(); ++i) batch *= r.dim(i);
     double rate = d.compute.cubeFlopsPerCycleFp16;
-    if (a.dtype() == ir::DType::I8) rate *= d.compute.cubeInt8Factor;
-    if (a.dtype() == ir::DType::F32) rate *= d.compute.cubeFp32Factor;
-    if (a.dtype() == ir::DType::BF16) rate *= d.compute.cubeBf16Factor;
+    if (mm->in == ir::DType::I8) rate *= d.compute.cubeInt8Factor;
+    if (mm->in == ir::DType::F32) rate *= d.compute.cubeFp32Factor;
+    if (mm->in == ir::DType::BF16) rate *= d.compute.cubeBf16Factor;
     // The cube works on whole fractals: 16 rows and columns, and 32 bytes of K (16
     // fp16, 32 int8, 8 fp32 elements). Each L0 block is one mmad; its dimensions are
     // padded to whole fractals, so the padded sizes add up per dimension.
     int64_t mL0 = m, kL0 = k, nL0 = n;
-    if (auto tile = ir::CubeTile::fromAttr(op.attr("cube_tile"))) {
-      if (tile->m[0] > 0) mL0 = std::min(tile->m[0], m);
-      if (tile->k[0] > 0) kL0 = std::min(tile->k[0], k);
-      if (tile->n[0] > 0) nL0 = std::min(tile->n[0], n);
+    if (mm->tile) {
+      const ir::CubeTile &tile = *mm->tile;
+      if (tile.m[0] > 0) mL0 = std::min(tile.m[0], m);
+      if (tile.k[0] > 0) kL0 = std::min(tile.k[0], k);
+      if (tile.n[0] > 0) nL0 = std::min(tile.n[0], n);
     }
-    int64_t kFractal = std::max<int64_t>(1, 32 / ir::elementSize(a.dtype()));
+    int64_t kFractal = std::max<int64_t>(1, 32 / ir::elementSize(mm->in));
     auto padded = [](int64_t size, int64_t block, int64_t granule, int64_t &blocks) {
       blocks = (size + block - 1) / block;
       int64_t full = size / block, tail = size % block;
