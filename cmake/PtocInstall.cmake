@@ -7,7 +7,7 @@ include(CMakePackageConfigHelpers)
 target_compile_features(ptoc INTERFACE cxx_std_20)
 
 set(PTOC_INSTALL_LIBRARIES
-  ptoc_support ptoc_target ptoc_ir ptoc_analysis ptoc_passes ptoc_codegen ptoc_runtime ptoc_profile ptoc_tune ptoc_calibrate ptoc_session)
+  ptoc_support ptoc_target ptoc_ir ptoc_analysis ptoc_passes ptoc_codegen ptoc_runtime ptoc_profile ptoc_tune ptoc_calibrate ptoc_session ptoc_tools)
 set(PTOC_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/ptoc)
 
 # INCLUDES DESTINATION adds <prefix>/include to the exported targets' include dirs;

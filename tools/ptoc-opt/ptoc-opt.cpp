@@ -1,4 +1,4 @@
 // ptoc-opt: the pass driver. All behaviour lives in the library's OptMain.
-#include "ptoc/session/OptMain.h"
+#include "ptoc/tools/OptMain.h"
 
-int main(int argc, char **argv) { return ptoc::session::optMain(argc, argv); }
+int main(int argc, char **argv) { return ptoc::tools::optMain(argc, argv); }

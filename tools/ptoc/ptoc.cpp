@@ -1,4 +1,4 @@
 // ptoc: run / profile / tune compiled operators. All behaviour lives in the library.
-#include "ptoc/session/PtocMain.h"
+#include "ptoc/tools/PtocMain.h"
 
-int main(int argc, char **argv) { return ptoc::session::ptocMain(argc, argv); }
+int main(int argc, char **argv) { return ptoc::tools::ptocMain(argc, argv); }

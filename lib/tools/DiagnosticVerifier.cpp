@@ -3,7 +3,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 
-namespace ptoc::session {
+namespace ptoc::tools {
 
 DiagnosticVerifier::DiagnosticVerifier(llvm::StringRef text, llvm::StringRef fileName,
                                        unsigned firstLine)
@@ -85,4 +85,4 @@ bool DiagnosticVerifier::verify(llvm::raw_ostream &os) {
   return ok;
 }
 
-} // namespace ptoc::session
+} // namespace ptoc::tools

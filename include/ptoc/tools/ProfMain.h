@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace ptoc::session {
+namespace ptoc::tools {
 
 /// `ptoc prof PATH [options]`, `ptoc prof report ...`, `ptoc prof compare ...`:
 /// `args` are the arguments after `prof`. Returns the exit status (0 success, 1 error
@@ -17,4 +17,4 @@ int profReportMain(const std::vector<std::string> &args);
 /// `ptoc prof compare BASE.json NEW.json [--threshold 5%]` (args after `compare`).
 int profCompareMain(const std::vector<std::string> &args);
 
-} // namespace ptoc::session
+} // namespace ptoc::tools

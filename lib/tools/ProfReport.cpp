@@ -21,14 +21,22 @@
 #include "ptoc/profile/PerfReport.h"
 #include "ptoc/profile/RunOutputs.h"
 #include "ptoc/profile/Summary.h"
-#include "ptoc/session/ProfMain.h"
 #include "ptoc/session/Session.h"
 #include "ptoc/session/Version.h"
 #include "ptoc/support/AtomicWrite.h"
 #include "ptoc/support/BoundedJson.h"
 #include "ptoc/support/ReadFile.h"
+#include "ptoc/tools/ProfMain.h"
 
-namespace ptoc::session {
+namespace ptoc::tools {
+
+using session::CompileOptions;
+using session::Kernel;
+using session::RunOptions;
+using session::RunReport;
+using session::Session;
+using session::TensorSpec;
+using session::version;
 namespace {
 
 /// Exit statuses (docs/profiling.md): compare uses all three so CI can tell a
@@ -386,4 +394,4 @@ int profCompareMain(const std::vector<std::string> &argv) {
   return cmp->regressed ? kExitFailure : kExitOk;
 }
 
-} // namespace ptoc::session
+} // namespace ptoc::tools

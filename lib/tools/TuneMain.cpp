@@ -1,7 +1,7 @@
 // `ptoc tune FILE.pto` (a search, lib/session/Tuner.cpp) and `ptoc tune
 // show|merge|add|lookup` (the knowledge bank, lib/tune/Bank.cpp) from the command line.
 // Arguments are parsed by hand (no process-wide option registry).
-#include "ptoc/session/TuneMain.h"
+#include "ptoc/tools/TuneMain.h"
 
 #include <charconv>
 #include <map>
@@ -27,7 +27,14 @@
 #include "ptoc/target/DeviceSpec.h"
 #include "ptoc/tune/Bank.h"
 
-namespace ptoc::session {
+namespace ptoc::tools {
+
+using session::Session;
+using session::TuneOptions;
+using session::TuneProgress;
+using session::TuneReport;
+using session::tuneModule;
+using session::version;
 namespace {
 
 constexpr int kExitOk = 0;
@@ -511,4 +518,4 @@ int tuneMain(const std::vector<std::string> &args) {
   return searchCommand(args);
 }
 
-} // namespace ptoc::session
+} // namespace ptoc::tools

@@ -1,7 +1,7 @@
 // `ptoc run`: compile a .pto function, simulate and execute it, write outputs as .npy,
 // print the report. Arguments are parsed by hand (no process-wide option registry), so
 // the function can run many times in one process.
-#include "ptoc/session/PtocMain.h"
+#include "ptoc/tools/PtocMain.h"
 
 #include <cstdlib>
 #include <map>
@@ -24,12 +24,20 @@
 #include "ptoc/runtime/Npy.h"
 #include "ptoc/runtime/Reference.h"
 #include "ptoc/runtime/Simulator.h"
-#include "ptoc/session/CalibrateMain.h"
-#include "ptoc/session/ProfMain.h"
 #include "ptoc/session/Session.h"
-#include "ptoc/session/TuneMain.h"
+#include "ptoc/session/Version.h"
+#include "ptoc/tools/CalibrateMain.h"
+#include "ptoc/tools/ProfMain.h"
+#include "ptoc/tools/TuneMain.h"
 
-namespace ptoc::session {
+namespace ptoc::tools {
+
+using session::CompileOptions;
+using session::Kernel;
+using session::RunOptions;
+using session::RunReport;
+using session::Session;
+using session::TensorSpec;
 namespace {
 
 constexpr const char *kUsage = R"(usage: ptoc <command> [options]
@@ -345,7 +353,7 @@ int ptocMain(int argc, char **argv) {
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "--version") {
-    llvm::outs() << "ptoc " PTOC_VERSION "\n";
+    llvm::outs() << "ptoc " << session::version() << "\n";
     return 0;
   }
   std::string command = args[0];
@@ -365,4 +373,4 @@ int ptocMain(int argc, char **argv) {
   return 2;
 }
 
-} // namespace ptoc::session
+} // namespace ptoc::tools

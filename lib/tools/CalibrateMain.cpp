@@ -2,7 +2,7 @@
 // device fields with calibrate::calibrate, prints the error per set before and after,
 // the fields that moved and the cross-validated error, and writes the device file.
 // Arguments are parsed by hand (no process-wide option registry).
-#include "ptoc/session/CalibrateMain.h"
+#include "ptoc/tools/CalibrateMain.h"
 
 #include <cmath>
 #include <map>
@@ -17,11 +17,13 @@
 #include "llvm/Support/raw_ostream.h"
 #include "ptoc/calibrate/Calibrator.h"
 #include "ptoc/calibrate/Measurements.h"
-#include "ptoc/support/AtomicWrite.h"
 #include "ptoc/session/MeasurementSimulator.h"
+#include "ptoc/support/AtomicWrite.h"
 #include "ptoc/target/DeviceSpec.h"
 
-namespace ptoc::session {
+namespace ptoc::tools {
+
+using session::MeasurementSimulator;
 namespace {
 
 constexpr int kExitOk = 0, kExitError = 1, kExitUsage = 2;
@@ -214,4 +216,4 @@ int calibrateMain(const std::vector<std::string> &args) {
   return kExitOk;
 }
 
-} // namespace ptoc::session
+} // namespace ptoc::tools

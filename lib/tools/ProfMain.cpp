@@ -1,7 +1,7 @@
 // `ptoc prof PATH`: analyse a run's trace (merged_swimlane.json or its run folder),
 // print the analysis and write analysis.json beside the trace; `ptoc prof report` and
 // `ptoc prof compare` go to ProfReport.cpp.
-#include "ptoc/session/ProfMain.h"
+#include "ptoc/tools/ProfMain.h"
 
 #include <optional>
 
@@ -15,7 +15,7 @@
 #include "ptoc/profile/TraceProfile.h"
 #include "ptoc/target/DeviceSpec.h"
 
-namespace ptoc::session {
+namespace ptoc::tools {
 namespace {
 
 constexpr int kExitOk = 0;
@@ -212,4 +212,4 @@ int profMain(const std::vector<std::string> &args) {
   return analyzeCommand(parsed);
 }
 
-} // namespace ptoc::session
+} // namespace ptoc::tools

@@ -1,7 +1,7 @@
 // ptoc-opt's driver: parse a .pto file, verify it, run a pass pipeline with the pass
 // manager's instrumentation, print the result; plus the test-harness modes
 // (--split-input-file, --verify-diagnostics, --verify-roundtrip).
-#include "ptoc/session/OptMain.h"
+#include "ptoc/tools/OptMain.h"
 
 #include <memory>
 #include <string>
@@ -25,11 +25,12 @@
 #include "ptoc/passes/PassManager.h"
 #include "ptoc/passes/Passes.h"
 #include "ptoc/passes/Pipeline.h"
+#include "ptoc/session/Version.h"
 #include "ptoc/target/DeviceSpec.h"
 
 namespace cl = llvm::cl;
 
-namespace ptoc::session {
+namespace ptoc::tools {
 namespace {
 
 /// What ptoc-opt prints after the pipeline: the IR, or the compiled program.
@@ -353,7 +354,7 @@ int optMain(int argc, char **argv) {
   std::vector<const char *> args(argv, argv + argc);
   std::string passFlags = extractPassFlags(args, registry);
   cl::HideUnrelatedOptions(category);
-  cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << "ptoc-opt " PTOC_VERSION "\n"; });
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << "ptoc-opt " << session::version() << "\n"; });
   std::string overview =
       "ptoc-opt: run ptoc passes over .pto files\n\n"
       "Each pass is also a flag (--cse), run in command-line order; docs/ptoc-opt.md.\n\n";
@@ -473,4 +474,4 @@ int optMain(int argc, char **argv) {
   return ok ? 0 : 1;
 }
 
-} // namespace ptoc::session
+} // namespace ptoc::tools

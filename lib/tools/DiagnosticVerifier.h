@@ -10,7 +10,7 @@
 
 #include "ptoc/ir/Diagnostics.h"
 
-namespace ptoc::session {
+namespace ptoc::tools {
 
 /// Expectations are comments of the form
 ///   // expected-<severity>[@<where>] {{<substring of the message>}}
@@ -46,4 +46,4 @@ private:
   std::vector<std::string> scanErrors_;
 };
 
-} // namespace ptoc::session
+} // namespace ptoc::tools

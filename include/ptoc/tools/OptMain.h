@@ -3,10 +3,10 @@
 // verification, round trip). tools/ptoc-opt is a one-line main over it.
 #pragma once
 
-namespace ptoc::session {
+namespace ptoc::tools {
 
 /// Runs ptoc-opt with command-line arguments. Returns the process exit status
 /// (0 success, 1 any error); never exits or aborts on bad input.
 int optMain(int argc, char **argv);
 
-} // namespace ptoc::session
+} // namespace ptoc::tools
