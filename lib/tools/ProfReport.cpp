@@ -20,7 +20,7 @@
 #include "ptoc/ir/Diagnostics.h"
 #include "ptoc/profile/PerfReport.h"
 #include "ptoc/profile/RunOutputs.h"
-#include "ptoc/profile/Summary.h"
+#include "ptoc/session/ReportRuns.h"
 #include "ptoc/session/Session.h"
 #include "ptoc/session/Version.h"
 #include "ptoc/support/AtomicWrite.h"
@@ -30,12 +30,7 @@
 
 namespace ptoc::tools {
 
-using session::CompileOptions;
-using session::Kernel;
-using session::RunOptions;
-using session::RunReport;
 using session::Session;
-using session::TensorSpec;
 using session::version;
 namespace {
 
@@ -44,9 +39,6 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;   ///< report: an error; compare: a regression
 constexpr int kExitUsage = 2;     ///< usage error; compare: also unreadable reports
-/// An upper bound on --repeat: the simulator is deterministic, so more repeats only
-/// sharpen the host wall-time statistics.
-constexpr int64_t kMaxRepeat = 1000;
 /// The 40 hex digits of a git commit id.
 constexpr size_t kCommitLength = 40;
 
@@ -133,7 +125,7 @@ std::string parseReportArgs(const std::vector<std::string> &argv, ReportArgs &ou
             name == "pass-option" || name == "no-double-buffer")
           out.compileOptionsGiven.push_back("--" + name);
         if (name == "output") out.output = value;
-        else if (name == "repeat") return intValue(name, value, 1, kMaxRepeat, out.repeat);
+        else if (name == "repeat") return intValue(name, value, 1, session::kMaxReportRepeat, out.repeat);
         else if (name == "label") out.label = value;
         else if (name == "commit") out.commit = value;
         else if (name == "no-host-times") out.hostTimes = false;
@@ -190,15 +182,6 @@ std::string detectCommit(llvm::StringRef path) {
   return commit;
 }
 
-std::string hex16(uint64_t v) { return absl::StrFormat("%016x", v); }
-
-std::vector<profile::TensorInfo> tensorInfos(const std::vector<TensorSpec> &specs) {
-  std::vector<profile::TensorInfo> out;
-  for (const TensorSpec &s : specs)
-    out.push_back({s.name, std::string(ir::dtypeName(s.dtype)), s.shape});
-  return out;
-}
-
 absl::StatusOr<std::string> readFile(llvm::StringRef path) {
   absl::StatusOr<std::string> text = support::readFileBounded(path, support::kMaxJsonBytes);
   if (!text.ok())
@@ -225,60 +208,28 @@ absl::StatusOr<profile::PerfReport> reportFromFolder(const ReportArgs &args) {
   return profile::reportFromSummaryJson(*text, path);
 }
 
-/// A report from compiling and simulating `args.input` `args.repeat` times.
+/// A report from compiling and simulating `args.input` `args.repeat` times
+/// (session::reportFromRuns).
 absl::StatusOr<profile::PerfReport> reportFromRuns(const ReportArgs &args) {
   absl::StatusOr<Session> session = Session::create(args.device);
   if (!session.ok()) return session.status();
   absl::StatusOr<std::string> text = readFile(args.input);
   if (!text.ok()) return text.status();
 
-  CompileOptions copts;
-  copts.funcName = args.func;
-  copts.pipeline = args.pipeline;
-  for (const auto &[name, value] : args.passOptions)
-    if (absl::Status st = copts.knobs.setText(name, value); !st.ok())
+  session::ReportRunsOptions options;
+  options.compile.funcName = args.func;
+  options.compile.pipeline = args.pipeline;
+  for (const auto &[name, value] : args.passOptions) {
+    if (absl::Status st = options.compile.knobs.setText(name, value); !st.ok())
       return absl::InvalidArgumentError(
           absl::StrCat("--pass-option ", name, "=", value, ": ", std::string(st.message())));
-  copts.codegen.doubleBuffer = args.doubleBuffer;
-  RunOptions ropts;
-  ropts.schedMode = args.schedMode;
-  ropts.numerics = false; // timing comes from the simulator; numerics would only cost time
-
-  profile::PerfReport report;
-  std::vector<double> simulated, compileS, simulateS;
-  for (int i = 0; i < args.repeat; ++i) {
-    absl::StatusOr<Kernel> kernel = session->compileText(*text, args.input, copts);
-    if (!kernel.ok()) return kernel.status();
-    // Numerics are off, so no inputs are read: empty-but-shaped arguments suffice.
-    std::vector<runtime::HostTensor> inputs, results;
-    for (const TensorSpec &spec : kernel->args)
-      inputs.push_back(runtime::HostTensor(spec.dtype, spec.shape));
-    absl::StatusOr<RunReport> run = session->run(*kernel, inputs, results, ropts);
-    if (!run.ok()) return run.status();
-    simulated.push_back(run->simulatedUs);
-    compileS.push_back(kernel->compileSeconds);
-    simulateS.push_back(run->simulateSeconds);
-    if (i > 0) continue;
-    absl::StatusOr<profile::Summary> summary =
-        profile::summarize(kernel->program, run->record);
-    if (!summary.ok()) return summary.status();
-    report.func = kernel->funcName;
-    report.args = tensorInfos(kernel->args);
-    report.results = tensorInfos(kernel->results);
-    report.deviceHash = hex16(session->device().contentHash());
-    report.pipeline = kernel->pipeline;
-    profile::fillMetrics(report, *summary);
+    options.passOptionsText[name] = value;
   }
-  report.file = args.input;
-  report.schedMode = args.schedMode;
-  for (const auto &[name, value] : args.passOptions) report.passOptions[name] = value;
-  report.doubleBuffer = args.doubleBuffer;
-  report.runs = args.repeat;
-  report.simulatedStats = profile::computeStats(simulated);
-  report.hasHostTimes = args.hostTimes;
-  report.compileSeconds = profile::computeStats(compileS);
-  report.simulateSeconds = profile::computeStats(simulateS);
-  return report;
+  options.compile.codegen.doubleBuffer = args.doubleBuffer;
+  options.run.schedMode = args.schedMode;
+  options.repeat = args.repeat;
+  options.hostTimes = args.hostTimes;
+  return session::reportFromRuns(*session, *text, args.input, options);
 }
 
 /// True when `argv` asks for help (`--help` / `-h`).

@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include "ptoc/profile/PerfReport.h"
+#include "ptoc/session/ReportRuns.h"
 #include "ptoc/session/Session.h"
+#include "ptoc/session/Version.h"
 
 using namespace ptoc;
 using namespace ptoc::profile;
@@ -249,4 +251,56 @@ TEST_CASE("report metrics from a run summary match the summary", "[perfreport]")
     CHECK(fromJson->metrics.at(key) == Approx(value).epsilon(1e-3));
   }
   REQUIRE_FALSE(reportFromSummaryJson("{\"func\": \"f\"}", "s.json").ok());
+}
+
+TEST_CASE("reportFromRuns: N runs of one compile's options, first run's metrics", "[perfreport]") {
+  absl::StatusOr<session::Session> s = session::Session::create("tiny");
+  REQUIRE(s.ok());
+  const char *text = R"(func @f(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %y = exp %x {vec_tile = [8, 256]} : tensor<64x256xf32>
+  return %y
+})";
+  session::ReportRunsOptions options;
+  options.repeat = 3;
+  options.run.schedMode = 1;
+  options.hostTimes = false;
+  REQUIRE(options.compile.knobs.setText("vec_nbuffer_mode", "0").ok());
+  options.passOptionsText["vec_nbuffer_mode"] = "0";
+  absl::StatusOr<PerfReport> r = session::reportFromRuns(*s, text, "f.pto", options);
+  REQUIRE(r.ok());
+  CHECK(r->func == "f");
+  CHECK(r->file == "f.pto");
+  CHECK(r->device == "tiny");
+  CHECK(r->deviceHash.size() == 16);
+  CHECK(r->ptocVersion == session::version().str());
+  CHECK(r->runs == 3);
+  CHECK(r->schedMode == 1);
+  CHECK(r->passOptions == std::map<std::string, std::string>{{"vec_nbuffer_mode", "0"}});
+  CHECK_FALSE(r->hasHostTimes);
+  CHECK(r->simulatedStats.count == 3);
+  CHECK(r->compileSeconds.count == 3);
+  CHECK(r->args == std::vector<TensorInfo>{{"x", "f32", {64, 256}}});
+
+  // The metrics are those of one run compiled and simulated with the same options.
+  session::CompileOptions copts = options.compile;
+  absl::StatusOr<session::Kernel> k = s->compileText(text, "f.pto", copts);
+  REQUIRE(k.ok());
+  CHECK(r->pipeline == k->pipeline);
+  std::vector<runtime::HostTensor> in = {runtime::HostTensor(ir::DType::F32, {64, 256})}, out;
+  session::RunOptions ropts = options.run;
+  ropts.numerics = false;
+  absl::StatusOr<session::RunReport> run = s->run(*k, in, out, ropts);
+  REQUIRE(run.ok());
+  CHECK(r->metrics.at("simulated_us") == Approx(run->simulatedUs));
+  CHECK(r->simulatedStats.min == Approx(run->simulatedUs));
+  CHECK(r->simulatedStats.max == Approx(run->simulatedUs));
+
+  options.repeat = 0;
+  absl::StatusOr<PerfReport> none = session::reportFromRuns(*s, text, "f.pto", options);
+  REQUIRE_FALSE(none.ok());
+  CHECK(std::string(none.status().message()).find("1 to 1000") != std::string::npos);
+  options.repeat = 1;
+  absl::StatusOr<PerfReport> bad = session::reportFromRuns(*s, "func @f(", "bad.pto", options);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(std::string(bad.status().message()).find("bad.pto:1") != std::string::npos);
 }
