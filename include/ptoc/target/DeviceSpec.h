@@ -111,9 +111,14 @@ struct SchedulerSpec {
   double dependencyResolveCycles = 390;
 };
 
+/// The preset a session, a command or a kernel uses when no device is named (the
+/// tools' --device, Python's @ptoc.jit(device=...)); a default-constructed DeviceSpec
+/// describes it.
+inline constexpr const char *kDefaultPreset = "a2";
+
 /// One die.
 struct DeviceSpec {
-  std::string name = "a2";
+  std::string name = kDefaultPreset;
   int aicCores = 24;
   int aivCores = 48;
   double clockMHz = 1800;

@@ -1,0 +1,36 @@
+// Options several `ptoc` commands share (run, prof report, tune), declared once: the
+// device, the scheduler mode, the function, the pipeline, pass options and double
+// buffering. Internal to lib/tools.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "ptoc/passes/PassKnobs.h"
+#include "ptoc/tools/ArgParser.h"
+
+namespace ptoc::tools {
+
+/// `--pass-option NAME=VALUE` values, in the order given.
+using PassOptionTexts = std::vector<std::pair<std::string, std::string>>;
+
+/// --device NAME|FILE.json (its default is `*device`'s value).
+ArgOption deviceOption(std::string *device);
+/// --sched-mode N, the AICPU scheduler mode.
+ArgOption schedModeOption(int *mode);
+/// --func NAME, the function of a file with several.
+ArgOption funcOption(std::string *name);
+/// --pipeline TEXT (default: the default pipeline).
+ArgOption pipelineOption(std::string *pipeline);
+/// --pass-option NAME=VALUE, repeatable; a value without '=' is a usage error.
+ArgOption passOptionOption(PassOptionTexts *options);
+/// --no-double-buffer, clearing codegen's double buffering.
+ArgOption noDoubleBufferOption(bool *doubleBuffer);
+
+/// Sets every --pass-option on `knobs`; the error names the option as given
+/// ("--pass-option pg_lower_bnd=3: unknown pass option ...").
+absl::Status setPassOptions(const PassOptionTexts &options, passes::PassKnobs &knobs);
+
+} // namespace ptoc::tools
