@@ -7,9 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
+#include "CommonOptions.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "llvm/ADT/Optional.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -26,6 +27,8 @@
 #include "ptoc/support/AtomicWrite.h"
 #include "ptoc/support/BoundedJson.h"
 #include "ptoc/support/ReadFile.h"
+#include "ptoc/target/DeviceSpec.h"
+#include "ptoc/tools/ArgParser.h"
 #include "ptoc/tools/ProfMain.h"
 
 namespace ptoc::tools {
@@ -34,126 +37,86 @@ using session::Session;
 using session::version;
 namespace {
 
-/// Exit statuses (docs/profiling.md): compare uses all three so CI can tell a
-/// regression from a broken invocation.
-constexpr int kExitOk = 0;
-constexpr int kExitFailure = 1;   ///< report: an error; compare: a regression
-constexpr int kExitUsage = 2;     ///< usage error; compare: also unreadable reports
+// Exit statuses (docs/profiling.md): compare uses all three so CI can tell a
+// regression (kExitError) from a broken invocation or unreadable reports (kExitUsage).
+
 /// The 40 hex digits of a git commit id.
 constexpr size_t kCommitLength = 40;
 
-constexpr const char *kReportUsage =
-    "usage: ptoc prof report FILE.pto|RUN_FOLDER [-o REPORT.json] [--repeat N] [--label NAME]\n"
-    "         [--commit ID] [--no-host-times] [--device D] [--sched-mode N] [--func NAME]\n"
-    "         [--pipeline TEXT] [--pass-option NAME=VALUE]... [--no-double-buffer]";
-constexpr const char *kCompareUsage =
-    "usage: ptoc prof compare BASE.json NEW.json [--threshold 5%] [--metric NAME]... "
-    "[--force]";
-
-/// Parsed `ptoc prof report` arguments.
+/// `ptoc prof report` arguments: what to compile and run is the session's
+/// ReportRunsOptions, so its defaults are the session's.
 struct ReportArgs {
   std::string input;
   std::string output;
-  int repeat = 1;
   std::string label;
   std::string commit;
-  bool hostTimes = true;
-  std::string device = "a2";
-  int schedMode = 0;
-  std::string func;
-  std::string pipeline;
-  std::vector<std::pair<std::string, std::string>> passOptions;
-  bool doubleBuffer = true;
-  /// Options that only make sense when compiling (rejected with a run folder).
-  std::vector<std::string> compileOptionsGiven;
+  std::string device = target::kDefaultPreset;
+  session::ReportRunsOptions runs;
+  PassOptionTexts passOptions;
 };
 
-/// Splits "--name=value" / "--name value" / "-o value"; calls `onFlag(name, value,
-/// hasValue)` per option and `onPositional(arg)` otherwise. Stops at the first error.
-template <typename OnFlag, typename OnPositional>
-std::string splitArgs(const std::vector<std::string> &argv,
-                      const std::vector<std::string> &valued, OnFlag onFlag,
-                      OnPositional onPositional) {
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string &arg = argv[i];
-    if (arg == "-o") {
-      if (i + 1 >= argv.size()) return "-o needs a value";
-      if (std::string e = onFlag("output", argv[++i]); !e.empty()) return e;
-      continue;
-    }
-    if (arg.rfind("--", 0) != 0 || arg == "--") {
-      if (std::string e = onPositional(arg); !e.empty()) return e;
-      continue;
-    }
-    std::string name = arg.substr(2), value;
-    bool hasValue = false;
-    if (size_t eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      hasValue = true;
-    }
-    bool isValued = std::find(valued.begin(), valued.end(), name) != valued.end();
-    if (isValued && !hasValue) {
-      if (i + 1 >= argv.size()) return absl::StrCat("--", name, " needs a value");
-      value = argv[++i];
-    } else if (!isValued && hasValue) {
-      return absl::StrCat("--", name, " takes no value");
-    }
-    if (std::string e = onFlag(name, value); !e.empty()) return e;
-  }
-  return "";
+/// The options that only apply when compiling (rejected with an existing run).
+constexpr const char *kCompileOnlyOptions[] = {"device",   "sched-mode",  "func",
+                                               "pipeline", "pass-option", "no-double-buffer"};
+
+CommandSpec reportSpec(ReportArgs &a) {
+  return CommandSpec{
+      "ptoc prof report",
+      R"(Writes a performance report (JSON; docs/profiling.md lists its keys): of FILE.pto,
+compiled and simulated --repeat times, or of an existing run folder (its summary.json;
+the options of compiling do not apply).
+)",
+      ArgPositional{"FILE.pto|RUN_FOLDER", &a.input, "input", 1, 1,
+                    "no input file or run folder"},
+      {
+          {"output", &a.output, "REPORT.json", "where the report goes ('-': stdout)", {},
+           "stdout", 'o'},
+          {"repeat", &a.runs.repeat, "N", "compile and simulate this many times",
+           Bounds::between(1, session::kMaxReportRepeat)},
+          {"label", &a.label, "NAME", "a label recorded in the report"},
+          {"commit", &a.commit, "ID", "the commit the report belongs to", {},
+           "$PTOC_COMMIT, else git rev-parse HEAD beside the input, else unknown"},
+          {"no-host-times", Negated{&a.runs.hostTimes}, "",
+           "leave the host wall times out (a baseline meant for diffs)"},
+          deviceOption(&a.device),
+          schedModeOption(&a.runs.run.schedMode),
+          funcOption(&a.runs.compile.funcName),
+          pipelineOption(&a.runs.compile.pipeline),
+          passOptionOption(&a.passOptions),
+          noDoubleBufferOption(&a.runs.compile.codegen.doubleBuffer),
+      }};
 }
 
-std::string intValue(llvm::StringRef name, const std::string &value, int64_t lo, int64_t hi,
-                     int &out) {
-  int64_t v;
-  if (!absl::SimpleAtoi(value, &v) || v < lo || v > hi)
-    return absl::StrCat("--", name.str(), " must be an integer in [", lo, ", ", hi, "], got '",
-                        value, "'");
-  out = static_cast<int>(v);
-  return "";
-}
+/// `ptoc prof compare` arguments.
+struct CompareArgs {
+  std::vector<std::string> files;
+  profile::CompareOptions options;
+};
 
-std::string parseReportArgs(const std::vector<std::string> &argv, ReportArgs &out) {
-  static const std::vector<std::string> kValued = {
-      "output", "repeat", "label", "commit", "device", "sched-mode", "func", "pipeline",
-      "pass-option"};
-  std::string err = splitArgs(
-      argv, kValued,
-      [&](const std::string &name, const std::string &value) -> std::string {
-        if (name == "device" || name == "sched-mode" || name == "func" || name == "pipeline" ||
-            name == "pass-option" || name == "no-double-buffer")
-          out.compileOptionsGiven.push_back("--" + name);
-        if (name == "output") out.output = value;
-        else if (name == "repeat") return intValue(name, value, 1, session::kMaxReportRepeat, out.repeat);
-        else if (name == "label") out.label = value;
-        else if (name == "commit") out.commit = value;
-        else if (name == "no-host-times") out.hostTimes = false;
-        else if (name == "device") out.device = value;
-        else if (name == "sched-mode") return intValue(name, value, 0, 3, out.schedMode);
-        else if (name == "func") out.func = value;
-        else if (name == "pipeline") out.pipeline = value;
-        else if (name == "no-double-buffer") out.doubleBuffer = false;
-        else if (name == "pass-option") {
-          size_t eq = value.find('=');
-          if (eq == std::string::npos || eq == 0)
-            return absl::StrCat(
-                "--pass-option takes NAME=VALUE (e.g. pg_lower_bound=1024), got '", value, "'");
-          out.passOptions.emplace_back(value.substr(0, eq), value.substr(eq + 1));
-        } else {
-          return absl::StrCat("unknown option '--", name, "'\n", kReportUsage);
-        }
-        return "";
-      },
-      [&](const std::string &arg) -> std::string {
-        if (!out.input.empty())
-          return absl::StrCat("more than one input ('", out.input, "' and '", arg, "')");
-        out.input = arg;
-        return "";
-      });
-  if (!err.empty()) return err;
-  if (out.input.empty()) return absl::StrCat("no input file or run folder\n", kReportUsage);
-  return "";
+CommandSpec compareSpec(CompareArgs &a) {
+  profile::CompareOptions &o = a.options;
+  CustomValue threshold{[&o](llvm::StringRef flag, const std::string &text) {
+                          absl::StatusOr<double> t = profile::parseThresholdPercent(text);
+                          if (!t.ok())
+                            return absl::StrCat(flag.str(), ": ", t.status().message());
+                          o.thresholdPercent = *t;
+                          return std::string();
+                        },
+                        absl::StrCat(o.thresholdPercent, "%")};
+  return CommandSpec{
+      "ptoc prof compare",
+      R"(Compares two performance reports metric by metric and fails (exit status 1) when a
+gated metric moved the wrong way by more than the threshold; exit status 2 for
+reports that cannot be read or compared.
+)",
+      ArgPositional{"BASE.json NEW.json", &a.files, "reports", 2, 2},
+      {
+          {"threshold", threshold, "PERCENT",
+           "a gated metric regresses when it is worse by more than this ('5%', '0.5')"},
+          {"metric", &o.gated, "NAME", "gate on this metric", {},
+           absl::StrJoin(profile::defaultGatedMetrics(), ", ")},
+          {"force", &o.force, "", "compare reports of different operators or devices"},
+      }};
 }
 
 /// The commit the report belongs to: $PTOC_COMMIT, else `git rev-parse HEAD` in the
@@ -208,61 +171,38 @@ absl::StatusOr<profile::PerfReport> reportFromFolder(const ReportArgs &args) {
   return profile::reportFromSummaryJson(*text, path);
 }
 
-/// A report from compiling and simulating `args.input` `args.repeat` times
+/// A report from compiling and simulating `args.input` `args.runs.repeat` times
 /// (session::reportFromRuns).
-absl::StatusOr<profile::PerfReport> reportFromRuns(const ReportArgs &args) {
+absl::StatusOr<profile::PerfReport> reportFromRuns(ReportArgs &args) {
   absl::StatusOr<Session> session = Session::create(args.device);
   if (!session.ok()) return session.status();
   absl::StatusOr<std::string> text = readFile(args.input);
   if (!text.ok()) return text.status();
-
-  session::ReportRunsOptions options;
-  options.compile.funcName = args.func;
-  options.compile.pipeline = args.pipeline;
-  for (const auto &[name, value] : args.passOptions) {
-    if (absl::Status st = options.compile.knobs.setText(name, value); !st.ok())
-      return absl::InvalidArgumentError(
-          absl::StrCat("--pass-option ", name, "=", value, ": ", std::string(st.message())));
-    options.passOptionsText[name] = value;
-  }
-  options.compile.codegen.doubleBuffer = args.doubleBuffer;
-  options.run.schedMode = args.schedMode;
-  options.repeat = args.repeat;
-  options.hostTimes = args.hostTimes;
-  return session::reportFromRuns(*session, *text, args.input, options);
-}
-
-/// True when `argv` asks for help (`--help` / `-h`).
-bool wantsHelp(const std::vector<std::string> &argv) {
-  return std::find(argv.begin(), argv.end(), "--help") != argv.end() ||
-         std::find(argv.begin(), argv.end(), "-h") != argv.end();
+  if (absl::Status st = setPassOptions(args.passOptions, args.runs.compile.knobs); !st.ok())
+    return st;
+  for (const auto &[name, value] : args.passOptions) args.runs.passOptionsText[name] = value;
+  return session::reportFromRuns(*session, *text, args.input, args.runs);
 }
 
 } // namespace
 
 int profReportMain(const std::vector<std::string> &argv) {
-  if (wantsHelp(argv)) {
-    llvm::outs() << kReportUsage << "\n";
-    return kExitOk;
-  }
   ReportArgs args;
-  if (std::string err = parseReportArgs(argv, args); !err.empty()) {
-    llvm::errs() << "ptoc prof report: " << err << "\n";
-    return kExitUsage;
-  }
+  ArgParser parser(reportSpec(args));
+  if (std::optional<int> status = parser.parse(argv)) return *status;
   bool fromFolder = llvm::sys::fs::is_directory(args.input) ||
                     llvm::StringRef(args.input).endswith(".json");
-  if (fromFolder && !args.compileOptionsGiven.empty()) {
-    llvm::errs() << "ptoc prof report: " << args.compileOptionsGiven.front()
-                 << " applies when compiling a .pto file, not to the existing run '"
-                 << args.input << "'\n";
-    return kExitUsage;
-  }
+  for (const char *name : kCompileOnlyOptions)
+    if (fromFolder && parser.given(name))
+      return parser.usageError(absl::StrCat("--", name,
+                                            " applies when compiling a .pto file, not to the "
+                                            "existing run '",
+                                            args.input, "'"));
   absl::StatusOr<profile::PerfReport> report =
       fromFolder ? reportFromFolder(args) : reportFromRuns(args);
   if (!report.ok()) {
     llvm::errs() << "ptoc prof report: " << ir::messageOf(report.status()) << "\n";
-    return kExitFailure;
+    return kExitError;
   }
   report->ptocVersion = version().str();
   report->label = args.label;
@@ -275,7 +215,7 @@ int profReportMain(const std::vector<std::string> &argv) {
   // Replaced whole: a failed run never leaves half a report where a baseline is expected.
   if (absl::Status st = support::writeFileAtomically(args.output, json); !st.ok()) {
     llvm::errs() << "ptoc prof report: " << ir::messageOf(st) << "\n";
-    return kExitFailure;
+    return kExitError;
   }
   auto metric = [&](const char *key) {
     auto it = report->metrics.find(key);
@@ -289,40 +229,11 @@ int profReportMain(const std::vector<std::string> &argv) {
 }
 
 int profCompareMain(const std::vector<std::string> &argv) {
-  if (wantsHelp(argv)) {
-    llvm::outs() << kCompareUsage << "\n";
-    return kExitOk;
-  }
-  std::vector<std::string> files;
-  profile::CompareOptions options;
-  static const std::vector<std::string> kValued = {"threshold", "metric"};
-  std::string err = splitArgs(
-      argv, kValued,
-      [&](const std::string &name, const std::string &value) -> std::string {
-        if (name == "threshold") {
-          absl::StatusOr<double> t = profile::parseThresholdPercent(value);
-          if (!t.ok()) return absl::StrCat("--threshold: ", std::string(t.status().message()));
-          options.thresholdPercent = *t;
-        } else if (name == "metric") {
-          options.gated.push_back(value);
-        } else if (name == "force") {
-          options.force = true;
-        } else {
-          return absl::StrCat("unknown option '--", name, "'\n", kCompareUsage);
-        }
-        return "";
-      },
-      [&](const std::string &arg) -> std::string {
-        files.push_back(arg);
-        return "";
-      });
-  if (err.empty() && files.size() != 2)
-    err = absl::StrCat("expected two reports (BASE.json NEW.json), got ", files.size(), "\n",
-                       kCompareUsage);
-  if (!err.empty()) {
-    llvm::errs() << "ptoc prof compare: " << err << "\n";
-    return kExitUsage;
-  }
+  CompareArgs args;
+  ArgParser parser(compareSpec(args));
+  if (std::optional<int> status = parser.parse(argv)) return *status;
+  const std::vector<std::string> &files = args.files;
+  const profile::CompareOptions &options = args.options;
   profile::PerfReport reports[2];
   for (int i = 0; i < 2; ++i) {
     absl::StatusOr<std::string> text = readFile(files[i]);
@@ -342,7 +253,7 @@ int profCompareMain(const std::vector<std::string> &argv) {
     return kExitUsage;
   }
   llvm::outs() << profile::comparisonText(*cmp, reports[0], reports[1], options);
-  return cmp->regressed ? kExitFailure : kExitOk;
+  return cmp->regressed ? kExitError : kExitOk;
 }
 
 } // namespace ptoc::tools
