@@ -130,13 +130,25 @@ std::string ArgParser::spelling(const ArgOption &o) const {
 }
 
 std::string ArgParser::usageLine() const {
-  std::string line = "usage: " + spec_.name;
-  if (spec_.positional) line += " " + spec_.positional->valueName;
+  std::vector<std::string> items;
+  if (spec_.positional) items.push_back(spec_.positional->valueName);
   for (const ArgOption &o : spec_.options)
-    if (o.required) line += " " + spelling(o);
-  bool optional = std::any_of(spec_.options.begin(), spec_.options.end(),
-                              [](const ArgOption &o) { return !o.required; });
-  return optional ? line + " [options]" : line;
+    if (o.required) items.push_back(spelling(o));
+  if (std::any_of(spec_.options.begin(), spec_.options.end(),
+                  [](const ArgOption &o) { return !o.required; }))
+    items.push_back("[options]");
+  // Wrapped after the command's name; an item (a flag and its value) stays whole.
+  std::string line = "usage: " + spec_.name;
+  size_t indent = line.size() + 1, column = line.size();
+  for (const std::string &item : items) {
+    if (column + 1 + item.size() > kWidth && column > indent) {
+      line += "\n" + std::string(indent - 1, ' ');
+      column = indent - 1;
+    }
+    line += " " + item;
+    column += 1 + item.size();
+  }
+  return line;
 }
 
 std::string ArgParser::optionsHelp() const {
@@ -158,7 +170,7 @@ std::string ArgParser::optionsHelp() const {
     std::string help = o.help;
     if (std::holds_alternative<std::vector<std::string> *>(o.target)) help += " (repeatable)";
     if (o.required) help += " (required)";
-    if (!shownDefaults_[i].empty()) help += " [" + shownDefaults_[i] + "]";
+    if (!shownDefaults_[i].empty() && !o.required) help += " [" + shownDefaults_[i] + "]";
     out += left[i];
     size_t column = left[i].size();
     if (column > width) {

@@ -1,6 +1,6 @@
 // `ptoc tune FILE.pto` (a search, lib/session/Tuner.cpp) and `ptoc tune
-// show|merge|add|lookup` (the knowledge bank, lib/tune/Bank.cpp) from the command line.
-// Arguments are parsed by hand (no process-wide option registry).
+// show|merge|add|lookup` (the knowledge bank, lib/tune/Bank.cpp) from the command line;
+// each form's arguments are one table of the commands' parser (ArgParser.h).
 #include "ptoc/tools/TuneMain.h"
 
 #include <charconv>
@@ -8,7 +8,7 @@
 #include <optional>
 #include <set>
 
-#include "absl/strings/numbers.h"
+#include "CommonOptions.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "llvm/Support/FileSystem.h"
@@ -25,6 +25,7 @@
 #include "ptoc/support/BoundedJson.h"
 #include "ptoc/support/ReadFile.h"
 #include "ptoc/target/DeviceSpec.h"
+#include "ptoc/tools/ArgParser.h"
 #include "ptoc/tune/Bank.h"
 
 namespace ptoc::tools {
@@ -37,88 +38,159 @@ using session::tuneModule;
 using session::version;
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitError = 1;
-constexpr int kExitUsage = 2;
-
-constexpr const char *kTuneUsage = R"(usage: ptoc tune show [--bank DIR] [--device NAME|FILE.json]
-       ptoc tune FILE.pto [--device D] [--strategy auto|grid|random|ga|rl]
-                     [--budget N] [--seed S] [--threads N] [--bank DIR | --no-bank]
-                     [--result-dir DIR] [--pass-option NAME=VALUE ...]
-                     [--space SPACE.json]
-       ptoc tune merge A B -o C
-       ptoc tune add [--bank DIR] --device NAME|FILE.json --graph-hash HEX
-                     --signature SIG --config JSON --time US [--strategy NAME]
-       ptoc tune lookup [--bank DIR] --device NAME|FILE.json --graph-hash HEX
-                     --signature SIG
-
-Tuning on the simulator and the knowledge bank (docs/tuning.md): measured configs per
-device, operator structure and shapes. DIR defaults to $PTOC_TUNE_BANK_PATH, else
-~/.cache/ptoc/bank.
-
-  FILE.pto searches the tile shapes (each distinct vec_tile / cube_tile), the merge
-           count of each group of isomorphic subgraphs and the scheduler mode of the
-           file's function on --device [a2]: a bank hit applies the best known config
-           without searching; else --strategy [auto] evaluates up to --budget [64]
-           configs on --threads [all cores] host threads (a progress bar on stderr;
-           configs that differ only in the scheduler mode share one compile), writes
-           tune_result_<time>_pid<n>.json into --result-dir [$PTOC_OUTPUT_DIR, else
-           ./output] and records every valid config in the bank (--no-bank: neither
-           read nor written). --seed [0] seeds the search; --pass-option sets a
-           knob every candidate starts from. --space searches a space of your own
-           instead of the derived one: a JSON object {"knob": [values...]} (knob
-           names: docs/tuning.md). auto is ga when the function as written keeps
-           the cube cores busier than the vector cores, else rl.
-
-  show     print the bank's records as a table (the best of each key marked *);
-           --device keeps one device's records
-  merge    merge banks A and B (folders, or <device>-<hash>.jsonl files of one
-           device) into C, keeping the fastest record per (key, config); records
-           already in C are kept
-  add      record one measured config (a low-level command for scripts and tests;
-           the ptoc version is this build's): SIG as `ptoc tune` and @ptoc.jit
-           write it, e.g. 'f32[256,4096]->f32[256,4096]'; JSON one config object
-  lookup   print the best config recorded for the key, exit 1 when there is none
+// What each form of `ptoc tune` does: its own help, and together `ptoc tune --help`.
+constexpr const char *kAboutTune = R"(Tuning on the simulator and the knowledge bank (docs/tuning.md): measured configs per
+device, operator structure and shapes, in the bank folder (--bank DIR, default
+$PTOC_TUNE_BANK_PATH, else ~/.cache/ptoc/bank).
+)";
+constexpr const char *kAboutSearch = R"(Searches the tile shapes (each distinct vec_tile / cube_tile), the merge count of each
+group of isomorphic subgraphs and the scheduler mode of the file's function on
+--device: a bank hit applies the best known config without searching; else --strategy
+evaluates up to --budget configs on --threads host threads (a progress bar on stderr;
+configs that differ only in the scheduler mode share one compile), writes
+tune_result_<time>_pid<n>.json into --result-dir and records every valid config in the
+bank (--no-bank: neither read nor written). --seed seeds the search; --pass-option
+sets a knob every candidate starts from. --space searches a space of your own instead
+of the derived one: a JSON object {"knob": [values...]} (knob names: docs/tuning.md).
+auto is ga when the function as written keeps the cube cores busier than the vector
+cores, else rl.
+)";
+constexpr const char *kAboutShow = R"(Prints the bank's records as a table (the best of each key marked *); --device keeps
+one device's records.
+)";
+constexpr const char *kAboutMerge = R"(Merges banks A and B (folders, or <device>-<hash>.jsonl files of one device) into C,
+keeping the fastest record per (key, config); records already in C are kept.
+)";
+constexpr const char *kAboutAdd = R"(Records one measured config (a low-level command for scripts and tests; the ptoc
+version is this build's): SIG as `ptoc tune` and @ptoc.jit write it, e.g.
+'f32[256,4096]->f32[256,4096]'; JSON one config object.
+)";
+constexpr const char *kAboutLookup = R"(Prints the best config recorded for the key; exit status 1 when there is none.
 )";
 
-/// Options of a subcommand: values by option name, and positionals.
-struct ParsedArgs {
-  std::map<std::string, std::string> values;
-  std::vector<std::string> positionals;
+/// The bank folder option of show, add and lookup.
+ArgOption bankOption(std::string *dir) {
+  return {"bank", dir, "DIR", "the knowledge bank folder", {},
+          "$PTOC_TUNE_BANK_PATH, else ~/.cache/ptoc/bank"};
+}
+
+/// The arguments of show, merge, add and lookup.
+struct BankArgs {
+  std::string bank;
+  std::string device;
+  std::vector<std::string> banks; ///< merge: A and B
+  std::string output;             ///< merge: C
+  uint64_t graphHash = 0;
+  std::string signature;
+  std::string config;
+  double time = 0;
+  std::string strategy = "manual";
 };
 
-/// Parses `--name VALUE` / `--name=VALUE` options from `valueOptions` (and `-o`).
-/// Prints a usage error and returns nullopt on an unknown or incomplete option.
-std::optional<ParsedArgs> parseArgs(llvm::StringRef command, const std::vector<std::string> &args,
-                                    const std::set<std::string> &valueOptions) {
-  ParsedArgs out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i];
-    if (arg.size() < 2 || arg[0] != '-') {
-      out.positionals.push_back(arg);
-      continue;
-    }
-    std::string name = arg, value;
-    bool hasValue = false;
-    if (size_t eq = arg.find('='); eq != std::string::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      hasValue = true;
-    }
-    if (!valueOptions.count(name)) {
-      llvm::errs() << "ptoc tune " << command << ": unknown option '" << name
-                   << "'; see 'ptoc tune --help'\n";
-      return std::nullopt;
-    }
-    if (!hasValue) {
-      if (i + 1 >= args.size()) {
-        llvm::errs() << "ptoc tune " << command << ": " << name << " needs a value\n";
-        return std::nullopt;
-      }
-      value = args[++i];
-    }
-    out.values[name] = value;
-  }
+CommandSpec showSpec(BankArgs &a) {
+  return CommandSpec{"ptoc tune show", kAboutShow, std::nullopt,
+                     {bankOption(&a.bank),
+                      {"device", &a.device, "NAME|FILE.json", "only this device's records"}}};
+}
+
+CommandSpec mergeSpec(BankArgs &a) {
+  return CommandSpec{
+      "ptoc tune merge", kAboutMerge, ArgPositional{"A B", &a.banks, "banks", 2, 2},
+      {{"output", &a.output, "C", "the merged bank (a folder or a .jsonl file)", {}, "", 'o',
+        true}}};
+}
+
+/// The key options of add and lookup: device, graph hash and signature.
+std::vector<ArgOption> keyOptions(BankArgs &a) {
+  uint64_t *hash = &a.graphHash;
+  CustomValue hex{[hash](llvm::StringRef flag, const std::string &text) {
+                    llvm::StringRef digits(text);
+                    digits.consume_front("0x");
+                    auto [end, ec] = std::from_chars(digits.begin(), digits.end(), *hash, 16);
+                    if (digits.empty() || ec != std::errc() || end != digits.end())
+                      return absl::StrCat(flag.str(),
+                                          " must be a hex number (e.g. 0123456789abcdef), got '",
+                                          text, "'");
+                    return std::string();
+                  },
+                  ""};
+  return {bankOption(&a.bank),
+          {"device", &a.device, "NAME|FILE.json", "the device the config was measured on", {},
+           "", 0, true},
+          {"graph-hash", hex, "HEX", "the operator's structure hash", {}, "", 0, true},
+          {"signature", &a.signature, "SIG", "the argument and result types", {}, "", 0, true}};
+}
+
+CommandSpec addSpec(BankArgs &a) {
+  std::vector<ArgOption> options = keyOptions(a);
+  options.push_back({"config", &a.config, "JSON", "the config (one JSON object)", {}, "", 0, true});
+  options.push_back({"time", &a.time, "US", "its simulated time in microseconds", {}, "", 0,
+                     true});
+  options.push_back({"strategy", &a.strategy, "NAME", "the strategy that found it"});
+  return CommandSpec{"ptoc tune add", kAboutAdd, std::nullopt, std::move(options)};
+}
+
+CommandSpec lookupSpec(BankArgs &a) {
+  return CommandSpec{"ptoc tune lookup", kAboutLookup, std::nullopt, keyOptions(a)};
+}
+
+/// `ptoc tune FILE.pto` arguments: the tuner's own options struct, so its defaults
+/// are the tuner's.
+struct SearchArgs {
+  std::string file;
+  std::string device = target::kDefaultPreset;
+  TuneOptions tune;
+  std::string spaceFile;
+  PassOptionTexts passOptions;
+};
+
+CommandSpec searchSpec(SearchArgs &a) {
+  tune::Strategy *strategy = &a.tune.search.strategy;
+  CustomValue strategyValue{[strategy](llvm::StringRef flag, const std::string &text) {
+                              absl::StatusOr<tune::Strategy> s = tune::parseStrategy(text);
+                              if (!s.ok()) return absl::StrCat(flag.str(), ": ", s.status().message());
+                              *strategy = *s;
+                              return std::string();
+                            },
+                            tune::strategyName(*strategy).str()};
+  return CommandSpec{
+      "ptoc tune", kAboutSearch,
+      ArgPositional{"FILE.pto", &a.file, "file to tune", 1, 1, "no file to tune"},
+      {
+          deviceOption(&a.device),
+          {"strategy", strategyValue, "auto|grid|random|ga|rl", "the search strategy"},
+          {"budget", &a.tune.search.budget, "N", "the most configs to evaluate",
+           Bounds::atLeast(1)},
+          {"seed", &a.tune.search.seed, "S", "seeds every random choice of the search"},
+          {"threads", &a.tune.threads, "N", "host threads evaluating configs (0 = all cores)",
+           Bounds::atMost(runtime::kMaxHostThreads)},
+          bankOption(&a.tune.bankPath),
+          {"no-bank", Negated{&a.tune.useBank}, "", "neither read nor write the bank"},
+          {"result-dir", &a.tune.resultDir, "DIR", "where the tune_result JSON goes", {},
+           "$PTOC_OUTPUT_DIR, else ./output"},
+          passOptionOption(&a.passOptions),
+          {"space", &a.spaceFile, "SPACE.json", "search this space instead of the derived one"},
+      }};
+}
+
+/// `ptoc tune --help`: every form's usage line, what each does, and each one's options.
+std::string tuneHelp() {
+  SearchArgs search;
+  BankArgs show, merge, add, lookup;
+  ArgParser parsers[] = {ArgParser(showSpec(show)), ArgParser(searchSpec(search)),
+                         ArgParser(mergeSpec(merge)), ArgParser(addSpec(add)),
+                         ArgParser(lookupSpec(lookup))};
+  const char *abouts[] = {kAboutShow, kAboutSearch, kAboutMerge, kAboutAdd, kAboutLookup};
+  constexpr llvm::StringLiteral kUsage = "usage: ";
+  std::string out;
+  for (const ArgParser &p : parsers)
+    out += (out.empty() ? p.usageLine()
+                        : std::string(kUsage.size(), ' ') + p.usageLine().substr(kUsage.size())) +
+           "\n";
+  out += std::string("\n") + kAboutTune;
+  for (size_t i = 0; i < std::size(parsers); ++i)
+    out += absl::StrCat("\n", parsers[i].usageLine().substr(kUsage.size()), "\n", abouts[i],
+                        "options:\n", parsers[i].optionsHelp());
   return out;
 }
 
@@ -131,118 +203,66 @@ int fail(llvm::StringRef command, const absl::Status &s) {
   return kExitError;
 }
 
-std::string valueOr(const ParsedArgs &p, const std::string &name, std::string fallback = "") {
-  auto it = p.values.find(name);
-  return it == p.values.end() ? fallback : it->second;
-}
-
-/// The key options of add/lookup; prints a usage error and returns nullopt when one
-/// is missing or malformed.
-std::optional<tune::BankKey> keyFromArgs(llvm::StringRef command, const ParsedArgs &p,
-                                         int &status) {
-  status = kExitUsage;
-  for (const char *required : {"--device", "--graph-hash", "--signature"})
-    if (!p.values.count(required)) {
-      llvm::errs() << "ptoc tune " << command << ": " << required
-                   << " is required; see 'ptoc tune --help'\n";
-      return std::nullopt;
-    }
-  absl::StatusOr<target::DeviceSpec> device = target::DeviceSpec::load(p.values.at("--device"));
+/// The bank key of add and lookup; nullopt (the error printed) when the device does
+/// not load.
+std::optional<tune::BankKey> keyOf(llvm::StringRef command, const BankArgs &a) {
+  absl::StatusOr<target::DeviceSpec> device = target::DeviceSpec::load(a.device);
   if (!device.ok()) {
-    status = fail(command, device.status());
+    fail(command, device.status());
     return std::nullopt;
   }
   tune::BankKey key;
   key.ptocVersion = version().str();
   key.deviceName = device->name;
   key.deviceHash = device->contentHash();
-  std::string hash = p.values.at("--graph-hash");
-  llvm::StringRef digits(hash);
-  digits.consume_front("0x");
-  auto [end, ec] = std::from_chars(digits.begin(), digits.end(), key.graphHash, 16);
-  if (digits.empty() || ec != std::errc() || end != digits.end()) {
-    llvm::errs() << "ptoc tune " << command << ": --graph-hash '" << hash
-                 << "' is not a hex number (e.g. 0123456789abcdef)\n";
-    return std::nullopt;
-  }
-  key.signature = p.values.at("--signature");
+  key.graphHash = a.graphHash;
+  key.signature = a.signature;
   return key;
 }
 
-absl::StatusOr<tune::Bank> openBank(const ParsedArgs &p) {
-  return tune::Bank::open(valueOr(p, "--bank"));
-}
-
-int showCommand(const std::vector<std::string> &args) {
-  std::optional<ParsedArgs> p = parseArgs("show", args, {"--bank", "--device"});
-  if (!p) return kExitUsage;
-  if (!p->positionals.empty()) {
-    llvm::errs() << "ptoc tune show: unexpected argument '" << p->positionals.front()
-                 << "' (the bank folder goes in --bank DIR)\n";
-    return kExitUsage;
-  }
-  absl::StatusOr<tune::Bank> bank = openBank(*p);
+int showCommand(const std::vector<std::string> &argv) {
+  BankArgs a;
+  if (std::optional<int> status = ArgParser(showSpec(a)).parse(argv)) return *status;
+  absl::StatusOr<tune::Bank> bank = tune::Bank::open(a.bank);
   if (!bank.ok()) return fail("show", bank.status());
   absl::StatusOr<std::vector<tune::BankRecord>> records = bank->all();
   printWarnings(bank->warnings());
   if (!records.ok()) return fail("show", records.status());
-  if (std::string device = valueOr(*p, "--device"); !device.empty()) {
+  if (!a.device.empty()) {
     // A loadable device filters by its hash (the description, not just the name).
-    absl::StatusOr<target::DeviceSpec> spec = target::DeviceSpec::load(device);
+    absl::StatusOr<target::DeviceSpec> spec = target::DeviceSpec::load(a.device);
     std::erase_if(*records, [&](const tune::BankRecord &r) {
-      return spec.ok() ? r.key.deviceHash != spec->contentHash() : r.key.deviceName != device;
+      return spec.ok() ? r.key.deviceHash != spec->contentHash() : r.key.deviceName != a.device;
     });
   }
   llvm::outs() << "bank: " << bank->dir() << "\n" << tune::formatBankTable(*records);
   return kExitOk;
 }
 
-int mergeCommand(const std::vector<std::string> &args) {
-  std::optional<ParsedArgs> p = parseArgs("merge", args, {"-o", "--output"});
-  if (!p) return kExitUsage;
-  std::string out = valueOr(*p, "-o", valueOr(*p, "--output"));
-  if (p->positionals.size() != 2 || out.empty()) {
-    llvm::errs() << "ptoc tune merge: expected two banks and an output: ptoc tune merge A B -o C\n";
-    return kExitUsage;
-  }
+int mergeCommand(const std::vector<std::string> &argv) {
+  BankArgs a;
+  if (std::optional<int> status = ArgParser(mergeSpec(a)).parse(argv)) return *status;
   std::vector<std::string> warnings;
   absl::StatusOr<tune::MergeStats> stats =
-      tune::mergeBanks(p->positionals[0], p->positionals[1], out, warnings);
+      tune::mergeBanks(a.banks[0], a.banks[1], a.output, warnings);
   printWarnings(warnings);
   if (!stats.ok()) return fail("merge", stats.status());
-  llvm::outs() << "merged " << stats->fromA << " + " << stats->fromB << " records into " << out
-               << ": " << stats->written << " records\n";
+  llvm::outs() << "merged " << stats->fromA << " + " << stats->fromB << " records into "
+               << a.output << ": " << stats->written << " records\n";
   return kExitOk;
 }
 
-int addCommand(const std::vector<std::string> &args) {
-  std::optional<ParsedArgs> p =
-      parseArgs("add", args,
-                {"--bank", "--device", "--graph-hash", "--signature", "--config", "--time",
-                 "--strategy"});
-  if (!p) return kExitUsage;
-  if (!p->positionals.empty()) {
-    llvm::errs() << "ptoc tune add: unexpected argument '" << p->positionals.front() << "'\n";
-    return kExitUsage;
-  }
-  int status = kExitUsage;
-  std::optional<tune::BankKey> key = keyFromArgs("add", *p, status);
-  if (!key) return status;
+int addCommand(const std::vector<std::string> &argv) {
+  BankArgs a;
+  if (std::optional<int> status = ArgParser(addSpec(a)).parse(argv)) return *status;
+  std::optional<tune::BankKey> key = keyOf("add", a);
+  if (!key) return kExitError;
   tune::BankRecord record;
   record.key = *key;
-  for (const char *required : {"--config", "--time"})
-    if (!p->values.count(required)) {
-      llvm::errs() << "ptoc tune add: " << required << " is required; see 'ptoc tune --help'\n";
-      return kExitUsage;
-    }
-  record.config = p->values.at("--config");
-  if (!absl::SimpleAtod(p->values.at("--time"), &record.simulatedUs)) {
-    llvm::errs() << "ptoc tune add: --time '" << p->values.at("--time")
-                 << "' is not a number of microseconds\n";
-    return kExitUsage;
-  }
-  record.strategy = valueOr(*p, "--strategy", "manual");
-  absl::StatusOr<tune::Bank> bank = openBank(*p);
+  record.config = a.config;
+  record.simulatedUs = a.time;
+  record.strategy = a.strategy;
+  absl::StatusOr<tune::Bank> bank = tune::Bank::open(a.bank);
   if (!bank.ok()) return fail("add", bank.status());
   absl::Status s = bank->record(record);
   printWarnings(bank->warnings());
@@ -250,14 +270,12 @@ int addCommand(const std::vector<std::string> &args) {
   return kExitOk;
 }
 
-int lookupCommand(const std::vector<std::string> &args) {
-  std::optional<ParsedArgs> p =
-      parseArgs("lookup", args, {"--bank", "--device", "--graph-hash", "--signature"});
-  if (!p) return kExitUsage;
-  int status = kExitUsage;
-  std::optional<tune::BankKey> key = keyFromArgs("lookup", *p, status);
-  if (!key) return status;
-  absl::StatusOr<tune::Bank> bank = openBank(*p);
+int lookupCommand(const std::vector<std::string> &argv) {
+  BankArgs a;
+  if (std::optional<int> status = ArgParser(lookupSpec(a)).parse(argv)) return *status;
+  std::optional<tune::BankKey> key = keyOf("lookup", a);
+  if (!key) return kExitError;
+  absl::StatusOr<tune::Bank> bank = tune::Bank::open(a.bank);
   if (!bank.ok()) return fail("lookup", bank.status());
   absl::StatusOr<std::optional<tune::BankRecord>> best = bank->lookupBest(*key);
   printWarnings(bank->warnings());
@@ -270,94 +288,6 @@ int lookupCommand(const std::vector<std::string> &args) {
                << absl::StrFormat("%.3f", (*best)->simulatedUs) << " us (" << (*best)->strategy
                << ")\n";
   return kExitOk;
-}
-
-
-/// Parsed `ptoc tune FILE.pto` arguments.
-struct SearchArgs {
-  std::string file;
-  std::string device = "a2";
-  std::string strategy = "auto";
-  uint64_t budget = 64;
-  uint64_t seed = 0;
-  unsigned threads = 0;
-  std::string bank;
-  bool useBank = true;
-  std::string resultDir;
-  std::string spaceFile;
-  std::vector<std::pair<std::string, std::string>> passOptions;
-};
-
-/// Parses the search command's arguments; prints a usage error and returns nullopt
-/// on a bad one.
-std::optional<SearchArgs> parseSearchArgs(const std::vector<std::string> &args) {
-  SearchArgs out;
-  const std::set<std::string> valueOptions = {"--device", "--strategy",   "--budget",
-                                              "--seed",   "--threads",    "--bank",
-                                              "--result-dir", "--pass-option", "--space"};
-  auto usage = [](const std::string &msg) {
-    llvm::errs() << "ptoc tune: " << msg << "; see 'ptoc tune --help'\n";
-    return std::nullopt;
-  };
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i];
-    if (arg.size() < 2 || arg[0] != '-') {
-      if (!out.file.empty()) return usage("one file to tune at a time, got '" + arg + "' too");
-      out.file = arg;
-      continue;
-    }
-    if (arg == "--no-bank") {
-      out.useBank = false;
-      continue;
-    }
-    std::string name = arg, value;
-    bool hasValue = false;
-    if (size_t eq = arg.find('='); eq != std::string::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      hasValue = true;
-    }
-    if (!valueOptions.count(name)) return usage("unknown option '" + name + "'");
-    if (!hasValue) {
-      if (i + 1 >= args.size()) return usage(name + " needs a value");
-      value = args[++i];
-    }
-    auto number = [&](uint64_t &into) {
-      if (absl::SimpleAtoi(value, &into)) return true;
-      llvm::errs() << "ptoc tune: " << name << " '" << value
-                   << "' is not a non-negative integer\n";
-      return false;
-    };
-    uint64_t n = 0;
-    if (name == "--device") out.device = value;
-    else if (name == "--strategy") out.strategy = value;
-    else if (name == "--budget") {
-      if (!number(out.budget)) return std::nullopt;
-    } else if (name == "--seed") {
-      if (!number(out.seed)) return std::nullopt;
-    } else if (name == "--threads") {
-      if (!number(n)) return std::nullopt;
-      if (n > runtime::kMaxHostThreads) {
-        llvm::errs() << "ptoc tune: --threads " << n << " is more than "
-                     << runtime::kMaxHostThreads << " host threads\n";
-        return std::nullopt;
-      }
-      out.threads = static_cast<unsigned>(n);
-    } else if (name == "--bank") out.bank = value;
-    else if (name == "--result-dir") out.resultDir = value;
-    else if (name == "--space") out.spaceFile = value;
-    else if (name == "--pass-option") {
-      size_t eq = value.find('=');
-      if (eq == std::string::npos || eq == 0)
-        return usage("--pass-option takes NAME=VALUE (e.g. vec_nbuffer_mode=1), got '" + value +
-                     "'");
-      out.passOptions.emplace_back(value.substr(0, eq), value.substr(eq + 1));
-    }
-  }
-  if (out.file.empty()) return usage("no file to tune");
-  if (out.useBank == false && !out.bank.empty())
-    return usage("--bank and --no-bank contradict each other; give one");
-  return out;
 }
 
 /// The most distinct reasons printed for invalid configs (the tune_result has all).
@@ -382,59 +312,42 @@ void printInvalid(llvm::raw_ostream &os, const tune::SearchSpace &space,
   }
 }
 
-int searchCommand(const std::vector<std::string> &args) {
-  std::optional<SearchArgs> a = parseSearchArgs(args);
-  if (!a) return kExitUsage;
-  absl::StatusOr<tune::Strategy> strategy = tune::parseStrategy(a->strategy);
-  if (!strategy.ok()) {
-    llvm::errs() << "ptoc tune: --strategy: " << std::string(strategy.status().message()) << "\n";
-    return kExitUsage;
-  }
-  if (a->budget == 0) {
-    llvm::errs() << "ptoc tune: --budget must be at least 1\n";
-    return kExitUsage;
-  }
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer = llvm::MemoryBuffer::getFile(a->file);
+int searchCommand(const std::vector<std::string> &argv) {
+  SearchArgs args;
+  ArgParser parser(searchSpec(args));
+  if (std::optional<int> status = parser.parse(argv)) return *status;
+  if (parser.given("bank") && parser.given("no-bank"))
+    return parser.usageError("--bank and --no-bank contradict each other; give one");
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer = llvm::MemoryBuffer::getFile(args.file);
   if (!buffer) {
-    llvm::errs() << "ptoc tune: cannot read '" << a->file << "': " << buffer.getError().message()
+    llvm::errs() << "ptoc tune: cannot read '" << args.file << "': " << buffer.getError().message()
                  << " (give a .pto file to tune, or a subcommand: show, merge, add, lookup)\n";
     return kExitError;
   }
-  absl::StatusOr<Session> session = Session::create(a->device);
+  absl::StatusOr<Session> session = Session::create(args.device);
   if (!session.ok()) {
     llvm::errs() << "ptoc tune: --device: " << std::string(session.status().message()) << "\n";
     return kExitError;
   }
 
-  TuneOptions options;
-  options.search.strategy = *strategy;
-  options.search.budget = a->budget;
-  options.search.seed = a->seed;
-  options.threads = a->threads;
-  options.bankPath = a->bank;
-  options.useBank = a->useBank;
-  options.resultDir = a->resultDir;
-  for (const auto &[name, value] : a->passOptions)
-    if (absl::Status s = options.baseKnobs.setText(name, value); !s.ok()) {
-      llvm::errs() << "ptoc tune: --pass-option " << name << "=" << value << ": "
-                   << std::string(s.message()) << "\n";
-      return kExitUsage;
-    }
+  TuneOptions options = args.tune;
+  if (absl::Status st = setPassOptions(args.passOptions, options.baseKnobs); !st.ok())
+    return parser.usageError(std::string(st.message()));
   TuneProgress progress(llvm::errs(), llvm::errs().is_displayed());
   options.progress = [&](const tune::SearchProgress &p) { progress.report(p); };
 
   std::optional<tune::SearchSpace> space;
-  if (!a->spaceFile.empty()) {
+  if (!args.spaceFile.empty()) {
     absl::StatusOr<std::string> text =
-        support::readFileBounded(a->spaceFile, support::kMaxJsonBytes);
+        support::readFileBounded(args.spaceFile, support::kMaxJsonBytes);
     if (!text.ok()) {
-      llvm::errs() << "ptoc tune: --space: cannot read '" << a->spaceFile
+      llvm::errs() << "ptoc tune: --space: cannot read '" << args.spaceFile
                    << "': " << std::string(text.status().message()) << "\n";
       return kExitError;
     }
     absl::StatusOr<tune::SearchSpace> parsed = tune::parseSearchSpace(*text);
     if (!parsed.ok()) {
-      llvm::errs() << a->spaceFile << ": " << std::string(parsed.status().message()) << "\n";
+      llvm::errs() << args.spaceFile << ": " << std::string(parsed.status().message()) << "\n";
       return kExitError;
     }
     space = *std::move(parsed);
@@ -444,7 +357,7 @@ int searchCommand(const std::vector<std::string> &args) {
   {
     ir::Context ctx;
     absl::StatusOr<std::unique_ptr<ir::Module>> module =
-        ir::parseModuleOrError((*buffer)->getBuffer(), a->file, ctx);
+        ir::parseModuleOrError((*buffer)->getBuffer(), args.file, ctx);
     if (!module.ok()) {
       llvm::errs() << std::string(module.status().message()) << "\n";
       return kExitError;
@@ -457,11 +370,11 @@ int searchCommand(const std::vector<std::string> &args) {
       tuneModule(*session, located, options, space ? &*space : nullptr);
   progress.finish();
   if (!report.ok()) {
-    llvm::errs() << a->file << ": " << std::string(report.status().message()) << "\n";
+    llvm::errs() << args.file << ": " << std::string(report.status().message()) << "\n";
     return kExitError;
   }
   llvm::raw_ostream &os = llvm::outs();
-  os << "tuned " << a->file << " on " << session->device().name << "\n";
+  os << "tuned " << args.file << " on " << session->device().name << "\n";
   os << "space: " << report->space.size() << " configs ("
      << report->space.numDimensions() << " knobs)\n";
   os << absl::StrFormat("baseline: %.3f us (as written)\n", report->baselineUs);
@@ -477,7 +390,7 @@ int searchCommand(const std::vector<std::string> &args) {
   printInvalid(os, report->space, report->result);
   os << "best config: " << report->best->configJson
      << (report->bestIsWritten ? " (the function as written)" : "") << "\n";
-  if (!a->useBank)
+  if (!options.useBank)
     os << "bank: not used\n";
   else
     os << "bank: " << (report->bankHit ? "hit" : "miss") << "\n";
@@ -489,20 +402,15 @@ int searchCommand(const std::vector<std::string> &args) {
 
 int tuneMain(const std::vector<std::string> &args) {
   if (args.empty()) {
-    llvm::errs() << kTuneUsage;
+    llvm::errs() << tuneHelp();
     return kExitUsage;
   }
   const std::string &command = args[0];
   if (command == "--help" || command == "-h" || command == "help") {
-    llvm::outs() << kTuneUsage;
+    llvm::outs() << tuneHelp();
     return kExitOk;
   }
   std::vector<std::string> rest(args.begin() + 1, args.end());
-  for (const std::string &a : rest)
-    if (a == "--help" || a == "-h") {
-      llvm::outs() << kTuneUsage;
-      return kExitOk;
-    }
   if (command == "show") return showCommand(rest);
   if (command == "merge") return mergeCommand(rest);
   if (command == "add") return addCommand(rest);
