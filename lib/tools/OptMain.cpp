@@ -1,6 +1,12 @@
 // ptoc-opt's driver: parse a .pto file, verify it, run a pass pipeline with the pass
 // manager's instrumentation, print the result; plus the test-harness modes
 // (--split-input-file, --verify-diagnostics, --verify-roundtrip).
+//
+// Unlike the `ptoc` commands (ArgParser.h), ptoc-opt parses with llvm::cl, as mlir-opt
+// does: its driver flags are llvm::cl options, and every pass of the pass registry is
+// a flag of its own (`--cse`, `--partition=pg-lower-bound=256`; extractPassFlags turns
+// them into a pipeline), whose options, defaults and help are the registry's
+// declarations (--list-passes prints them).
 #include "ptoc/tools/OptMain.h"
 
 #include <memory>
