@@ -286,7 +286,7 @@ int optMain(int argc, char **argv) {
                                   cl::cat(category));
   static cl::opt<std::string> device(
       "device", cl::desc("Device preset (a2, b3, a3, tiny) or device JSON file"),
-      cl::init("a2"), cl::cat(category));
+      cl::init(target::kDefaultPreset), cl::cat(category));
   static cl::opt<bool> splitInputFile(
       "split-input-file", cl::desc("Process each '// -----'-separated chunk separately"),
       cl::cat(category));

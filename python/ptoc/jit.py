@@ -457,8 +457,8 @@ class JitFunction:
         return tuple(returned)
 
 
-def jit(fn=None, *, device="a2", pass_options=None, runtime_options=None, debug_options=None,
-        host_options=None):
+def jit(fn=None, *, device=_ptoc.DEFAULT_DEVICE, pass_options=None, runtime_options=None,
+        debug_options=None, host_options=None):
     """Compiles a Python function of tensors into a fused tile operator::
 
         @ptoc.jit(debug_options={"runtime_debug_mode": 1})
@@ -467,7 +467,8 @@ def jit(fn=None, *, device="a2", pass_options=None, runtime_options=None, debug_
             ...
             y[:] = ...
 
-    ``device`` is a preset name ("a2", "b3", "a3", "tiny") or a device JSON path.
+    ``device`` is a preset name ("a2", "b3", "a3", "tiny"; default "a2") or a device JSON
+    path.
     Options are validated now; an unknown name or bad value raises OptionError.
     """
     options = OptionSet(pass_options, runtime_options, debug_options, host_options)

@@ -45,37 +45,53 @@ def _stage(name, v):
     return v
 
 
-# name -> (checker, default, meaning)
-RUNTIME_OPTIONS = {
-    "device_sched_mode": (_int_in(_ptoc.MIN_SCHED_MODE, _ptoc.MAX_SCHED_MODE), 0,
+# The defaults of every option, from the C++ option structs (python/src/Defaults.cpp):
+# declared there once, read here.
+_DEFAULTS = _ptoc.default_options()
+
+
+def _table(kind, rows):
+    """name -> (checker, default, meaning): `rows` gives (checker, meaning); the default
+    is the C++ one. An option without a C++ default, or one C++ declares that Python
+    does not, is a bug of this file or of Defaults.cpp."""
+    defaults = _DEFAULTS[kind]
+    if set(rows) != set(defaults):
+        raise ImportError(f"{kind}: the Python options {sorted(rows)} and the C++ defaults "
+                          f"{sorted(defaults)} (_ptoc.default_options()) differ")
+    return {name: (check, defaults[name], meaning) for name, (check, meaning) in rows.items()}
+
+
+RUNTIME_OPTIONS = _table("runtime_options", {
+    "device_sched_mode": (_int_in(_ptoc.MIN_SCHED_MODE, _ptoc.MAX_SCHED_MODE),
                           "0 FIFO, 1 L2 affinity, 2 fair across AICPU threads, 3 both"),
-    "host_threads": (_int_in(0, _ptoc.MAX_HOST_THREADS), 0,
+    "host_threads": (_int_in(0, _ptoc.MAX_HOST_THREADS),
                      "host threads computing the numerics (0 = all cores)"),
-    "run_numerics": (_boolean, True,
+    "run_numerics": (_boolean,
                      "compute the outputs; False simulates timing only (outputs untouched)"),
-}
-DEBUG_OPTIONS = {
-    "runtime_debug_mode": (_int_in(0, 2), 0,
+})
+DEBUG_OPTIONS = _table("debug_options", {
+    "runtime_debug_mode": (_int_in(0, 2),
                            "0 off, 1 swimlane + summary in a run folder, 2 also pipe lanes"),
-    "compile_debug_mode": (_int_in(0, 1), 0,
+    "compile_debug_mode": (_int_in(0, 1),
                            "1: the IR after every pass is written into a run folder"),
-    "output_dir": (_string, "", "base folder of run folders (default $PTOC_OUTPUT_DIR or ./output)"),
-}
-HOST_OPTIONS = {
-    "compile_stage": (_stage, "codegen",
-                      "stop compiling after this stage: tensor, tile, partitioned, codegen"),
-    "double_buffer": (_boolean, True, "ping-pong local buffers (transfers overlap compute)"),
-    "verify_each": (_boolean, True, "verify the IR after every pass that changed it"),
-    "max_tile_ops": (_int_in(1, 2**62), _ptoc.DEFAULT_MAX_TILE_OPS,
+    "output_dir": (_string, "base folder of run folders (default $PTOC_OUTPUT_DIR or ./output)"),
+})
+HOST_OPTIONS = _table("host_options", {
+    "compile_stage": (_stage, "stop compiling after this stage: tensor, tile, partitioned, codegen"),
+    "double_buffer": (_boolean, "ping-pong local buffers (transfers overlap compute)"),
+    "verify_each": (_boolean, "verify the IR after every pass that changed it"),
+    "max_tile_ops": (_int_in(1, 2**62),
                      "stop compiling a function past this many tile ops (about 750 bytes of "
                      "host memory each): a tile shape far too small for its tensor is an "
                      "error, not an exhausted host"),
-    "use_tune_bank": (_boolean, True,
+    "use_tune_bank": (_boolean,
                       "compile the knowledge bank's best config for this signature, if it "
                       "has one (docs/tuning.md); False compiles the function as written"),
-    "tune_bank_path": (_string, "", "the knowledge bank folder (default $PTOC_TUNE_BANK_PATH "
-                                    "or ~/.cache/ptoc/bank)"),
-}
+    "tune_bank_path": (_string, "the knowledge bank folder (default $PTOC_TUNE_BANK_PATH "
+                                "or ~/.cache/ptoc/bank)"),
+})
+# ptoc.tune's keyword defaults (strategy, budget, seed, threads, use_bank).
+TUNE_DEFAULTS = dict(_DEFAULTS["tune"])
 _TABLES = {"runtime_options": RUNTIME_OPTIONS, "debug_options": DEBUG_OPTIONS,
            "host_options": HOST_OPTIONS}
 

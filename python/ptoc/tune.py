@@ -17,6 +17,7 @@ import sys
 from . import _ptoc
 from .errors import ArgumentError, OptionError
 from .jit import JitFunction, session_for
+from .options import TUNE_DEFAULTS
 
 
 class TuneResult:
@@ -122,8 +123,10 @@ class _Progress:
             self._file.flush()
 
 
-def tune(kernel, *args, space=None, strategy="auto", budget=64, seed=0, threads=0,
-         bank=None, use_bank=True, result_dir=None, progress=True, **kwargs):
+def tune(kernel, *args, space=None, strategy=TUNE_DEFAULTS["strategy"],
+         budget=TUNE_DEFAULTS["budget"], seed=TUNE_DEFAULTS["seed"],
+         threads=TUNE_DEFAULTS["threads"], bank=None, use_bank=TUNE_DEFAULTS["use_bank"],
+         result_dir=None, progress=True, **kwargs):
     """Tunes ``kernel`` (a ``@ptoc.jit`` function) for the signature of ``args``;
     later calls with that signature use the best config. Returns a TuneResult.
     ``strategy``: "auto", "grid", "random", "ga", "rl". ``space=None`` derives the

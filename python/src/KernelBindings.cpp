@@ -8,6 +8,7 @@
 
 #include "Builder.h"
 #include "Conversions.h"
+#include "Defaults.h"
 #include "Errors.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -141,7 +142,7 @@ void bindKernels(py::module_ &m) {
       .def(py::init([](const std::string &device) {
              return valueOrThrow(ErrorStage::Option, Session::create(device));
            }),
-           py::arg("device") = "a2")
+           py::arg("device") = target::kDefaultPreset)
       .def_property_readonly("device_name", [](const Session &s) { return s.device().name; })
       .def_property_readonly("aic_cores", [](const Session &s) { return s.device().aicCores; })
       .def_property_readonly("aiv_cores", [](const Session &s) { return s.device().aivCores; })
@@ -165,11 +166,14 @@ void bindKernels(py::module_ &m) {
             return PyKernel{std::make_shared<const Kernel>(
                 valueOrThrow(ErrorStage::Compile, std::move(kernel)))};
           },
-          py::arg("builder"), py::arg("knobs"), py::arg("stage") = "codegen",
-          py::arg("double_buffer") = true, py::arg("ir_dump_dir") = "",
-          py::arg("verify_each") = true,
-          py::arg("max_tile_ops") = passes::CompileBudget::kDefaultMaxTileOps,
-          py::arg("consult_bank") = false, py::arg("bank_path") = "")
+          py::arg("builder"), py::arg("knobs"),
+          py::arg("stage") = session::stageName(kCompileDefaults.stopAt).str(),
+          py::arg("double_buffer") = kCompileDefaults.codegen.doubleBuffer,
+          py::arg("ir_dump_dir") = kCompileDefaults.irDumpDir,
+          py::arg("verify_each") = kCompileDefaults.verifyEach,
+          py::arg("max_tile_ops") = kCompileDefaults.budget.maxTileOps,
+          py::arg("consult_bank") = kCompileDefaults.consultBank,
+          py::arg("bank_path") = kCompileDefaults.bankPath)
       .def(
           "compile_text",
           [](const Session &s, const std::string &text, const py::dict &knobs,
@@ -185,10 +189,12 @@ void bindKernels(py::module_ &m) {
             return PyKernel{std::make_shared<const Kernel>(
                 valueOrThrow(ErrorStage::Compile, std::move(kernel)))};
           },
-          py::arg("text"), py::arg("knobs"), py::arg("stage") = "codegen",
-          py::arg("double_buffer") = true, py::arg("ir_dump_dir") = "",
-          py::arg("verify_each") = true,
-          py::arg("max_tile_ops") = passes::CompileBudget::kDefaultMaxTileOps,
+          py::arg("text"), py::arg("knobs"),
+          py::arg("stage") = session::stageName(kCompileDefaults.stopAt).str(),
+          py::arg("double_buffer") = kCompileDefaults.codegen.doubleBuffer,
+          py::arg("ir_dump_dir") = kCompileDefaults.irDumpDir,
+          py::arg("verify_each") = kCompileDefaults.verifyEach,
+          py::arg("max_tile_ops") = kCompileDefaults.budget.maxTileOps,
           "Compiles tensor-level text (a tuned module) like compile() does a builder.")
       .def(
           "run",
@@ -229,9 +235,12 @@ void bindKernels(py::module_ &m) {
             }
             return valueOrThrow(ErrorStage::Run, std::move(report));
           },
-          py::arg("kernel"), py::arg("args"), py::arg("results"), py::arg("sched_mode") = 0,
-          py::arg("debug_mode") = 0, py::arg("output_dir") = "", py::arg("numerics") = true,
-          py::arg("host_threads") = 0);
+          py::arg("kernel"), py::arg("args"), py::arg("results"),
+          py::arg("sched_mode") = kRunDefaults.schedMode,
+          py::arg("debug_mode") = kRunDefaults.debugMode,
+          py::arg("output_dir") = kRunDefaults.outputDir,
+          py::arg("numerics") = kRunDefaults.numerics,
+          py::arg("host_threads") = kRunDefaults.hostThreads);
 
   py::class_<PyKernel>(m, "Kernel")
       .def_property_readonly("func_name", [](const PyKernel &k) { return k.kernel->funcName; })

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "Builder.h"
 #include "Conversions.h"
+#include "Defaults.h"
 #include "Errors.h"
 #include "KernelBindings.h"
 #include "ProfileBindings.h"
@@ -28,7 +29,7 @@ PYBIND11_MODULE(_ptoc, m) {
   m.doc() = "ptoc's C++ core (use the `ptoc` package, not this module)";
   registerErrorTranslator();
   m.attr("__version__") = session::version().str();
-  m.attr("DEFAULT_MAX_TILE_OPS") = passes::CompileBudget::kDefaultMaxTileOps;
+  bindDefaults(m);
 
   py::class_<Builder>(m, "Builder")
       .def(py::init([](const py::object &session, const std::string &name, const py::list &args) {

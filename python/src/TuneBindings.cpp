@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include "Conversions.h"
+#include "Defaults.h"
 #include "Errors.h"
 #include "KernelBindings.h"
 #include "llvm/Support/raw_ostream.h"
@@ -123,9 +124,12 @@ void bindTune(py::module_ &m) {
         }
         return d;
       },
-      py::arg("session"), py::arg("text"), py::arg("strategy") = "auto", py::arg("budget") = 64,
-      py::arg("seed") = 0, py::arg("threads") = 0, py::arg("bank_path") = "",
-      py::arg("use_bank") = true, py::arg("result_dir") = "", py::arg("knobs") = py::dict(),
+      py::arg("session"), py::arg("text"),
+      py::arg("strategy") = tune::strategyName(kTuneDefaults.search.strategy).str(),
+      py::arg("budget") = kTuneDefaults.search.budget, py::arg("seed") = kTuneDefaults.search.seed,
+      py::arg("threads") = kTuneDefaults.threads, py::arg("bank_path") = kTuneDefaults.bankPath,
+      py::arg("use_bank") = kTuneDefaults.useBank, py::arg("result_dir") = kTuneDefaults.resultDir,
+      py::arg("knobs") = py::dict(),
       py::arg("progress") = py::none(), py::arg("space_json") = "",
       "Tunes the knobs of a tensor-level module on the simulator (session::tuneModule).");
 }
