@@ -203,9 +203,15 @@ int fail(llvm::StringRef command, const absl::Status &s) {
   return kExitError;
 }
 
-/// The bank key of add and lookup; nullopt (the error printed) when the device does
-/// not load.
-std::optional<tune::BankKey> keyOf(llvm::StringRef command, const BankArgs &a) {
+/// The bank key of add and lookup, and the bank they use.
+struct KeyedBank {
+  tune::BankKey key;
+  tune::Bank bank;
+};
+
+/// The key and bank of add and lookup; nullopt (the error printed) when the device
+/// does not load or the bank does not open.
+std::optional<KeyedBank> keyedBank(llvm::StringRef command, const BankArgs &a) {
   absl::StatusOr<target::DeviceSpec> device = target::DeviceSpec::load(a.device);
   if (!device.ok()) {
     fail(command, device.status());
@@ -217,7 +223,12 @@ std::optional<tune::BankKey> keyOf(llvm::StringRef command, const BankArgs &a) {
   key.deviceHash = device->contentHash();
   key.graphHash = a.graphHash;
   key.signature = a.signature;
-  return key;
+  absl::StatusOr<tune::Bank> bank = tune::Bank::open(a.bank);
+  if (!bank.ok()) {
+    fail(command, bank.status());
+    return std::nullopt;
+  }
+  return KeyedBank{std::move(key), *std::move(bank)};
 }
 
 int showCommand(const std::vector<std::string> &argv) {
@@ -255,17 +266,15 @@ int mergeCommand(const std::vector<std::string> &argv) {
 int addCommand(const std::vector<std::string> &argv) {
   BankArgs a;
   if (std::optional<int> status = ArgParser(addSpec(a)).parse(argv)) return *status;
-  std::optional<tune::BankKey> key = keyOf("add", a);
-  if (!key) return kExitError;
+  std::optional<KeyedBank> kb = keyedBank("add", a);
+  if (!kb) return kExitError;
   tune::BankRecord record;
-  record.key = *key;
+  record.key = kb->key;
   record.config = a.config;
   record.simulatedUs = a.time;
   record.strategy = a.strategy;
-  absl::StatusOr<tune::Bank> bank = tune::Bank::open(a.bank);
-  if (!bank.ok()) return fail("add", bank.status());
-  absl::Status s = bank->record(record);
-  printWarnings(bank->warnings());
+  absl::Status s = kb->bank.record(record);
+  printWarnings(kb->bank.warnings());
   if (!s.ok()) return fail("add", s);
   return kExitOk;
 }
@@ -273,12 +282,10 @@ int addCommand(const std::vector<std::string> &argv) {
 int lookupCommand(const std::vector<std::string> &argv) {
   BankArgs a;
   if (std::optional<int> status = ArgParser(lookupSpec(a)).parse(argv)) return *status;
-  std::optional<tune::BankKey> key = keyOf("lookup", a);
-  if (!key) return kExitError;
-  absl::StatusOr<tune::Bank> bank = tune::Bank::open(a.bank);
-  if (!bank.ok()) return fail("lookup", bank.status());
-  absl::StatusOr<std::optional<tune::BankRecord>> best = bank->lookupBest(*key);
-  printWarnings(bank->warnings());
+  std::optional<KeyedBank> kb = keyedBank("lookup", a);
+  if (!kb) return kExitError;
+  absl::StatusOr<std::optional<tune::BankRecord>> best = kb->bank.lookupBest(kb->key);
+  printWarnings(kb->bank.warnings());
   if (!best.ok()) return fail("lookup", best.status());
   if (!*best) {
     llvm::outs() << "miss\n";

@@ -138,6 +138,13 @@ const target::DeviceSpec &deviceOf(const py::object &session) {
 }
 
 void bindKernels(py::module_ &m) {
+  // The compile options compile() and compile_text() share, with the C++ defaults.
+  const py::arg_v stageArg = py::arg("stage") = session::stageName(kCompileDefaults.stopAt).str();
+  const py::arg_v doubleBufferArg =
+      py::arg("double_buffer") = kCompileDefaults.codegen.doubleBuffer;
+  const py::arg_v irDumpDirArg = py::arg("ir_dump_dir") = kCompileDefaults.irDumpDir;
+  const py::arg_v verifyEachArg = py::arg("verify_each") = kCompileDefaults.verifyEach;
+  const py::arg_v maxTileOpsArg = py::arg("max_tile_ops") = kCompileDefaults.budget.maxTileOps;
   py::class_<Session>(m, "Session")
       .def(py::init([](const std::string &device) {
              return valueOrThrow(ErrorStage::Option, Session::create(device));
@@ -166,13 +173,8 @@ void bindKernels(py::module_ &m) {
             return PyKernel{std::make_shared<const Kernel>(
                 valueOrThrow(ErrorStage::Compile, std::move(kernel)))};
           },
-          py::arg("builder"), py::arg("knobs"),
-          py::arg("stage") = session::stageName(kCompileDefaults.stopAt).str(),
-          py::arg("double_buffer") = kCompileDefaults.codegen.doubleBuffer,
-          py::arg("ir_dump_dir") = kCompileDefaults.irDumpDir,
-          py::arg("verify_each") = kCompileDefaults.verifyEach,
-          py::arg("max_tile_ops") = kCompileDefaults.budget.maxTileOps,
-          py::arg("consult_bank") = kCompileDefaults.consultBank,
+          py::arg("builder"), py::arg("knobs"), stageArg, doubleBufferArg, irDumpDirArg,
+          verifyEachArg, maxTileOpsArg, py::arg("consult_bank") = kCompileDefaults.consultBank,
           py::arg("bank_path") = kCompileDefaults.bankPath)
       .def(
           "compile_text",
@@ -189,12 +191,8 @@ void bindKernels(py::module_ &m) {
             return PyKernel{std::make_shared<const Kernel>(
                 valueOrThrow(ErrorStage::Compile, std::move(kernel)))};
           },
-          py::arg("text"), py::arg("knobs"),
-          py::arg("stage") = session::stageName(kCompileDefaults.stopAt).str(),
-          py::arg("double_buffer") = kCompileDefaults.codegen.doubleBuffer,
-          py::arg("ir_dump_dir") = kCompileDefaults.irDumpDir,
-          py::arg("verify_each") = kCompileDefaults.verifyEach,
-          py::arg("max_tile_ops") = kCompileDefaults.budget.maxTileOps,
+          py::arg("text"), py::arg("knobs"), stageArg, doubleBufferArg, irDumpDirArg,
+          verifyEachArg, maxTileOpsArg,
           "Compiles tensor-level text (a tuned module) like compile() does a builder.")
       .def(
           "run",

@@ -218,21 +218,38 @@ TEST_CASE("parseThresholdPercent", "[perfreport]") {
   CHECK_FALSE(parseThresholdPercent("five").ok());
 }
 
-TEST_CASE("report metrics from a run summary match the summary", "[perfreport]") {
-  absl::StatusOr<session::Session> s = session::Session::create("tiny");
-  REQUIRE(s.ok());
-  const char *text = R"(func @f(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+namespace {
+
+/// One exp over a 64x256 f32 tensor, small enough for the tiny device.
+const char *kExp = R"(func @f(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
   %y = exp %x {vec_tile = [8, 256]} : tensor<64x256xf32>
   return %y
 })";
-  absl::StatusOr<session::Kernel> k = s->compileText(text, "f.pto");
+
+/// kExp compiled with `compile` and simulated once with `run` (timing only).
+struct TimedRun {
+  session::Kernel kernel;
+  session::RunReport report;
+};
+TimedRun timedRun(const session::Session &s, const session::CompileOptions &compile = {},
+                  session::RunOptions run = {}) {
+  absl::StatusOr<session::Kernel> k = s.compileText(kExp, "f.pto", compile);
   REQUIRE(k.ok());
   std::vector<runtime::HostTensor> in = {runtime::HostTensor(ir::DType::F32, {64, 256})}, out;
-  session::RunOptions opts;
-  opts.numerics = false;
-  absl::StatusOr<session::RunReport> run = s->run(*k, in, out, opts);
-  REQUIRE(run.ok());
-  absl::StatusOr<Summary> summary = summarize(k->program, run->record);
+  run.numerics = false;
+  absl::StatusOr<session::RunReport> report = s.run(*k, in, out, run);
+  REQUIRE(report.ok());
+  return {*std::move(k), *std::move(report)};
+}
+
+} // namespace
+
+TEST_CASE("report metrics from a run summary match the summary", "[perfreport]") {
+  absl::StatusOr<session::Session> s = session::Session::create("tiny");
+  REQUIRE(s.ok());
+  TimedRun timed = timedRun(*s);
+  const session::RunReport *run = &timed.report;
+  absl::StatusOr<Summary> summary = summarize(timed.kernel.program, run->record);
   REQUIRE(summary.ok());
   PerfReport r;
   fillMetrics(r, *summary);
@@ -256,10 +273,7 @@ TEST_CASE("report metrics from a run summary match the summary", "[perfreport]")
 TEST_CASE("reportFromRuns: N runs of one compile's options, first run's metrics", "[perfreport]") {
   absl::StatusOr<session::Session> s = session::Session::create("tiny");
   REQUIRE(s.ok());
-  const char *text = R"(func @f(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
-  %y = exp %x {vec_tile = [8, 256]} : tensor<64x256xf32>
-  return %y
-})";
+  const char *text = kExp;
   session::ReportRunsOptions options;
   options.repeat = 3;
   options.run.schedMode = 1;
@@ -282,18 +296,11 @@ TEST_CASE("reportFromRuns: N runs of one compile's options, first run's metrics"
   CHECK(r->args == std::vector<TensorInfo>{{"x", "f32", {64, 256}}});
 
   // The metrics are those of one run compiled and simulated with the same options.
-  session::CompileOptions copts = options.compile;
-  absl::StatusOr<session::Kernel> k = s->compileText(text, "f.pto", copts);
-  REQUIRE(k.ok());
-  CHECK(r->pipeline == k->pipeline);
-  std::vector<runtime::HostTensor> in = {runtime::HostTensor(ir::DType::F32, {64, 256})}, out;
-  session::RunOptions ropts = options.run;
-  ropts.numerics = false;
-  absl::StatusOr<session::RunReport> run = s->run(*k, in, out, ropts);
-  REQUIRE(run.ok());
-  CHECK(r->metrics.at("simulated_us") == Approx(run->simulatedUs));
-  CHECK(r->simulatedStats.min == Approx(run->simulatedUs));
-  CHECK(r->simulatedStats.max == Approx(run->simulatedUs));
+  TimedRun one = timedRun(*s, options.compile, options.run);
+  CHECK(r->pipeline == one.kernel.pipeline);
+  CHECK(r->metrics.at("simulated_us") == Approx(one.report.simulatedUs));
+  CHECK(r->simulatedStats.min == Approx(one.report.simulatedUs));
+  CHECK(r->simulatedStats.max == Approx(one.report.simulatedUs));
 
   options.repeat = 0;
   absl::StatusOr<PerfReport> none = session::reportFromRuns(*s, text, "f.pto", options);
