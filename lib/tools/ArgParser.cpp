@@ -34,7 +34,12 @@ std::string setInteger(T *field, const Bounds &bounds, llvm::StringRef flag,
   using Wide = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
   Wide lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
   if (bounds.min && (std::is_signed_v<T> || *bounds.min > 0)) lo = std::max(lo, Wide(*bounds.min));
-  if (bounds.max) hi = *bounds.max < 0 ? 0 : std::min(hi, Wide(*bounds.max));
+  if (bounds.max) {
+    if constexpr (std::is_signed_v<T>)
+      hi = std::min(hi, Wide(*bounds.max));
+    else
+      hi = *bounds.max < 0 ? 0 : std::min(hi, Wide(*bounds.max));
+  }
   Wide v = 0;
   // absl parses "-1" into an unsigned as a wrapped value: an unsigned field takes digits only.
   bool ok = !text.empty() && (std::is_signed_v<T> || text[0] != '-') &&

@@ -152,6 +152,30 @@ TEST_CASE("ArgParser usage errors name the flag and the fix", "[args]") {
   CHECK(error({"x", "y", "-o", "o"}) == "tool cmd: more than one input file ('x' and 'y')" + see);
 }
 
+TEST_CASE("ArgParser checks integers against the field's range and the bounds", "[args]") {
+  int64_t scope = -1;
+  auto parse = [&](const std::string &text, Bounds bounds) {
+    ArgParser parser(CommandSpec{"cmd", "", std::nullopt, {{"scope", &scope, "N", "", bounds}}});
+    std::string out, err;
+    llvm::raw_string_ostream os(out), es(err);
+    std::optional<int> status = parser.parse({"--scope", text}, os, es);
+    return status ? es.str() : std::string();
+  };
+  CHECK(parse("-1", Bounds::between(-1, 5)).empty());
+  CHECK(scope == -1);
+  CHECK(parse("-2", Bounds::between(-1, 5)) ==
+        "cmd: --scope must be an integer in [-1, 5], got '-2'; see 'cmd --help'\n");
+  CHECK(parse("-7", Bounds::atMost(-3)).empty());
+  CHECK(scope == -7);
+  CHECK(parse("-2", Bounds::atMost(-3)) ==
+        "cmd: --scope must be an integer in [-9223372036854775808, -3], got '-2'; see 'cmd "
+        "--help'\n");
+  CHECK(parse("9223372036854775808", {}) ==
+        "cmd: --scope must be an integer in [-9223372036854775808, 9223372036854775807], got "
+        "'9223372036854775808'; see 'cmd --help'\n");
+  CHECK(parse("4x", {}).find("got '4x'") != std::string::npos);
+}
+
 TEST_CASE("ArgParser counts positionals", "[args]") {
   std::vector<std::string> files;
   auto parse = [&](std::vector<std::string> args) {
