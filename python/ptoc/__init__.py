@@ -13,9 +13,10 @@ from .errors import (ArgumentError, CompileError, DTypeError, Error, FileError, 
                      OptionError, RunError, ShapeError, TileShapeError)
 from .autotune import AutotunedFunction, ConfigResult, autotune
 from .jit import CacheInfo, CompiledKernel, JitFunction, jit
-from .ops import (abs, add, amax, amin, cast, concat, div, exp, full, gelu, log, matmul,
-                  maximum, mean, minimum, mul, neg, pow, reciprocal, relu, reshape, rsqrt,
-                  sigmoid, sqrt, sub, sum, tanh, transpose)
+from .ops import (abs, add, amax, amin, cast, ceil, clip, clone, concat, div, erfc, exp, exp2,
+                  expm1, floor, full, gelu, log, matmul, maximum, mean, minimum, mul, neg, pow,
+                  reciprocal, relu, reshape, round, rsqrt, sigmoid, softmax, sqrt, sub, sum,
+                  tanh, transpose, trunc, unsqueeze)
 from .options import options
 from .settings import (pass_option_names, set_cube_tile_shapes, set_debug_options,
                        set_pass_options, set_runtime_options, set_vec_tile_shapes)

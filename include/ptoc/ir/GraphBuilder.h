@@ -82,7 +82,8 @@ public:
   absl::StatusOr<Value *> matmul(Value *a, Value *b, const MatmulOptions &opts = {});
   /// add, sub, mul, div, max, min, pow (numpy broadcasting).
   absl::StatusOr<Value *> binary(OpCode code, Value *a, Value *b);
-  /// neg, exp, log, sqrt, rsqrt, abs, relu, sigmoid, tanh, gelu, reciprocal.
+  /// neg, exp, log, sqrt, rsqrt, abs, relu, sigmoid, tanh, gelu, reciprocal, ceil,
+  /// floor, trunc, round (ties to even), exp2, expm1, erfc.
   absl::StatusOr<Value *> unary(OpCode code, Value *x);
   absl::StatusOr<Value *> cast(Value *x, DType to);
   /// sum, amax, amin, mean over `axes` (negative counts from the end).
