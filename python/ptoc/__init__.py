@@ -1,8 +1,8 @@
 """ptoc: fused tile operators for Ascend-style NPUs, compiled and run on the CPU.
 
 Write an operator against whole tensors, set tile shapes and options, and call it
-with numpy arrays: the outputs are computed for real on the host, and the run is
-simulated on a model of the device (``last_run``: time, roofline bound, utilisation,
+with numpy arrays or torch tensors: the outputs are computed for real on the host,
+and the run is simulated on a model of the device (``last_run``: time, roofline bound, utilisation,
 summary, swimlane). See docs/python.md.
 """
 

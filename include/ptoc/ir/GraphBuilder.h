@@ -34,8 +34,9 @@ struct MatmulOptions {
 /// Tile shapes and scopes work like PyPTO's settings: `setVecTile` applies to the
 /// vector ops created after it, `setCubeTile` to the matmuls, `setScope` tags ops
 /// for `sg_set_scope`, until changed again. A reshape or view (a GM alias) takes the
-/// vector tile only when its rank fits, so `x[i]`-style rank changes need no tile
-/// of their own.
+/// vector tile whenever it adapts to the alias's rank (ir::adaptVecTile), so the tile
+/// set for `x` also copies out a returned row `x[i]`; a tile that does not adapt is
+/// left off (an alias needs a tile only when it is returned).
 class GraphBuilder {
 public:
   explicit GraphBuilder(Module &m, const target::DeviceSpec *device = nullptr);
