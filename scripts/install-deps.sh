@@ -8,6 +8,7 @@ PACKAGES=(
   llvm-14-dev llvm-14-tools
   libabsl-dev libeigen3-dev catch2
   pybind11-dev python3-dev python3-numpy python3-pytest
+  python3-torch  # torch CPU tensors as @ptoc.jit arguments (optional at run time; tests skip without it)
   chromium  # headless test of swimlane.html (test/html)
   # clang builds, sanitizers and fuzzers (scripts/sanitize.sh, scripts/fuzz.sh):
   # clang, its ASan/UBSan/libFuzzer runtimes, llvm-symbolizer for readable stacks

@@ -187,6 +187,32 @@ int64_t CostModel::opCycles(const ir::Operation &op) const {
     pass(VecClass::Full, b);
     pass(VecClass::Binary, b);
     break;
+  case OpCode::Exp2: // exp(x ln 2): muls, exp
+    pass(VecClass::Full, b);
+    pass(VecClass::Transcendental, b);
+    break;
+  case OpCode::Expm1: // exp, adds -1
+    pass(VecClass::Transcendental, b);
+    pass(VecClass::Full, b);
+    break;
+  case OpCode::Erfc:
+    // Abramowitz-Stegun 7.1.26, as a vector unit evaluates it: |x| (abs), t = 1 /
+    // (1 + p|x|) (muls, adds, rec), the degree-5 polynomial in t by Horner (4 x (mul,
+    // adds) and a mul), x^2 (mul), -x^2 (muls), exp, the product (mul), and the
+    // x < 0 branch 2 - y (compare, select).
+    for (int i = 0; i < 4; ++i) pass(VecClass::Full, b);
+    for (int i = 0; i < 4; ++i) {
+      pass(VecClass::Binary, b);
+      pass(VecClass::Full, b);
+    }
+    pass(VecClass::Binary, b);
+    pass(VecClass::Binary, b);
+    pass(VecClass::Full, b);
+    pass(VecClass::Transcendental, b);
+    pass(VecClass::Binary, b);
+    pass(VecClass::Binary, b);
+    pass(VecClass::Binary, b);
+    break;
   case OpCode::Sum:
   case OpCode::Amax:
   case OpCode::Amin: pass(VecClass::Reduce, b); break;
@@ -194,7 +220,9 @@ int64_t CostModel::opCycles(const ir::Operation &op) const {
     pass(VecClass::Reduce, b);
     pass(VecClass::Full, static_cast<double>(op.resultType().sizeInBytes()));
     break;
-  default: pass(VecClass::Full, b); break; // neg, abs, relu, rec, rsqrt, cast, full, copies
+  // neg, abs, relu, rec, rsqrt, cast, full, copies; ceil, floor, trunc and round are one
+  // rounding conversion (vector cast class) each.
+  default: pass(VecClass::Full, b); break;
   }
   return static_cast<int64_t>(total);
 }

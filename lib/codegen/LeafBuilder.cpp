@@ -425,6 +425,9 @@ private:
     };
     std::array<SpacePlan, kLocalSpaces.size()> plans;
     bool pingPongFits = options_.doubleBuffer;
+    // Some buffer would ping-pong (a slot would move) if it had room for twice its
+    // tight footprint, but the device's capacity is less than that.
+    bool roomLacking = false;
     for (size_t s = 0; s < kLocalSpaces.size(); ++s) {
       SpacePlan &plan = plans[s];
       for (int v = 0; v < static_cast<int>(values_.size()); ++v)
@@ -473,6 +476,13 @@ private:
             allocateBuffer(plan.requests, capacity, align, AllocPolicy::PingPong, budget);
         pingPongFits = plan.pingPong.ok;
       }
+      if (options_.doubleBuffer && 2 * plan.tight.peakBytes > capacity) {
+        int64_t room = 2 * plan.tight.peakBytes;
+        BufferAllocation roomy =
+            allocateBuffer(plan.requests, room, align, AllocPolicy::PingPong, room);
+        const BufferAllocation &got = plan.pingPong.ok ? plan.pingPong : plan.tight;
+        roomLacking |= roomy.ok && roomy.offsets != got.offsets;
+      }
     }
     // Ping-pong everywhere, or (when it does not fit some buffer) tight everywhere.
     bool usePingPong = pingPongFits;
@@ -509,6 +519,7 @@ private:
     for (size_t i = 0; i < leaf_.instrs.size(); ++i)
       if (int v = instrWrites_[i]; v >= 0) leaf_.instrs[i].dst = values_[v].slot;
     leaf_.doubleBuffered = usePingPong && differs;
+    leaf_.noRoomToDoubleBuffer = roomLacking && !leaf_.doubleBuffered;
     return absl::OkStatus();
   }
 

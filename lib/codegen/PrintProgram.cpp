@@ -122,7 +122,8 @@ void printInstr(llvm::raw_ostream &os, int index, const PipeInstr &in) {
 void printLeaf(llvm::raw_ostream &os, const Leaf &leaf) {
   os << "leaf " << leaf.id << ": core " << str(target::coreKindName(leaf.core)) << ", hash "
      << leaf.hash << ", hash_order " << leaf.hashOrder << ", group_size " << leaf.groupSize
-     << ", double_buffered " << (leaf.doubleBuffered ? "true" : "false") << '\n';
+     << ", double_buffered " << (leaf.doubleBuffered ? "true" : "false")
+     << (leaf.noRoomToDoubleBuffer ? " (no room for a second buffer)" : "") << '\n';
   os << "  peak";
   bool any = false;
   for (ir::MemSpace s : kLocalSpaces) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "ptoc/ir/TileShape.h"
 #include "ptoc/ir/Verifier.h"
 
 namespace ptoc::ir {
@@ -106,11 +107,11 @@ absl::StatusOr<Value *> GraphBuilder::create(OpCode code, llvm::ArrayRef<Value *
   if (!err.empty()) return error(def.name, err.message, err.category);
 
   if (def.tile == TileKind::Vec && vecTile_ && !has("vec_tile")) {
-    // Reshapes and views are GM aliases that need a tile only when returned; the
-    // scope's tile is skipped when its rank does not fit them (x[i] drops a dim).
+    // Reshapes and views are GM aliases that need a tile only when returned (or
+    // written out); they take the scope's tile whenever it adapts to their rank
+    // (ir::adaptVecTile: `x[i]` drops a dim, a reshape may add some), else none.
     bool alias = code == OpCode::Reshape || code == OpCode::View;
-    size_t rank = iterationShape(def, operandTypes, {type}).size();
-    if (!alias || vecTile_->size() == rank) {
+    if (!alias || adaptVecTile(*vecTile_, iterationShape(def, operandTypes, {type}))) {
       all.push_back({ctx_.id("vec_tile"), ctx_.intArrayAttr(*vecTile_)});
       dict = ctx_.dictAttr(all, /*sortByName=*/true);
     }

@@ -515,6 +515,12 @@ Type subgraphRule(const TypeRuleInput &in, RuleError &error) {
 
 double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+/// The integral value nearest to x, ties to even (not std::round's ties away from zero).
+double roundHalfEven(double x) {
+  double r = std::round(x);
+  if (std::fabs(x - std::trunc(x)) == 0.5) r = 2.0 * std::round(x / 2.0);
+  return r;
+}
 
 struct Entry {
   OpCode code;
@@ -565,6 +571,20 @@ std::vector<Entry> entries() {
       {OpCode::Gelu, C::AIV, T::Vec, 1, 1, 1, {}, floatUnaryRule, gelu},
       {OpCode::Reciprocal, C::AIV, T::Vec, 1, 1, 1, {}, floatUnaryRule,
        [](double x) { return 1.0 / x; }},
+      // Rounding to an integral value keeps the element type; on integers it is the
+      // identity. round is half to even (numpy's and torch's rule).
+      {OpCode::Ceil, C::AIV, T::Vec, 1, 1, 1, {}, unaryRule, [](double x) { return std::ceil(x); }},
+      {OpCode::Floor, C::AIV, T::Vec, 1, 1, 1, {}, unaryRule,
+       [](double x) { return std::floor(x); }},
+      {OpCode::Trunc, C::AIV, T::Vec, 1, 1, 1, {}, unaryRule,
+       [](double x) { return std::trunc(x); }},
+      {OpCode::Round, C::AIV, T::Vec, 1, 1, 1, {}, unaryRule, roundHalfEven},
+      {OpCode::Exp2, C::AIV, T::Vec, 1, 1, 1, {}, floatUnaryRule,
+       [](double x) { return std::exp2(x); }},
+      {OpCode::Expm1, C::AIV, T::Vec, 1, 1, 1, {}, floatUnaryRule,
+       [](double x) { return std::expm1(x); }},
+      {OpCode::Erfc, C::AIV, T::Vec, 1, 1, 1, {}, floatUnaryRule,
+       [](double x) { return std::erfc(x); }},
       {OpCode::Cast, C::AIV, T::Vec, 1, 1, 1, {}, castRule},
       {OpCode::Sum, C::AIV, T::Vec, 1, 1, 1, kReductionAttrs, reductionRule},
       {OpCode::Amax, C::AIV, T::Vec, 1, 1, 1, kReductionAttrs, reductionRule},

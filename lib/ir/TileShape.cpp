@@ -289,26 +289,27 @@ std::string checkCubeTile(const CubeTile &tile, DType in, const target::DeviceSp
     elems = elems > std::numeric_limits<int64_t>::max() - other
                 ? std::numeric_limits<int64_t>::max()
                 : elems + other;
-    return mulSat(mulSat(elems, esize), 2);
+    return mulSat(elems, esize);
   };
   auto withFix = [](std::string msg, const std::string &fix) {
     return fix.empty() ? absl::StrCat(msg, "; use smaller tile sizes")
                        : absl::StrCat(msg, "; ", fix);
   };
 
-  // L0A and L0B are double buffered: one half is loaded while the cube reads the other.
-  if (int64_t need = l0aBytes(t), avail = buffers.l0a / 2; need > avail)
+  // PyPTO's capacity rules (set_cube_tile_shapes): one tile of each operand fits its
+  // L0 buffer, both L1 tiles fit L1 together. Room for a second copy of each (double
+  // buffering: the next tile loads while the cube reads this one) is codegen's choice:
+  // a leaf whose buffers leave none runs single-buffered, and the summary says so.
+  if (int64_t need = l0aBytes(t), avail = buffers.l0a; need > avail)
     return withFix(absl::StrCat("cube_tile needs mL0 x kL0 x ", typeBytes, " bytes = ", t.m[0], "x",
                                 t.k[0], "x", typeBytes, " = ", need,
-                                " bytes of L0A per buffer, but double buffering leaves ", avail,
-                                " of the device's ", buffers.l0a, " bytes"),
+                                " bytes of L0A, but the device has ", avail),
                    proposeCubeFix(t, {{'k', 0}, {'m', 0}},
                                   [&](const CubeTile &c) { return l0aBytes(c) <= avail; }));
-  if (int64_t need = l0bBytes(t), avail = buffers.l0b / 2; need > avail)
+  if (int64_t need = l0bBytes(t), avail = buffers.l0b; need > avail)
     return withFix(absl::StrCat("cube_tile needs kL0 x nL0 x ", typeBytes, " bytes = ", t.k[0], "x",
                                 t.n[0], "x", typeBytes, " = ", need,
-                                " bytes of L0B per buffer, but double buffering leaves ", avail,
-                                " of the device's ", buffers.l0b, " bytes"),
+                                " bytes of L0B, but the device has ", avail),
                    proposeCubeFix(t, {{'k', 0}, {'n', 0}},
                                   [&](const CubeTile &c) { return l0bBytes(c) <= avail; }));
   if (int64_t need = l0cBytes(t), avail = buffers.l0c; need > avail)
@@ -319,8 +320,8 @@ std::string checkCubeTile(const CubeTile &tile, DType in, const target::DeviceSp
                                   [&](const CubeTile &c) { return l0cBytes(c) <= avail; }));
   if (int64_t need = l1Bytes(t), avail = buffers.l1; need > avail)
     return withFix(absl::StrCat("cube_tile needs (mL1 x kL1 + kL1 x nL1) x ", typeBytes,
-                                " bytes x 2 buffers = (", t.m[1], "x", t.k[1], " + ", t.k[1], "x",
-                                t.n[1], ") x ", typeBytes, " x 2 = ", need,
+                                " bytes = (", t.m[1], "x", t.k[1], " + ", t.k[1], "x", t.n[1],
+                                ") x ", typeBytes, " = ", need,
                                 " bytes of L1, but the device has ", avail),
                    proposeCubeFix(t, {{'k', 1}, {'m', 1}, {'n', 1}},
                                   [&](const CubeTile &c) { return l1Bytes(c) <= avail; }));

@@ -81,9 +81,9 @@
 // holds the chunk, its partial and the running combine (3 tiles; 4 for mean, with
 // the 1/N tile); a copy through UB (assemble, concat, a fill, returning an alias)
 // holds 1 (ir::vecTileBuffers). Tiles are single-buffered here: multi-buffering is
-// NBufferMerge's decision, under its own budget. Cube: ir::checkCubeTile (L0A/L0B
-// double buffered, L0C, L1), and the K loop keeps the whole mL1 x nL1 accumulator
-// (clamped to M x N) in L0C. Alignment: the vec_tile's last dim
+// NBufferMerge's decision, under its own budget. Cube: ir::checkCubeTile (one tile
+// each in L0A, L0B, L0C and L1; double buffering is codegen's), and the K loop keeps
+// the whole mL1 x nL1 accumulator (clamped to M x N) in L0C. Alignment: the vec_tile's last dim
 // (ir::checkVecTile), and for transpose the input tile's last dim, which is a
 // permuted vec_tile dim.
 //

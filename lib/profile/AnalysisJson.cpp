@@ -157,6 +157,7 @@ private:
           json_.attribute("hash", g.hash);
           if (roots) json_.attribute("root_hash", g.rootHash);
           intIf(c_.hashOrders, "group_size", g.groupSize);
+          if (c_.hashOrders) json_.attribute("single_buffered", g.singleBuffered);
           json_.attribute("tasks", g.tasks);
           json_.attribute("cores_used", g.coresUsed);
           us("min_us", g.minUs);

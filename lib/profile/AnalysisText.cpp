@@ -112,6 +112,7 @@ std::string analysisText(const Analysis &a) {
                 us3(g.maxUs), us3(g.totalUs), percent(a.groupShares[i])});
   }
   groups.print(out, "  ");
+  out += singleBufferedNote(s);
 
   if (a.roots.size() > 1 || (a.roots.size() == 1 && a.control)) {
     out += "\nroot functions\n";

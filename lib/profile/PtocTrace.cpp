@@ -53,6 +53,7 @@ struct LoadedGroup {
   int64_t call = -1;
   std::string leafHash, key;
   int groupSize = 0;
+  bool singleBuffered = false;
 };
 
 /// A trace as read: otherData, tasks by call, pipes and the flows bound to tasks.
@@ -461,7 +462,8 @@ void Loader::readEvent(size_t i, JsonRef event, size_t offset) {
     if (group.call < 0 || task.call < group.call)
       group = LoadedGroup{task.call, args->getString("leaf_hash").value_or("").str(),
                           args->getString("group").value_or("").str(),
-                          static_cast<int>(groupSize)};
+                          static_cast<int>(groupSize),
+                          args->getBool("single_buffered").value_or(false)};
     tasks_[task.call] = std::move(task);
     return;
   }
@@ -720,6 +722,7 @@ std::optional<absl::StatusOr<Timeline>> readPtocTrace(llvm::StringRef text,
     g.hashOrder = order;
     g.leafHash = loaded.leafHash;
     g.groupSize = loaded.groupSize;
+    g.singleBuffered = loaded.singleBuffered;
     t.groups.push_back(std::move(g));
   }
   std::vector<char> described(t.groups.size(), 0);

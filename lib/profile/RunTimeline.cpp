@@ -67,6 +67,7 @@ absl::StatusOr<Timeline> timelineOf(const codegen::Program &program,
     g.core = coreKindLabel(leaf.core).str();
     g.leafHash = leaf.hash;
     g.groupSize = leaf.groupSize;
+    g.singleBuffered = leaf.noRoomToDoubleBuffer;
   }
 
   // One lane per core that ran a task, in first-use order.

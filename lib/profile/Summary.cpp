@@ -42,6 +42,17 @@ std::string us(double value) {
 
 } // namespace
 
+std::string singleBufferedNote(const Summary &s) {
+  std::vector<std::string> keys;
+  for (const GroupSummary &g : s.groups)
+    if (g.singleBuffered) keys.push_back(g.key);
+  if (keys.empty()) return "";
+  return absl::StrCat("  single-buffered (no room in a local buffer for a second copy, so each "
+                      "load waits for the compute before it): ",
+                      absl::StrJoin(keys, ", "),
+                      "; smaller tiles for their ops leave room to overlap loads with compute\n");
+}
+
 std::string summaryText(const Summary &s) {
   std::string out = absl::StrFormat("simulated %s us (bound %s us, %.0f%% of roofline, limited "
                                     "by %s)\n",
@@ -82,6 +93,7 @@ std::string summaryText(const Summary &s) {
                 absl::StrCat(g.coresUsed), us3(g.minUs), us3(g.avgUs), us3(g.maxUs),
                 us3(g.totalUs)});
   groups.print(out, "  ");
+  out += singleBufferedNote(s);
 
   out += "\nlongest tasks\n";
   Table top({"call", "sg", "group", "core", "start_us", "dur_us"}, /*labelColumn=*/false);

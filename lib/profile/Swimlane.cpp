@@ -182,6 +182,7 @@ void writeTasks(EventWriter &events, const Program &program, const RunRecord &re
         json.attribute("hash_order", leaf.hashOrder);
         json.attribute("group", program.groupKey(call.leaf));
         json.attribute("group_size", leaf.groupSize);
+        if (leaf.noRoomToDoubleBuffer) json.attribute("single_buffered", true);
         json.attributeArray("regions", [&] {
           for (const codegen::Region &region : call.regions) json.value(regionText(program, region));
         });

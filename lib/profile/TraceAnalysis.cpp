@@ -233,6 +233,7 @@ void Analyzer::fillGroups() {
     out.hash = tg.leafHash;
     out.rootHash = tg.rootHash;
     out.groupSize = tg.groupSize;
+    out.singleBuffered = tg.singleBuffered;
     out.tasks = g.tasks;
     out.coresUsed = g.lanes;
     out.minUs = us(g.minTicks);

@@ -56,6 +56,15 @@ std::optional<double> JsonRef::getNumber(llvm::StringRef key) const {
   std::optional<JsonRef> v = get(key);
   return v ? v->asNumber() : std::nullopt;
 }
+std::optional<bool> JsonRef::asBool() const {
+  const JsonDoc::Node &n = doc_->nodes_[node_];
+  if (n.kind != Kind::Bool) return std::nullopt;
+  return n.integer != 0;
+}
+std::optional<bool> JsonRef::getBool(llvm::StringRef key) const {
+  std::optional<JsonRef> v = get(key);
+  return v ? v->asBool() : std::nullopt;
+}
 std::optional<int64_t> JsonRef::getInteger(llvm::StringRef key) const {
   std::optional<JsonRef> v = get(key);
   return v ? v->asInteger() : std::nullopt;
@@ -423,7 +432,10 @@ bool JsonReader::value(JsonDoc *doc, int depth, uint32_t *node) {
   case 'f':
   case 'n':
     if (!literal(c == 't' ? "true" : c == 'f' ? "false" : "null")) return false;
-    if (doc) at().kind = c == 'n' ? JsonRef::Kind::Null : JsonRef::Kind::Bool;
+    if (doc) {
+      at().kind = c == 'n' ? JsonRef::Kind::Null : JsonRef::Kind::Bool;
+      at().integer = c == 't'; // a bool's value
+    }
     return true;
   default: {
     if (c != '-' && !isDigit(c)) return fail("invalid JSON value");

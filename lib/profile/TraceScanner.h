@@ -42,12 +42,14 @@ public:
   std::optional<llvm::StringRef> asString() const;
   std::optional<double> asNumber() const;
   std::optional<int64_t> asInteger() const;
+  std::optional<bool> asBool() const;
 
   /// Object members (the first with that key); nullopt when absent or not an object.
   std::optional<JsonRef> get(llvm::StringRef key) const;
   std::optional<llvm::StringRef> getString(llvm::StringRef key) const;
   std::optional<double> getNumber(llvm::StringRef key) const;
   std::optional<int64_t> getInteger(llvm::StringRef key) const;
+  std::optional<bool> getBool(llvm::StringRef key) const;
   std::optional<JsonRef> getObject(llvm::StringRef key) const;
 
 private:

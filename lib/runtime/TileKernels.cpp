@@ -134,6 +134,25 @@ void unaryFloat(OpCode code, const float *xp, float *op, int64_t n) {
   case OpCode::Tanh: o = x.tanh(); break;
   case OpCode::Gelu: gelu(xp, op, n); break;
   case OpCode::Reciprocal: o = x.inverse(); break;
+  case OpCode::Ceil: o = x.ceil(); break;
+  case OpCode::Floor: o = x.floor(); break;
+  // Element by element with the C library (ties to even for round, in the default
+  // rounding mode ptoc never changes), as the folder's double evaluation rounds.
+  case OpCode::Trunc:
+    for (int64_t i = 0; i < n; ++i) op[i] = std::trunc(xp[i]);
+    break;
+  case OpCode::Round:
+    for (int64_t i = 0; i < n; ++i) op[i] = std::nearbyint(xp[i]);
+    break;
+  case OpCode::Exp2:
+    for (int64_t i = 0; i < n; ++i) op[i] = std::exp2(xp[i]);
+    break;
+  case OpCode::Expm1:
+    for (int64_t i = 0; i < n; ++i) op[i] = std::expm1(xp[i]);
+    break;
+  case OpCode::Erfc:
+    for (int64_t i = 0; i < n; ++i) op[i] = std::erfc(xp[i]);
+    break;
   default: break; // the planner admits only elementwise unary ops here
   }
 }

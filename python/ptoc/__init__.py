@@ -1,8 +1,8 @@
 """ptoc: fused tile operators for Ascend-style NPUs, compiled and run on the CPU.
 
 Write an operator against whole tensors, set tile shapes and options, and call it
-with numpy arrays: the outputs are computed for real on the host, and the run is
-simulated on a model of the device (``last_run``: time, roofline bound, utilisation,
+with numpy arrays or torch tensors: the outputs are computed for real on the host,
+and the run is simulated on a model of the device (``last_run``: time, roofline bound, utilisation,
 summary, swimlane). See docs/python.md.
 """
 
@@ -13,9 +13,10 @@ from .errors import (ArgumentError, CompileError, DTypeError, Error, FileError, 
                      OptionError, RunError, ShapeError, TileShapeError)
 from .autotune import AutotunedFunction, ConfigResult, autotune
 from .jit import CacheInfo, CompiledKernel, JitFunction, jit
-from .ops import (abs, add, amax, amin, cast, concat, div, exp, full, gelu, log, matmul,
-                  maximum, mean, minimum, mul, neg, pow, reciprocal, relu, reshape, rsqrt,
-                  sigmoid, sqrt, sub, sum, tanh, transpose)
+from .ops import (abs, add, amax, amin, cast, ceil, clip, clone, concat, div, erfc, exp, exp2,
+                  expm1, floor, full, gelu, log, matmul, maximum, mean, minimum, mul, neg, pow,
+                  reciprocal, relu, reshape, round, rsqrt, sigmoid, softmax, sqrt, sub, sum,
+                  tanh, transpose, trunc, unsqueeze)
 from .options import options
 from .settings import (pass_option_names, set_cube_tile_shapes, set_debug_options,
                        set_pass_options, set_runtime_options, set_vec_tile_shapes)

@@ -2,8 +2,9 @@
 the device, and run it (numerics on the host, timing on the simulated device).
 
 A call with a new signature (argument shapes and dtypes, constant arguments,
-options, device) traces and compiles once; later calls with the same signature
-reuse the compiled kernel (``cache_info()`` counts hits and misses).
+options, device; constants compared by value) traces and compiles once; later calls
+with the same signature reuse the compiled kernel (``cache_info()`` counts hits and
+misses). Array arguments and results: arrays.py.
 """
 
 import collections
@@ -16,8 +17,10 @@ import warnings
 import numpy as np
 
 from . import _ptoc
-from .dtypes import DT_BF16, as_dtype, from_array_dtype
-from .errors import ArgumentError, DTypeError, Error, OptionError, ShapeError
+from .arrays import TORCH, for_user, host_array, not_computed, to_torch
+from .constants import Unkeyable, freeze
+from .dtypes import as_dtype
+from .errors import ArgumentError, Error, OptionError
 from .options import STAGES, OptionSet, ambient, defaults
 from .tensor import Tensor
 from .tracing import Trace, tracing
@@ -133,7 +136,8 @@ class _Plan:
 
 
 class JitFunction:
-    """A ``@ptoc.jit`` function. Call it with numpy arrays."""
+    """A ``@ptoc.jit`` function. Call it with arrays: numpy, torch CPU tensors, or
+    anything with ``__dlpack__``, ``__array_interface__`` or the buffer protocol."""
 
     def __init__(self, fn, device, options, tile_overrides=None):
         self.fn = fn
@@ -209,68 +213,52 @@ class JitFunction:
         bound.apply_defaults()
         return bound.arguments
 
-    def _param_spec(self, name, value):
-        """(dtype, shape) of a tensor parameter, or None for a constant."""
-        ann = self._annotations.get(name)
+    def _host_arrays(self, arguments):
+        """{name: HostArray} of the call's array arguments (the tensor parameters);
+        every other argument is a compile-time constant."""
         qual = self.fn.__qualname__
-        if ann is None and not isinstance(value, np.ndarray):
-            return None
-        if not isinstance(value, np.ndarray):
-            raise DTypeError(f"{qual}(): parameter '{name}' is a tensor "
-                             f"({list(ann.shape)}, {ann.dtype!r}); pass a numpy array, got "
-                             f"{type(value).__name__}")
-        if ann is not None:
-            want = ann.dtype.numpy
-            if value.dtype != want:
-                raise DTypeError(f"{qual}(): parameter '{name}' must be a numpy {want} array "
-                                 f"({ann.dtype!r}), got {value.dtype}; convert it with "
-                                 f".astype(np.{want})")
-            if tuple(value.shape) != ann.shape:
-                raise ShapeError(f"{qual}(): parameter '{name}' must have shape "
-                                 f"{list(ann.shape)}, got {list(value.shape)}")
-            return ann.dtype, tuple(value.shape)
-        dtype = from_array_dtype(value.dtype)
-        if dtype is None:
-            raise DTypeError(f"{qual}(): parameter '{name}' has numpy dtype {value.dtype}, which "
-                             "ptoc has no element type for; pass float32, float16, int8 or int32 "
-                             "(or annotate it as ptoc.Tensor(shape, ptoc.DT_BF16) for bf16)")
-        if value.ndim == 0 or 0 in value.shape:
-            raise ShapeError(f"{qual}(): parameter '{name}' has shape {list(value.shape)}; "
-                             "tensors need at least one dimension and no empty dimension")
-        return dtype, tuple(value.shape)
+        hosts = {}
+        for name, value in arguments.items():
+            h = host_array(qual, name, value, self._annotations.get(name))
+            if h is not None:
+                hosts[name] = h
+        return hosts
 
     def _resolve_options(self):
         return self.options.merged_over(ambient())
 
-    def _signature_key(self, arguments, options):
+    def _signature_key(self, arguments, options, hosts=None):
+        if hosts is None:
+            hosts = self._host_arrays(arguments)
         parts = []
         for name, value in arguments.items():
-            spec = self._param_spec(name, value)
-            if spec is None:
-                try:
-                    hash(value)
-                except TypeError:
-                    raise ArgumentError(f"{self.fn.__qualname__}(): parameter '{name}' is neither "
-                                    f"a numpy array nor a hashable constant "
-                                    f"({type(value).__name__})") from None
-                parts.append((name, "const", type(value).__name__, value))
-            else:
-                parts.append((name, spec[0].ir_name, spec[1]))
+            h = hosts.get(name)
+            if h is not None:
+                parts.append((name, h.dtype.ir_name, h.shape))
+                continue
+            try:
+                parts.append((name, "const", freeze(value)))
+            except Unkeyable as e:
+                raise ArgumentError(
+                    f"{self.fn.__qualname__}(): parameter '{name}' is neither an array (numpy, "
+                    f"torch, DLPack or buffer) nor a constant ptoc can key its cache by: "
+                    f"{e.path.replace('value', name, 1)} {e.reason}; pass a hashable value, or "
+                    "lists, tuples, dicts, sets or dataclasses of them") from None
         compile_options = (_freeze(options.pass_options), _freeze(options.host_options),
                            options.debug_options.get("compile_debug_mode", 0),
                            options.debug_options.get("output_dir", "") if
                            options.debug_options.get("compile_debug_mode", 0) else "")
         return (tuple(parts), compile_options, self.device)
 
-    def _trace_and_compile(self, arguments, options, key=None):
+    def _trace_and_compile(self, arguments, options, key=None, hosts=None):
         session = session_for(self.device)
         plan = _Plan()
         specs = []
-        for name, value in arguments.items():
-            spec = self._param_spec(name, value)
-            if spec is not None:
-                plan.tensor_params.append(name)
-                specs.append((list(spec[1]), spec[0].ir_name, name))
+        if hosts is None:
+            hosts = self._host_arrays(arguments)
+        for name, h in hosts.items():
+            plan.tensor_params.append(name)
+            specs.append((list(h.shape), h.dtype.ir_name, name))
         builder = _ptoc.Builder(session, self.fn.__name__, specs)
         trace = Trace(builder, self.fn.__name__)
         trace.scope = -1
@@ -311,12 +299,8 @@ class JitFunction:
                             "to this call's trace")
             results.append(r._value())
         plan.num_returned = len(returned or ())
-        unused = [name for name in plan.tensor_params
-                  if not params[name]._read and not params[name]._written]
-        if unused:
-            raise Error(self._at_def(
-                f"{self.fn.__qualname__}: parameter '{unused[0]}' is never read or written; if "
-                f"it is an output, write it with {unused[0]}[:] = ..., otherwise remove it"))
+        # A tensor parameter that is never read nor written is allowed (an input the
+        # function does not need here); a function that produces nothing is not.
         if not results:
             raise Error(self._at_def(f"{self.fn.__qualname__} produces nothing: write an output "
                                      "parameter (y[:] = ...) or return a tensor"))
@@ -361,15 +345,17 @@ class JitFunction:
                 plan.runtime_options.setdefault("device_sched_mode", kernel.bank_sched_mode)
         return CompiledKernel(kernel, plan, final)
 
-    def _lookup(self, arguments, options=None):
+    def _lookup(self, arguments, options=None, hosts=None):
         options = options or self._resolve_options()
-        key = self._signature_key(arguments, options)
+        if hosts is None:
+            hosts = self._host_arrays(arguments)
+        key = self._signature_key(arguments, options, hosts)
         with self._lock:
             compiled = self._cache.get(key)
             if compiled is not None:
                 self._hits += 1
                 return compiled
-        compiled = self._trace_and_compile(arguments, options, key)
+        compiled = self._trace_and_compile(arguments, options, key, hosts)
         with self._lock:
             self._misses += 1
             self._cache.setdefault(key, compiled)
@@ -390,35 +376,29 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         arguments = self._bind(args, kwargs)
         options = self._resolve_options()
-        compiled = self._lookup(arguments, options)
+        hosts = self._host_arrays(arguments)
+        compiled = self._lookup(arguments, options, hosts)
         if compiled.stage != "codegen":
             return compiled  # host_options compile_stage stopped before code
-        return self._run(compiled, arguments, options)
+        return self._run(compiled, hosts, options)
 
-    def _run(self, compiled, arguments, options):
+    def _run(self, compiled, hosts, options):
         plan = compiled._plan
         kernel = compiled._kernel
         session = session_for(self.device)
-        in_arrays = []
-        for name, spec in zip(plan.tensor_params, kernel.args):
-            a = arguments[name]
-            if spec["dtype"] == DT_BF16.ir_name:
-                a = _ptoc.float_to_bf16(a)
-            else:
-                a = np.ascontiguousarray(a)
-            in_arrays.append(a)
+        qual = self.fn.__qualname__
+        in_arrays = [hosts[name].for_kernel() for name in plan.tensor_params]
         out_arrays, copy_back = [], []
         for i, spec in enumerate(kernel.results):
             storage = as_dtype(spec["dtype"]).storage
             if i < len(plan.outputs):
-                user = arguments[plan.outputs[i]]
-                if not user.flags.writeable:
-                    raise Error(f"{self.fn.__qualname__}(): output parameter '{plan.outputs[i]}' "
-                                "is a read-only array; pass a writable one")
-                if user.dtype == storage and user.flags.c_contiguous:
-                    out_arrays.append(user)
+                name = plan.outputs[i]
+                user = hosts[name]
+                target = user.writable_view(qual, name)
+                if target.dtype == storage and target.flags.c_contiguous:
+                    out_arrays.append(target)  # the kernel writes the caller's memory
                     continue
-                copy_back.append((user, len(out_arrays)))
+                copy_back.append((user, target, len(out_arrays)))
             out_arrays.append(np.empty(spec["shape"], dtype=storage))
         # Resolved per call: ambient and jit options, then the function's own settings.
         run = dict(defaults("runtime_options"), **options.runtime_options)
@@ -431,25 +411,21 @@ class JitFunction:
         self._local.last_run = report
         self._last_run = report
 
-        def user_view(i):
-            a = out_arrays[i]
-            return _ptoc.bf16_to_float(a) if kernel.results[i]["dtype"] == "bf16" else a
-
-        def not_computed(i):
-            # run_numerics=False computes nothing: a returned tensor is NaN (floats) or
-            # 0 (ints) of its shape and dtype, never uninitialised memory.
-            dtype = np.dtype(np.float32) if kernel.results[i]["dtype"] == "bf16" \
-                else np.dtype(as_dtype(kernel.results[i]["dtype"]).storage)
-            fill = np.nan if dtype.kind == "f" else 0
-            return np.full(kernel.results[i]["shape"], fill, dtype=dtype)
-
-        if not run["run_numerics"]:
-            # Output parameters keep what they held (nothing is copied back).
-            returned = [not_computed(i) for i in range(len(plan.outputs), len(out_arrays))]
-        else:
-            for user, i in copy_back:
-                np.copyto(user, user_view(i), casting="unsafe")
-            returned = [user_view(i) for i in range(len(plan.outputs), len(out_arrays))]
+        # Returned tensors are torch tensors when every array argument is one (bf16
+        # then exact, as torch.bfloat16), numpy arrays otherwise.
+        as_torch = bool(hosts) and all(h.kind == TORCH for h in hosts.values())
+        returned = []
+        for i in range(len(plan.outputs), len(out_arrays)):
+            dtype = as_dtype(kernel.results[i]["dtype"])
+            if not run["run_numerics"]:
+                returned.append(not_computed(kernel.results[i]["shape"], dtype, as_torch))
+            elif as_torch:
+                returned.append(to_torch(out_arrays[i], dtype))
+            else:
+                returned.append(for_user(out_arrays[i], dtype))
+        if run["run_numerics"]:  # else output parameters keep what they held
+            for user, target, i in copy_back:
+                user.store(target, out_arrays[i])
         if plan.return_kind is None:
             return None
         if plan.return_kind == "one":

@@ -114,6 +114,81 @@ def sigmoid(x): return _unary("sigmoid", x)
 def tanh(x): return _unary("tanh", x)
 def gelu(x): return _unary("gelu", x)
 def reciprocal(x): return _unary("reciprocal", x)
+def ceil(x): return _unary("ceil", x)
+def floor(x): return _unary("floor", x)
+def trunc(x): return _unary("trunc", x)
+def exp2(x): return _unary("exp2", x)
+def expm1(x): return _unary("expm1", x)
+def erfc(x): return _unary("erfc", x)
+
+
+def round(x, decimals=0):
+    """``x`` rounded to ``decimals`` decimal places, ties to even (numpy's and torch's
+    rule). As numpy does, a non-zero ``decimals`` scales by 10**|decimals| (multiply
+    for positive, divide for negative), rounds and scales back; integers are returned
+    as they are for ``decimals >= 0``."""
+    trace = _trace_of("round", x)
+    x = _operand(trace, x, "ptoc.round")
+    if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral):
+        raise ArgumentError(located(f"ptoc.round: decimals must be an int, got {decimals!r}"))
+    decimals = int(decimals)
+    if not x.dtype.is_float:
+        if decimals >= 0:
+            return x
+        raise DTypeError(located(f"ptoc.round: decimals={decimals} on an integer tensor "
+                                 f"({x.dtype!r}) is not supported; cast it to a float dtype "
+                                 "first"))
+    if decimals == 0:
+        return _unary("round", x)
+    scale = 10.0 ** builtins.abs(decimals)
+    if decimals > 0:
+        return div(_unary("round", mul(x, scale)), scale)
+    return mul(_unary("round", div(x, scale)), scale)
+
+
+def clip(x, min=None, max=None):
+    """``x`` limited to [min, max] (either may be None; each a number or a tensor
+    that broadcasts): ``minimum(maximum(x, min), max)``, as numpy and torch."""
+    if min is None and max is None:
+        raise ArgumentError(located("ptoc.clip: give min, max or both"))
+    out = x
+    if min is not None:
+        out = maximum(out, min)
+    if max is not None:
+        out = minimum(out, max)
+    return out
+
+
+def softmax(x, dim=-1):
+    """``exp(x - max) / sum(exp(x - max))`` along ``dim`` (one reduction axis): the
+    row max and sum are kept per row, so the vec tile should cover ``dim`` whole."""
+    trace = _trace_of("softmax", x)
+    x = _operand(trace, x, "ptoc.softmax")
+    d = _dim(x, dim, "softmax")
+    e = exp(sub(x, amax(x, d, keepdim=True)))
+    return div(e, sum(e, d, keepdim=True))
+
+
+def unsqueeze(x, dim):
+    """``x`` with a dimension of size 1 inserted at ``dim`` (-rank-1 <= dim <= rank)."""
+    trace = _trace_of("unsqueeze", x)
+    x = _operand(trace, x, "ptoc.unsqueeze")
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or \
+            not -x.ndim - 1 <= dim <= x.ndim:
+        raise ShapeError(located(f"ptoc.unsqueeze: dim {dim!r} is out of range for a tensor of "
+                                 f"rank {x.ndim} (valid: {-x.ndim - 1}..{x.ndim})"))
+    d = int(dim) % (x.ndim + 1)
+    shape = list(x.shape)
+    shape.insert(d, 1)
+    return reshape(x, shape)
+
+
+def clone(x):
+    """A tensor with ``x``'s values. Traced values are immutable, so it shares them:
+    a slice written into the clone (``c[0] = ...``) changes the clone only."""
+    trace = _trace_of("clone", x)
+    x = _operand(trace, x, "ptoc.clone")
+    return _tensor.Tensor._bound(trace, x._value())
 
 
 def cast(x, dtype):

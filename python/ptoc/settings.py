@@ -4,10 +4,18 @@ tile shapes (the ops created next), pass options (this kernel's compilation;
 """
 
 import numbers
+import warnings
+
+import numpy as np
 
 from .errors import ArgumentError, OptionError, TileShapeError
 from .options import INT64_MAX, check_options, check_pass_options
-from .tracing import current_trace, located
+from .tracing import current_trace, located, user_location
+
+
+# Which warnings were shown, per place in the user's code (warnings.warn_explicit
+# shows each once per place with the default filter).
+_warned = {}
 
 
 def _positive_ints(values, what):
@@ -44,11 +52,32 @@ def set_vec_tile_shapes(*dims, label=None):
     trace.builder.set_vec_tile(_positive_ints(dims, "ptoc.set_vec_tile_shapes"))
 
 
-def set_cube_tile_shapes(m, k, n, label=None):
+def set_cube_tile_shapes(m, k, n, enable_split_k=False, *, label=None):
     """The tile shape of the matmuls created after this call: ``[L0, L1]`` sizes
-    for each of m, k, n (an int means the same size for both levels). ``label`` names
-    the call for ``@ptoc.autotune`` configs (``{"cube_tile": {label: (m, k, n)}}``)."""
+    for each of m, k, n (an int means the same size for both levels).
+    ``enable_split_k`` is PyPTO's multi-core split-K switch: accepted, not modelled
+    (a warning says so when it is True; each matmul keeps its K on one core). ``label``
+    (keyword-only) names the call for ``@ptoc.autotune`` configs
+    (``{"cube_tile": {label: (m, k, n)}}``); a str in 4th place is also taken as the
+    label, as before enable_split_k existed."""
     trace = current_trace("ptoc.set_cube_tile_shapes")
+    if isinstance(enable_split_k, str):
+        if label is not None:
+            raise ArgumentError(located(f"ptoc.set_cube_tile_shapes: label given twice "
+                                        f"({enable_split_k!r} in 4th place and label={label!r})"))
+        label, enable_split_k = enable_split_k, False
+    elif not isinstance(enable_split_k, (bool, np.bool_)):
+        raise ArgumentError(located(
+            f"ptoc.set_cube_tile_shapes: the 4th argument is enable_split_k (PyPTO's split-K "
+            f"switch), True or False; got {enable_split_k!r}. Name a call for "
+            f"@ptoc.autotune with label=..."))
+    if enable_split_k:
+        file, line = user_location()
+        warnings.warn_explicit(
+            "ptoc.set_cube_tile_shapes: enable_split_k=True (PyPTO's multi-core split-K) is "
+            "accepted but not modelled: ptoc keeps each matmul's K on one core, so results are "
+            "the same and the simulated time is that of the unsplit matmul",
+            UserWarning, file, line, registry=_warned)
     _check_label(label, "ptoc.set_cube_tile_shapes")
     override = trace.tile_shape("cube_tile", label, None)
     if override is not None:

@@ -123,6 +123,11 @@ class Tensor:
     def __neg__(self): return ops.neg(self)
     def __pos__(self): return self
     def __abs__(self): return ops.abs(self)
+    # round(t), math.floor(t), math.ceil(t), math.trunc(t) record the ops.
+    def __round__(self, ndigits=None): return ops.round(self, ndigits or 0)
+    def __floor__(self): return ops.floor(self)
+    def __ceil__(self): return ops.ceil(self)
+    def __trunc__(self): return ops.trunc(self)
 
     # --- methods ---
     def exp(self): return ops.exp(self)
@@ -135,6 +140,17 @@ class Tensor:
     def tanh(self): return ops.tanh(self)
     def gelu(self): return ops.gelu(self)
     def reciprocal(self): return ops.reciprocal(self)
+    def ceil(self): return ops.ceil(self)
+    def floor(self): return ops.floor(self)
+    def trunc(self): return ops.trunc(self)
+    def round(self, decimals=0): return ops.round(self, decimals)
+    def exp2(self): return ops.exp2(self)
+    def expm1(self): return ops.expm1(self)
+    def erfc(self): return ops.erfc(self)
+    def clip(self, min=None, max=None): return ops.clip(self, min, max)
+    def softmax(self, dim=-1): return ops.softmax(self, dim)
+    def unsqueeze(self, dim): return ops.unsqueeze(self, dim)
+    def clone(self): return ops.clone(self)
     def neg(self): return ops.neg(self)
     def add(self, o): return ops.add(self, o)
     def sub(self, o): return ops.sub(self, o)

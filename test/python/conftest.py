@@ -6,12 +6,26 @@ Test modules import the helpers with ``from conftest import ...`` (pytest puts t
 folder on sys.path) and take the ``rng`` fixture.
 """
 
+import atexit
 import math
+import os
+import shutil
+import tempfile
 
 import numpy as np
 import pytest
 
-import ptoc
+# Run from ctest, the suite writes its run folders and tuning bank into the build
+# tree (test/CMakeLists.txt). Run directly (pytest test/python), it must not write
+# into the source tree (./output) or into the user's own knowledge bank
+# (~/.cache/ptoc/bank): both default to a temporary folder removed at exit.
+if "PTOC_OUTPUT_DIR" not in os.environ or "PTOC_TUNE_BANK_PATH" not in os.environ:
+    _scratch = tempfile.mkdtemp(prefix="ptoc-pytest-")
+    atexit.register(shutil.rmtree, _scratch, ignore_errors=True)
+    os.environ.setdefault("PTOC_OUTPUT_DIR", os.path.join(_scratch, "output"))
+    os.environ.setdefault("PTOC_TUNE_BANK_PATH", os.path.join(_scratch, "bank"))
+
+import ptoc  # noqa: E402 (after the environment it reads)
 
 TINY = "tiny"
 A2 = "a2"

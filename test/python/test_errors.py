@@ -360,16 +360,15 @@ def test_bad_device_name():
 
 # --- the function as a whole ----------------------------------------------------------
 
-def test_parameter_never_read_or_written():
+def test_parameter_never_read_or_written_is_allowed():
+    """An unused tensor parameter once was an error; a function may ignore an input
+    (PyPTO programs pass inputs some configurations do not use)."""
     @jit
     def f(x, unused):
         ptoc.set_vec_tile_shapes(32, 64)
         return ptoc.exp(x)
 
-    e = raises(ptoc.Error, None, f, A, A)
-    msg = str(e)
-    assert "'unused'" in msg and "unused[:] = " in msg  # how to make it an output
-    assert BASENAME in msg  # located at the function
+    np.testing.assert_allclose(f(A, A), np.exp(A), rtol=1e-6)
 
 
 def test_function_producing_nothing():

@@ -4,10 +4,12 @@ and set_runtime_options. Each test compiles a small kernel with and without the
 setting and asserts the documented difference in .ir(stage) / .stats / the run report.
 """
 import functools
+import io
 import json
 import re
 
 import numpy as np
+import pytest
 
 import ptoc
 
@@ -217,6 +219,51 @@ def test_cube_tile_shapes_apply_to_the_matmuls_after_the_call():
     tensor = two_matmuls.compile(a, b, c).ir("tensor")
     tiles = re.findall(r"= matmul [^\n]*cube_tile = \{m = \[(\d+), (\d+)\]", tensor)
     assert tiles == [("32", "32"), ("16", "16")]
+
+
+def split_k_matmul(flag, **kw):
+    @ptoc.jit(device=TINY)
+    def mm(a, b):
+        ptoc.set_cube_tile_shapes([32, 32], [32, 32], [32, 32], flag, **kw)
+        return a @ b
+    return mm
+
+
+def test_split_k_flag_in_4th_place_is_not_a_label():
+    """Regression: set_cube_tile_shapes(m, k, n, True), PyPTO's enable_split_k, bound
+    True to label= silently. It is the split-K flag: accepted, one warning (not
+    modelled), same results; False says nothing."""
+    import warnings
+    a, b = MATMUL_ARGS
+    ref = a.astype(np.float32) @ b.astype(np.float32)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        np.testing.assert_allclose(split_k_matmul(True)(a, b), ref, rtol=1e-3)
+        np.testing.assert_allclose(split_k_matmul(False)(a, b), ref, rtol=1e-3)
+        np.testing.assert_allclose(split_k_matmul(np.bool_(False))(a, b), ref, rtol=1e-3)
+    texts = [str(w.message) for w in caught]
+    assert len(texts) == 1 and "enable_split_k" in texts[0] and "not modelled" in texts[0]
+    assert caught[0].filename == __file__  # at the user's call
+
+
+def test_split_k_by_keyword_and_label_keyword_only():
+    a, b = MATMUL_ARGS
+    f = ptoc.autotune([{"cube_tile": {"mm": ([32, 32], [32, 32], [32, 32])}},
+                       {"cube_tile": {"mm": ([16, 16], [32, 32], [16, 16])}}],
+                      file=io.StringIO())(split_k_matmul(False, label="mm"))
+    f(a, b)
+    assert len([r for r in f.results if r.valid]) == 2
+    # A str in 4th place is still the label.
+    tensor = split_k_matmul("mm").with_config(cube_tile={"mm": (16, 32, 16)}).compile(a, b)
+    assert "cube_tile = {m = [16, 16]" in tensor.ir("tensor")
+
+
+@pytest.mark.parametrize("bad", [1, 2.0, None, [True]])
+def test_split_k_flag_must_be_a_bool(bad):
+    a, b = MATMUL_ARGS
+    with pytest.raises(ptoc.ArgumentError) as e:
+        split_k_matmul(bad)(a, b)
+    assert "enable_split_k" in str(e.value) and "label=" in str(e.value)
 
 
 # --- set_pass_options: every knob ---------------------------------------------

@@ -499,3 +499,22 @@ def test_int_output_partial_write(rng):
     want = np.full((100, 200), -1, I32)
     want[:, 100:] = x[:, 100:] * 3
     np.testing.assert_array_equal(y, want)
+
+
+# --- a tile of another rank on a returned or written slice/reshape ---------------------
+
+def test_rank_2_tile_on_a_returned_rank_1_view_and_reshape(x):
+    """Regression: after set_vec_tile_shapes(32, 64) a returned row x[3] or flattened
+    x.reshape(-1), or a row written into a rank-1 output, failed with "'reshape' op
+    has no vec_tile". The rank-2 tile adapts (its trailing size) as for x[3] + 1."""
+    @jit
+    def f(x, row_out):
+        ptoc.set_vec_tile_shapes(32, 64)
+        row_out[:] = x[3]
+        return x[5], x[0:2, :].reshape(-1)
+
+    row_out = sentinel((200,))
+    r5, flat = f(x, row_out)
+    np.testing.assert_array_equal(row_out, x[3])
+    np.testing.assert_array_equal(r5, x[5])
+    np.testing.assert_array_equal(flat, x[0:2, :].reshape(-1))

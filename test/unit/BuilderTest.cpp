@@ -5,6 +5,7 @@
 
 #include "ptoc/ir/GraphBuilder.h"
 #include "ptoc/ir/Printer.h"
+#include "ptoc/ir/TileShape.h"
 #include "ptoc/ir/Verifier.h"
 #include "ptoc/target/DeviceSpec.h"
 
@@ -161,6 +162,26 @@ TEST_CASE("tile scopes apply to the following ops of their kind", "[builder]") {
   // Explicit attributes override the scope.
   Value *e3 = *b.create(OpCode::Exp, {b.arg(0)}, {{ctx.id("vec_tile"), ctx.intArrayAttr({16, 64})}});
   CHECK(e3->definingOp()->attr("vec_tile") == ctx.intArrayAttr({16, 64}));
+}
+
+TEST_CASE("a view or reshape of another rank takes the tile when it adapts", "[builder]") {
+  // Regression: the tile set for rank-2 tensors was left off a rank-1 view or
+  // reshape, so returning (or writing out) the row x[3] failed with "no vec_tile".
+  Context ctx;
+  Module m(ctx);
+  GraphBuilder b(m);
+  REQUIRE(b.beginFunc("f", {ctx.tensorType(DType::F32, {16, 64})}).ok());
+  b.setVecTile({8, 64});
+  Value *row = *b.view(b.arg(0), {3, 0}, {1, 64});
+  Value *flat = *b.reshape(row, {64});
+  Value *all = *b.reshape(b.arg(0), {1024});
+  CHECK(row->definingOp()->attr("vec_tile") == ctx.intArrayAttr({8, 64}));
+  CHECK(flat->definingOp()->attr("vec_tile") == ctx.intArrayAttr({8, 64}));
+  CHECK(all->definingOp()->attr("vec_tile") == ctx.intArrayAttr({8, 64}));
+  CHECK(*adaptVecTile({8, 64}, {64}) == llvm::SmallVector<int64_t, 4>{64});
+  // A shorter tile whose missing leading dim is not 1 does not adapt: no tile.
+  Value *cube = *b.reshape(b.arg(0), {4, 4, 64});
+  CHECK_FALSE(cube->definingOp()->attr("vec_tile"));
 }
 
 TEST_CASE("builder checks tile shapes as ops are created", "[builder]") {

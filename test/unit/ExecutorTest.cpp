@@ -284,11 +284,13 @@ TEST_CASE("elementwise chain over two tiles with a tail tile", "[exec]") {
 }
 
 TEST_CASE("unary ops follow the folder's scalar functions", "[exec]") {
-  std::vector<double> vals = {-3.5, -1.0, -0.25, -0.0, 0.0, 0.3, 1.0, 2.0, 7.25, 20.0};
+  // -2.5, 0.5 and 2.5: round's ties go to the even neighbour.
+  std::vector<double> vals = {-3.5, -2.5, -0.25, -0.0, 0.5, 0.3, 1.0, 2.5, 7.25, 20.0};
   std::vector<double> pos = {0.01, 0.3, 1.0, 2.0, 4.0, 9.0, 100.0, 1e-3, 12345.0, 0.5};
   for (OpCode code : {OpCode::Neg, OpCode::Exp, OpCode::Log, OpCode::Sqrt, OpCode::Rsqrt,
                       OpCode::Abs, OpCode::Relu, OpCode::Sigmoid, OpCode::Tanh, OpCode::Gelu,
-                      OpCode::Reciprocal}) {
+                      OpCode::Reciprocal, OpCode::Ceil, OpCode::Floor, OpCode::Trunc,
+                      OpCode::Round, OpCode::Exp2, OpCode::Expm1, OpCode::Erfc}) {
     bool positiveOnly = code == OpCode::Log || code == OpCode::Sqrt || code == OpCode::Rsqrt;
     const auto &in = positiveOnly ? pos : vals;
     ProgramBuilder pb;

@@ -252,7 +252,10 @@ TEST_CASE("numerics: unary ops, every dtype, tail tiles", "[numerics]") {
                     {"log", true, Inputs::Positive},        {"sqrt", true, Inputs::Positive},
                     {"rsqrt", true, Inputs::Positive},      {"sigmoid", true, Inputs::Random},
                     {"tanh", true, Inputs::Random},         {"gelu", true, Inputs::Random},
-                    {"reciprocal", true, Inputs::Positive}};
+                    {"reciprocal", true, Inputs::Positive}, {"ceil", false, Inputs::Random},
+                    {"floor", false, Inputs::Random},       {"trunc", false, Inputs::Random},
+                    {"round", false, Inputs::Random},       {"exp2", true, Inputs::Random},
+                    {"expm1", true, Inputs::Random},        {"erfc", true, Inputs::Random}};
   std::vector<Case> cases;
   for (DType t : kAll)
     for (const Op &op : ops) {

@@ -217,33 +217,28 @@ TEST_CASE("cube_tile L0 | L1 with an absurd L1 answers at once", "[tiles]") {
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
 }
 
-TEST_CASE("cube_tile L0A and L0B capacity (double buffered)", "[tiles]") {
-  // a2 defaults: L0A = L0B = 64 KiB, half of it per buffer.
-  CHECK(checkCubeTile(cube({128, 128}, {128, 128}, {64, 64}), DType::F16, nullptr) == "");
-  CHECK(checkCubeTile(cube({144, 144}, {128, 128}, {64, 64}), DType::F16, nullptr) ==
-        "cube_tile needs mL0 x kL0 x 2 bytes = 144x128x2 = 36864 bytes of L0A per buffer, but "
-        "double buffering leaves 32768 of the device's 65536 bytes; halve kL0 to 64");
-  CHECK_THAT(checkCubeTile(cube({128, 128}, {256, 256}, {64, 64}), DType::F16, nullptr),
-             Contains("= 65536 bytes of L0A per buffer, but double buffering leaves 32768 of the "
-                      "device's 65536 bytes; halve kL0 to 128"));
+TEST_CASE("cube_tile L0A and L0B capacity (one tile each, as PyPTO)", "[tiles]") {
+  // a2 defaults: L0A = L0B = 64 KiB. A tile that fills L0A is accepted (PyPTO's rule);
+  // codegen then has no room for a second buffer and runs it single-buffered.
+  CHECK(checkCubeTile(cube({128, 128}, {256, 256}, {64, 64}), DType::F16, nullptr) == "");
+  CHECK(checkCubeTile(cube({144, 144}, {256, 256}, {64, 64}), DType::F16, nullptr) ==
+        "cube_tile needs mL0 x kL0 x 2 bytes = 144x256x2 = 73728 bytes of L0A, but the device "
+        "has 65536; halve kL0 to 128");
   // The same tile in f32 needs twice the bytes.
-  CHECK_THAT(checkCubeTile(cube({128, 128}, {128, 128}, {64, 64}), DType::F32, nullptr),
-             Contains("bytes of L0A"));
+  CHECK_THAT(checkCubeTile(cube({128, 128}, {256, 256}, {64, 64}), DType::F32, nullptr),
+             Contains("= 131072 bytes of L0A, but the device has 65536"));
 
   // L0B: kL0 x nL0.
-  CHECK(checkCubeTile(cube({16, 16}, {64, 64}, {256, 256}), DType::F16, nullptr) == "");
-  CHECK(checkCubeTile(cube({16, 16}, {64, 64}, {512, 512}), DType::F16, nullptr) ==
-        "cube_tile needs kL0 x nL0 x 2 bytes = 64x512x2 = 65536 bytes of L0B per buffer, but "
-        "double buffering leaves 32768 of the device's 65536 bytes; halve nL0 to 256");
-  CHECK_THAT(checkCubeTile(cube({16, 16}, {64, 64}, {272, 272}), DType::F16, nullptr),
-             Contains("bytes of L0B"));
+  CHECK(checkCubeTile(cube({16, 16}, {64, 64}, {512, 512}), DType::F16, nullptr) == "");
+  CHECK(checkCubeTile(cube({16, 16}, {64, 64}, {1024, 1024}), DType::F16, nullptr) ==
+        "cube_tile needs kL0 x nL0 x 2 bytes = 64x1024x2 = 131072 bytes of L0B, but the device "
+        "has 65536; halve nL0 to 512");
 
   // A device's own capacities are used.
   DeviceSpec tiny = presetOrDie("tiny"); // L0A 16 KiB
-  CHECK(checkCubeTile(cube({64, 64}, {64, 64}, {64, 64}), DType::F16, &tiny) == "");
-  CHECK_THAT(checkCubeTile(cube({128, 128}, {64, 64}, {64, 64}), DType::F16, &tiny),
-             Contains("16384 bytes of L0A per buffer, but double buffering leaves 8192 of the "
-                      "device's 16384 bytes"));
+  CHECK(checkCubeTile(cube({128, 128}, {64, 64}, {64, 64}), DType::F16, &tiny) == "");
+  CHECK_THAT(checkCubeTile(cube({128, 128}, {128, 128}, {64, 64}), DType::F16, &tiny),
+             Contains("= 32768 bytes of L0A, but the device has 16384"));
 }
 
 TEST_CASE("cube_tile L0C capacity (fp32 accumulator)", "[tiles]") {
@@ -254,17 +249,17 @@ TEST_CASE("cube_tile L0C capacity (fp32 accumulator)", "[tiles]") {
         "L0C, but the device has 131072; halve mL0 to 64");
 }
 
-TEST_CASE("cube_tile L1 capacity (double buffered)", "[tiles]") {
-  // Exactly 512 KiB: (256*256 + 256*256) * 2 bytes * 2 buffers.
-  CHECK(checkCubeTile(cube({128, 256}, {128, 256}, {128, 256}), DType::F16, nullptr) == "");
-  CHECK(checkCubeTile(cube({16, 272}, {128, 256}, {128, 256}), DType::F16, nullptr) ==
-        "cube_tile needs (mL1 x kL1 + kL1 x nL1) x 2 bytes x 2 buffers = (272x256 + 256x256) "
-        "x 2 x 2 = 540672 bytes of L1, but the device has 524288; halve kL1 to 128");
+TEST_CASE("cube_tile L1 capacity (both tiles once, as PyPTO)", "[tiles]") {
+  // Exactly 512 KiB: (256*512 + 512*256) * 2 bytes.
+  CHECK(checkCubeTile(cube({128, 256}, {128, 512}, {128, 256}), DType::F16, nullptr) == "");
+  CHECK(checkCubeTile(cube({16, 272}, {128, 512}, {128, 256}), DType::F16, nullptr) ==
+        "cube_tile needs (mL1 x kL1 + kL1 x nL1) x 2 bytes = (272x512 + 512x256) x 2 = 540672 "
+        "bytes of L1, but the device has 524288; halve kL1 to 256");
 
   // When an L1 size equals its L0, the fix takes the L0 down too.
   DeviceSpec tiny = presetOrDie("tiny"); // L1 64 KiB
-  CHECK(checkCubeTile(cube({16, 240}, {64, 64}, {16, 16}), DType::F16, &tiny) == "");
-  CHECK_THAT(checkCubeTile(cube({16, 272}, {64, 64}, {16, 16}), DType::F16, &tiny),
-             EndsWith("73728 bytes of L1, but the device has 65536; halve kL0 to 32 and halve "
-                      "kL1 to 32"));
+  CHECK(checkCubeTile(cube({16, 240}, {128, 128}, {16, 16}), DType::F16, &tiny) == "");
+  CHECK_THAT(checkCubeTile(cube({16, 272}, {128, 128}, {16, 16}), DType::F16, &tiny),
+             EndsWith("73728 bytes of L1, but the device has 65536; halve kL0 to 64 and halve "
+                      "kL1 to 64"));
 }

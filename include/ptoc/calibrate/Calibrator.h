@@ -59,7 +59,7 @@ struct SetChange {
   double spearmanBefore = 1, spearmanAfter = 1;
   /// Sets of alternatives: the measured fastest point and the simulated fastest before
   /// and after (labels; empty for other sets).
-  std::string measuredBest, bestBefore, bestAfter;
+  std::string measuredBest = {}, bestBefore = {}, bestAfter = {};
 };
 
 struct CalibrationResult {

@@ -104,6 +104,10 @@ struct Leaf {
   std::vector<PipeInstr> instrs;    ///< in issue order; per pipe, this order is kept
   int numRegions = 0;
   bool doubleBuffered = false;      ///< ping-pong allocation was possible and chosen
+  /// Double buffering was asked for (CodegenOptions::doubleBuffer) but some local
+  /// buffer has no room for a second copy of its values: the leaf runs single-buffered
+  /// (a load waits for the compute that frees its slot). Smaller tiles leave room.
+  bool noRoomToDoubleBuffer = false;
   /// Peak bytes used per local buffer (index: ir::MemSpace).
   int64_t peakBytes[6] = {0, 0, 0, 0, 0, 0};
   int64_t cycles = 0;               ///< cost-model estimate of one run

@@ -34,8 +34,9 @@ struct MatmulOptions {
 /// Tile shapes and scopes work like PyPTO's settings: `setVecTile` applies to the
 /// vector ops created after it, `setCubeTile` to the matmuls, `setScope` tags ops
 /// for `sg_set_scope`, until changed again. A reshape or view (a GM alias) takes the
-/// vector tile only when its rank fits, so `x[i]`-style rank changes need no tile
-/// of their own.
+/// vector tile whenever it adapts to the alias's rank (ir::adaptVecTile), so the tile
+/// set for `x` also copies out a returned row `x[i]`; a tile that does not adapt is
+/// left off (an alias needs a tile only when it is returned).
 class GraphBuilder {
 public:
   explicit GraphBuilder(Module &m, const target::DeviceSpec *device = nullptr);
@@ -82,7 +83,8 @@ public:
   absl::StatusOr<Value *> matmul(Value *a, Value *b, const MatmulOptions &opts = {});
   /// add, sub, mul, div, max, min, pow (numpy broadcasting).
   absl::StatusOr<Value *> binary(OpCode code, Value *a, Value *b);
-  /// neg, exp, log, sqrt, rsqrt, abs, relu, sigmoid, tanh, gelu, reciprocal.
+  /// neg, exp, log, sqrt, rsqrt, abs, relu, sigmoid, tanh, gelu, reciprocal, ceil,
+  /// floor, trunc, round (ties to even), exp2, expm1, erfc.
   absl::StatusOr<Value *> unary(OpCode code, Value *x);
   absl::StatusOr<Value *> cast(Value *x, DType to);
   /// sum, amax, amin, mean over `axes` (negative counts from the end).

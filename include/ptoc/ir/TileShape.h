@@ -54,8 +54,9 @@ std::string checkVecTile(llvm::ArrayRef<int64_t> tile, llvm::ArrayRef<int64_t> i
                          unsigned minElemSize, unsigned maxElemSize, unsigned numBuffers,
                          const target::DeviceSpec *device);
 
-/// Checks a cube tile for inputs of type `in` (alignment, L0 divides L1, L0A/L0B
-/// double-buffer, L0C fp32 accumulator and L1 capacity). "" when valid.
+/// Checks a cube tile for inputs of type `in` (alignment, L0 divides L1, one tile
+/// each in L0A and L0B, the fp32 accumulator tile in L0C, both L1 tiles in L1: PyPTO's
+/// rules; double buffering is codegen's choice where room is left). "" when valid.
 std::string checkCubeTile(const CubeTile &tile, DType in, const target::DeviceSpec *device);
 
 } // namespace ptoc::ir

@@ -114,21 +114,21 @@ struct MergeProposal {
   struct Groups {
     int64_t sizeInto, sizeFrom, smallerCycles, parallelLowerBound, lowerBound;
   };
-  std::optional<Groups> groups;
+  std::optional<Groups> groups = std::nullopt;
   /// Partition: the cycle bound (pg-upper-bound) the merged subgraph is held to.
-  std::optional<int64_t> cycleBound;
+  std::optional<int64_t> cycleBound = std::nullopt;
   /// mg-copyin-upper-bound (-1: no cap) and the bytes the merged subgraph would copy
   /// in: the two summed, or given (`copyInMerged`) when the merge removes duplicate
   /// copy_ins (l1-reuse-merge).
   int64_t copyInCap = -1;
-  std::optional<int64_t> copyInMerged;
+  std::optional<int64_t> copyInMerged = std::nullopt;
   /// A local buffer the merged leaf would overflow: the verdict (UB or L1), the
   /// reason, already spelled out by the pass that measured it.
   struct Buffer {
     MergeVerdict verdict;
     std::string why;
   };
-  std::optional<Buffer> bufferOverflow;
+  std::optional<Buffer> bufferOverflow = std::nullopt;
 };
 
 /// Applies the refusal rules to a proposal, always in this order:

@@ -73,6 +73,9 @@ struct GroupSummary {
   std::string hash;          ///< structural hash of its leaf
   std::string rootHash;      ///< PyPTO's root function hash ("" for ptoc)
   int groupSize = 0;         ///< subgraphs in the group, from the leaf
+  /// Its leaf runs single-buffered: double buffering was on but a local buffer had no
+  /// room for a second copy (ptoc only; the summary names these groups).
+  bool singleBuffered = false;
   int tasks = 0;
   int coresUsed = 0;
   double minUs = 0, avgUs = 0, maxUs = 0, totalUs = 0;
@@ -159,6 +162,10 @@ struct Summary {
   CriticalPath criticalPath;
   std::vector<Verdict> verdicts;
 };
+
+/// The line under the groups table naming the groups whose leaves run single-buffered
+/// for lack of room (GroupSummary::singleBuffered), with the fix; "" when none do.
+std::string singleBufferedNote(const Summary &s);
 
 /// Computes the summary of `record`, a run of `program`: the analysis of its timeline
 /// (timelineOf) without the bubble and per-pipe detail, in time linear in tasks and

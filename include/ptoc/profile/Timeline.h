@@ -72,6 +72,8 @@ struct TimelineGroup {
   std::string leafHash;      ///< ptoc's structural hash or PyPTO's leafHash
   std::string rootHash;      ///< PyPTO's rootHash (the root function: a loop body's own)
   int groupSize = 0;         ///< ptoc: subgraphs in the group
+  /// ptoc: its leaf runs single-buffered for lack of room (Leaf::noRoomToDoubleBuffer)
+  bool singleBuffered = false;
 };
 
 /// One task (a ptoc call, a PyPTO task, or one block of a Worker View task), or a
