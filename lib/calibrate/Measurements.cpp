@@ -27,14 +27,7 @@ constexpr size_t kMaxPtoBytes = size_t(64) << 20;
 /// only keeps the generated text sane).
 constexpr int64_t kMaxDim = int64_t(1) << 31;
 
-std::string describe(const Value &v) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << v;
-  os.flush();
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return s;
-}
+std::string describe(const Value &v) { return support::jsonPreview(v); }
 
 /// Reads one file: every accessor reports "<file>: <field>: <problem>".
 class Reader {

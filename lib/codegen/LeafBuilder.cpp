@@ -284,14 +284,15 @@ private:
       operands.push_back(*v);
       lo.operands.push_back(values_[*v].op);
     }
+    std::optional<ir::MatmulView> mm = ir::MatmulView::of(op);
+    if (!mm) return opError(op, "is not a well-formed tile matmul");
     ir::Type ta = op.operandType(0), tb = op.operandType(1), tr = op.resultType();
     unsigned rank = tr.rank();
-    int64_t m = tr.dim(rank - 2), n = tr.dim(rank - 1);
-    int64_t kk = lo.transposeA ? ta.dim(ta.rank() - 2) : ta.dim(ta.rank() - 1);
+    int64_t m = mm->m, n = mm->n, kk = mm->k;
     int64_t batch = 1;
     for (unsigned d = 0; d + 2 < rank; ++d) batch *= tr.dim(d);
     int64_t mL0 = m, kL0 = kk, nL0 = n;
-    if (auto tile = ir::CubeTile::fromAttr(op.attr("cube_tile"))) {
+    if (const std::optional<ir::CubeTile> &tile = mm->tile) {
       if (tile->m[0] > 0) mL0 = std::min(tile->m[0], m);
       if (tile->k[0] > 0) kL0 = std::min(tile->k[0], kk);
       if (tile->n[0] > 0) nL0 = std::min(tile->n[0], n);

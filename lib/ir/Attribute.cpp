@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "AttrStorage.h"
+#include "Lexer.h"
 
 namespace ptoc::ir {
 
@@ -53,27 +54,6 @@ void appendFloat(std::string &out, double v) {
   if (s.find_first_of(".e") == std::string_view::npos) out += ".0";
 }
 
-void appendString(std::string &out, llvm::StringRef s) {
-  out += '"';
-  for (char c : s) {
-    switch (c) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n"; break;
-    case '\t': out += "\\t"; break;
-    default:
-      if (static_cast<unsigned char>(c) < 0x20) {
-        static const char *hex = "0123456789abcdef";
-        out += "\\x";
-        out += hex[(c >> 4) & 0xf];
-        out += hex[c & 0xf];
-      } else {
-        out += c;
-      }
-    }
-  }
-  out += '"';
-}
 
 } // namespace
 
@@ -96,7 +76,7 @@ void append(std::string &out, Attribute a) {
   case AttrKind::Int: out += std::to_string(a.getInt()); return;
   case AttrKind::Float: appendFloat(out, a.getFloat()); return;
   case AttrKind::Bool: out += a.getBool() ? "true" : "false"; return;
-  case AttrKind::String: appendString(out, a.getString()); return;
+  case AttrKind::String: appendQuotedString(out, a.getString()); return;
   case AttrKind::DType: out += dtypeName(a.getDType()); return;
   case AttrKind::IntArray: {
     out += '[';
@@ -129,7 +109,7 @@ void append(std::string &out, Attribute a) {
       if (isBareIdentifier(e.name.str()))
         out += e.name.str();
       else
-        appendString(out, e.name.str());
+        appendQuotedString(out, e.name.str());
       out += " = ";
       append(out, e.value);
     }

@@ -2,6 +2,8 @@
 // token, line starts tracked while skipping newlines.
 #include "Lexer.h"
 
+#include <charconv>
+
 namespace ptoc::ir {
 
 namespace {
@@ -227,6 +229,12 @@ void unescapeString(llvm::StringRef spelling, std::string &out) {
     default: out += e; break; // '"' and '\\'
     }
   }
+}
+
+void appendUInt(std::string &out, uint64_t v) {
+  char buf[24];
+  auto res = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, res.ptr);
 }
 
 void appendQuotedString(std::string &out, llvm::StringRef s) {

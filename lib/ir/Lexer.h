@@ -51,6 +51,15 @@ inline bool isIdStart(char c) {
 }
 inline bool isDigit(char c) { return c >= '0' && c <= '9'; }
 inline bool isIdChar(char c) { return isIdStart(c) || isDigit(c) || c == '.'; }
+/// True for a non-empty name of digits only (a value named like an unnamed result).
+inline bool isNumericName(llvm::StringRef s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!isDigit(c)) return false;
+  return true;
+}
+/// Appends `v` in decimal (the printer's and the namer's numbers).
+void appendUInt(std::string &out, uint64_t v);
 
 /// A hand-written lexer over one buffer. It never reads past the end, never
 /// allocates per token, and tracks line starts as it goes (no rescanning).

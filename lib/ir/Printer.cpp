@@ -18,19 +18,6 @@ namespace ptoc::ir {
 
 namespace {
 
-void appendUInt(std::string &out, uint64_t v) {
-  char buf[24];
-  auto res = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, res.ptr);
-}
-
-bool isNumericName(llvm::StringRef s) {
-  if (s.empty()) return false;
-  for (char c : s)
-    if (!isDigit(c)) return false;
-  return true;
-}
-
 /// Writes IR text into `out`, flushing to `os` (when given) in large chunks.
 class Printer {
 public:

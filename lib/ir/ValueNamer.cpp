@@ -7,22 +7,6 @@
 #include "ptoc/ir/Operation.h"
 
 namespace ptoc::ir {
-namespace {
-
-void appendUInt(std::string &out, uint64_t v) {
-  char buf[24];
-  auto res = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, res.ptr);
-}
-
-bool isNumericName(llvm::StringRef s) {
-  if (s.empty()) return false;
-  for (char c : s)
-    if (!isDigit(c)) return false;
-  return true;
-}
-
-} // namespace
 
 void ValueNamer::append(std::string &out, const Value *v) const {
     out += '%';

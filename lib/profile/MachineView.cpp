@@ -62,12 +62,9 @@ public:
   }
 
 private:
-  absl::Status error(const std::string &message) const {
-    return absl::InvalidArgumentError(absl::StrCat(name_, ": ", message));
-  }
+  absl::Status error(const std::string &message) const { return pyptoTraceError(name_, message); }
   absl::Status eventError(size_t index, llvm::StringRef label, const std::string &message) const {
-    return error(absl::StrCat("event ", index, label.empty() ? "" : " ('" + label.str() + "')",
-                              ": ", message));
+    return pyptoEventError(name_, index, label, message);
   }
 
   /// The timeline lane of a trace lane, created on first use.

@@ -13,6 +13,17 @@
 
 namespace ptoc::profile {
 
+absl::Status pyptoTraceError(llvm::StringRef name, const std::string &message) {
+  return absl::InvalidArgumentError(absl::StrCat(name.str(), ": ", message));
+}
+
+absl::Status pyptoEventError(llvm::StringRef name, size_t index, llvm::StringRef label,
+                             const std::string &message) {
+  return pyptoTraceError(
+      name, absl::StrCat("event ", index, label.empty() ? "" : " ('" + label.str() + "')", ": ",
+                         message));
+}
+
 namespace {
 
 class Scanner {
@@ -50,12 +61,9 @@ public:
   }
 
 private:
-  absl::Status error(const std::string &message) const {
-    return absl::InvalidArgumentError(absl::StrCat(name_, ": ", message));
-  }
+  absl::Status error(const std::string &message) const { return pyptoTraceError(name_, message); }
   absl::Status eventError(size_t index, llvm::StringRef label, const std::string &message) const {
-    return error(absl::StrCat("event ", index, label.empty() ? "" : " ('" + label.str() + "')",
-                              ": ", message));
+    return pyptoEventError(name_, index, label, message);
   }
   absl::Status laneError(size_t index, llvm::StringRef label, PyptoLaneKey lane) const {
     return eventError(index, label,

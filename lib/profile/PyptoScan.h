@@ -20,6 +20,12 @@ namespace ptoc::profile {
 
 using PyptoLaneKey = std::pair<int64_t, int64_t>; ///< (pid, tid)
 
+/// "<name>: <message>" as an InvalidArgument error: a problem of the trace `name`.
+absl::Status pyptoTraceError(llvm::StringRef name, const std::string &message);
+/// The same for one event: "<name>: event <index> ('<label>'): <message>".
+absl::Status pyptoEventError(llvm::StringRef name, size_t index, llvm::StringRef label,
+                             const std::string &message);
+
 /// One complete ('X') event.
 struct PyptoSlice {
   size_t event = 0;          ///< index in traceEvents

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include "ptoc/support/TextPosition.h"
 
@@ -182,6 +183,15 @@ std::optional<int64_t> jsonInteger(const llvm::json::Value &v) {
   }
   if (llvm::Optional<int64_t> i = v.getAsInteger()) return *i;
   return std::nullopt;
+}
+
+std::string jsonPreview(const llvm::json::Value &v) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << v;
+  os.flush();
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
 }
 
 std::optional<int64_t> jsonInteger(const llvm::json::Object &o, llvm::StringRef key) {

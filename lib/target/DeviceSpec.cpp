@@ -163,15 +163,7 @@ std::string formatDouble(double v) {
   return std::string(buf, res.ptr);
 }
 
-/// A JSON value as it would appear in the file, shortened for messages.
-std::string describe(const llvm::json::Value &v) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << v;
-  os.flush();
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return s;
-}
+std::string describe(const llvm::json::Value &v) { return support::jsonPreview(v); }
 
 std::string kindText(const Range &range, bool integral) {
   if (range.min > 0) return integral ? "a positive integer" : "a positive number";

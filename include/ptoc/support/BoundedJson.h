@@ -57,4 +57,8 @@ std::optional<int64_t> jsonInteger(const llvm::json::Value &v);
 /// The member `key` of `o` as jsonInteger reads it; nullopt when absent.
 std::optional<int64_t> jsonInteger(const llvm::json::Object &o, llvm::StringRef key);
 
+/// A JSON value as it would appear in its file, shortened to at most 60 characters
+/// ("..." at the end) for error messages.
+std::string jsonPreview(const llvm::json::Value &v);
+
 } // namespace ptoc::support
