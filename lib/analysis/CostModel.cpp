@@ -146,6 +146,10 @@ int64_t CostModel::opCycles(const ir::Operation &op) const {
              ceilDiv(passBytes, classBytesPerCycle(cls, elementBytes, c));
   };
   const double b = static_cast<double>(bytes);
+  // A composite op: one pass over the tile per instruction, in issue order.
+  auto passes = [&](std::initializer_list<VecClass> classes) {
+    for (VecClass cls : classes) pass(cls, b);
+  };
   switch (op.code()) {
   case OpCode::Add:
   case OpCode::Sub:
@@ -162,56 +166,31 @@ int64_t CostModel::opCycles(const ir::Operation &op) const {
   case OpCode::Log:
   case OpCode::Sqrt: pass(VecClass::Transcendental, b); break;
   case OpCode::Pow: // exp(y * ln(x))
-    pass(VecClass::Transcendental, b);
-    pass(VecClass::Binary, b);
-    pass(VecClass::Transcendental, b);
+    passes({VecClass::Transcendental, VecClass::Binary, VecClass::Transcendental});
     break;
   case OpCode::Sigmoid: // 1 / (1 + exp(-x)): muls, exp, adds, rec
-    pass(VecClass::Full, b);
-    pass(VecClass::Transcendental, b);
-    pass(VecClass::Full, b);
-    pass(VecClass::Full, b);
+    passes({VecClass::Full, VecClass::Transcendental, VecClass::Full, VecClass::Full});
     break;
   case OpCode::Tanh: // (exp(2x) - 1) / (exp(2x) + 1): muls, exp, adds, adds, div
-    pass(VecClass::Full, b);
-    pass(VecClass::Transcendental, b);
-    pass(VecClass::Full, b);
-    pass(VecClass::Full, b);
-    pass(VecClass::Div, b);
+    passes({VecClass::Full, VecClass::Transcendental, VecClass::Full, VecClass::Full,
+            VecClass::Div});
     break;
   case OpCode::Gelu: // x * sigmoid(1.702 x): muls, the sigmoid, mul
-    pass(VecClass::Full, b);
-    pass(VecClass::Full, b);
-    pass(VecClass::Transcendental, b);
-    pass(VecClass::Full, b);
-    pass(VecClass::Full, b);
-    pass(VecClass::Binary, b);
+    passes({VecClass::Full, VecClass::Full, VecClass::Transcendental, VecClass::Full,
+            VecClass::Full, VecClass::Binary});
     break;
-  case OpCode::Exp2: // exp(x ln 2): muls, exp
-    pass(VecClass::Full, b);
-    pass(VecClass::Transcendental, b);
-    break;
-  case OpCode::Expm1: // exp, adds -1
-    pass(VecClass::Transcendental, b);
-    pass(VecClass::Full, b);
-    break;
+  case OpCode::Exp2: passes({VecClass::Full, VecClass::Transcendental}); break; // muls ln 2, exp
+  case OpCode::Expm1: passes({VecClass::Transcendental, VecClass::Full}); break; // exp, adds -1
   case OpCode::Erfc:
     // Abramowitz-Stegun 7.1.26, as a vector unit evaluates it: |x| (abs), t = 1 /
     // (1 + p|x|) (muls, adds, rec), the degree-5 polynomial in t by Horner (4 x (mul,
     // adds) and a mul), x^2 (mul), -x^2 (muls), exp, the product (mul), and the
     // x < 0 branch 2 - y (compare, select).
-    for (int i = 0; i < 4; ++i) pass(VecClass::Full, b);
-    for (int i = 0; i < 4; ++i) {
-      pass(VecClass::Binary, b);
-      pass(VecClass::Full, b);
-    }
-    pass(VecClass::Binary, b);
-    pass(VecClass::Binary, b);
-    pass(VecClass::Full, b);
-    pass(VecClass::Transcendental, b);
-    pass(VecClass::Binary, b);
-    pass(VecClass::Binary, b);
-    pass(VecClass::Binary, b);
+    passes({VecClass::Full, VecClass::Full, VecClass::Full, VecClass::Full,
+            VecClass::Binary, VecClass::Full, VecClass::Binary, VecClass::Full,
+            VecClass::Binary, VecClass::Full, VecClass::Binary, VecClass::Full,
+            VecClass::Binary, VecClass::Binary, VecClass::Full, VecClass::Transcendental,
+            VecClass::Binary, VecClass::Binary, VecClass::Binary});
     break;
   case OpCode::Sum:
   case OpCode::Amax:

@@ -194,12 +194,7 @@ private:
         if (!ready) return;
         for (const TaskWait &w : a_->topWaits)
           json_.object([&] {
-            json_.attribute("call", w.call);
-            if (!w.name.empty()) json_.attribute("name", w.name);
-            if (!c_.hashOrders) json_.attribute("group", w.group);
-            json_.attribute("subgraph", w.subgraph);
-            intIf(c_.hashOrders, "hash_order", w.hashOrder);
-            json_.attribute("core", w.core);
+            taskIdentity(w.call, w.name, w.group, w.subgraph, w.hashOrder, w.core);
             us("ready_us", w.readyUs);
             us("start_us", w.startUs);
             us("sched_wait_us", w.schedWaitUs);
@@ -209,16 +204,23 @@ private:
     });
   }
 
+  /// The members that name a task in top_tasks and top_sched_waits: a ptoc task by its
+  /// hash order, a device trace's by its group (and its name when it has one).
+  void taskIdentity(int call, const std::string &name, const std::string &group, int subgraph,
+                    int hashOrder, const std::string &core) {
+    json_.attribute("call", call);
+    if (!name.empty()) json_.attribute("name", name);
+    if (!c_.hashOrders) json_.attribute("group", group);
+    json_.attribute("subgraph", subgraph);
+    intIf(c_.hashOrders, "hash_order", hashOrder);
+    json_.attribute("core", core);
+  }
+
   void writeTopTasks() {
     json_.attributeArray("top_tasks", [&] {
       for (const TaskSummary &t : s_.topTasks)
         json_.object([&] {
-          json_.attribute("call", t.call);
-          if (!t.name.empty()) json_.attribute("name", t.name);
-          if (!c_.hashOrders) json_.attribute("group", t.group);
-          json_.attribute("subgraph", t.subgraph);
-          intIf(c_.hashOrders, "hash_order", t.hashOrder);
-          json_.attribute("core", t.core);
+          taskIdentity(t.call, t.name, t.group, t.subgraph, t.hashOrder, t.core);
           us("start_us", t.startUs);
           us("dur_us", t.durationUs);
         });
