@@ -392,6 +392,7 @@ private:
         leaf.id = id;
         leaf.hash = e.hash.str();
         leaf.hashOrder = static_cast<int>(e.hashOrder);
+        leaf.funcIndex = program_.funcIndex;
         leaf.groupSize = static_cast<int>(e.groupSize);
       }
       call.leaf = id;

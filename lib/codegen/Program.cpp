@@ -19,7 +19,7 @@ llvm::StringRef pipeName(Pipe p) {
 }
 
 std::string Program::groupKey(int leaf) const {
-  return analysis::hashOrderKey(funcIndex, leaves[leaf].hashOrder);
+  return analysis::hashOrderKey(leaves[leaf].funcIndex, leaves[leaf].hashOrder);
 }
 
 std::vector<std::vector<int>> Program::successors() const {

@@ -120,6 +120,9 @@ template <typename Spec, typename Fn> void forEachField(Spec &d, Fn &&fn) {
   fn("scheduler", "completion_cycles", d.scheduler.completionCycles, kFixedCycles);
   fn("scheduler", "dependency_resolve_cycles", d.scheduler.dependencyResolveCycles,
      kFixedCycles);
+  fn("scheduler", "control_iteration_cycles", d.scheduler.controlIterationCycles, kFixedCycles);
+  fn("scheduler", "control_task_cycles", d.scheduler.controlTaskCycles, kFixedCycles);
+  fn("scheduler", "control_stitch_cycles", d.scheduler.controlStitchCycles, kFixedCycles);
   fn("", "launch_overhead_us", d.launchOverheadUs,
      Range{0, 1e6, "about 20 us on real parts; 1e6 us is a second"});
   fn("", "plain_kernel_start_us", d.plainKernelStartUs,

@@ -103,6 +103,9 @@ struct Leaf {
   std::vector<BufferSlot> slots;    ///< one per op
   std::vector<PipeInstr> instrs;    ///< in issue order; per pipe, this order is kept
   int numRegions = 0;
+  /// The function it was compiled from (its position in the module): the F of its
+  /// group key. Program::funcIndex unless the program has loop bodies.
+  unsigned funcIndex = 0;
   bool doubleBuffered = false;      ///< ping-pong allocation was possible and chosen
   /// Double buffering was asked for (CodegenOptions::doubleBuffer) but some local
   /// buffer has no room for a second copy of its values: the leaf runs single-buffered
@@ -134,6 +137,29 @@ struct Call {
   /// read-modify-write): a subset of `preds`, sorted. The summary's critical path
   /// counts these edges.
   std::vector<int> writeOrderPreds;
+  /// Loops (docs/runtime.md): the iteration of a loop body this call belongs to
+  /// (index into Program::instances), -1 for a program without loops.
+  int instance = -1;
+  /// The scheduling unit (stitch) the AICPU control thread submits the call in. A
+  /// stitch's calls start only when the control thread has built it
+  /// (Program::stitchReadyCycles) and every call of the stitch before it has finished.
+  /// 0 for a program without loops (everything is one stitch).
+  int stitch = 0;
+};
+
+/// A loop body or an implicit segment (code outside loops): a root function compiled
+/// once, whose iterations the control thread instantiates.
+struct Body {
+  std::string name;        ///< the function's name
+  std::string hash;        ///< structural hash of its partitioned IR (hex)
+  unsigned funcIndex = 0;  ///< the F of its group keys func<F>_<order>
+};
+
+/// One iteration of a body: what the swimlane and the summary name a call's work by.
+struct Instance {
+  int body = -1;           ///< index into Program::bodies
+  std::string loop;        ///< the loop's name (`ptoc.loop(name=...)`; a segment's own)
+  int64_t iteration = 0;   ///< the loop index's value (0 for a segment)
 };
 
 /// The compiled function.
@@ -147,8 +173,17 @@ struct Program {
   std::vector<Leaf> leaves;
   std::vector<Call> calls;          ///< in a topological order of the execute graph
 
+  // Loops only (empty otherwise): the bodies the calls were instantiated from, their
+  // iterations, and the AICPU control thread's schedule.
+  std::vector<Body> bodies;
+  std::vector<Instance> instances;
+  /// Per stitch: the cycle, counted from the end of the kernel head, at which the
+  /// control thread has built it (evaluated bounds, built every task of its iterations
+  /// and submitted it). Empty: one stitch, ready at the head.
+  std::vector<double> stitchReadyCycles;
+
   /// The user key of leaf `leaf`'s isomorphism group, `func<F>_<hashOrder>` with F =
-  /// funcIndex (analysis::hashOrderKey): the key of the *_setting pass options, as the
+  /// the leaf's funcIndex (analysis::hashOrderKey): the key of the *_setting pass options, as the
   /// compile statistics and pass logs spell it.
   std::string groupKey(int leaf) const;
   /// Successor lists, computed from `preds` (index: call).

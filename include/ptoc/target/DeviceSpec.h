@@ -109,6 +109,16 @@ struct SchedulerSpec {
   double dispatchCycles = 200;
   double completionCycles = 240;
   double dependencyResolveCycles = 390;
+  // The control thread (loops, docs/runtime.md): it instantiates loop iterations and
+  // submits them to the scheduler threads in stitches.
+  /// Per iteration of a loop body (or segment): evaluating its bounds and window
+  /// offsets [L].
+  double controlIterationCycles = 200;
+  /// Per task the control thread builds for an iteration (its descriptor and the
+  /// dependencies on earlier iterations) [L].
+  double controlTaskCycles = 390;
+  /// Per stitch it submits to the scheduler threads [L].
+  double controlStitchCycles = 240;
 };
 
 /// The preset a session, a command or a kernel uses when no device is named (the
