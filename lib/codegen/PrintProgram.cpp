@@ -201,3 +201,48 @@ void printProgram(const Program &program, llvm::raw_ostream &os) {
 }
 
 } // namespace ptoc::codegen
+
+namespace ptoc::codegen {
+
+void printLoopProgram(const LoopProgram &lp, llvm::raw_ostream &os) {
+  for (size_t p = 0; p < lp.programs.size(); ++p) {
+    os << "root function " << p << ": @" << lp.programs[p].funcName << "\n";
+    printProgram(lp.programs[p], os);
+    os << "\n";
+  }
+  auto windows = [&](const ControlFunc &c, const char *what, llvm::ArrayRef<StepWindow> ws) {
+    os << "  " << what << " [";
+    for (size_t i = 0; i < ws.size(); ++i) {
+      const StepWindow &w = ws[i];
+      os << (i ? ", %" : "%") << c.tensors[w.tensor].name << "[";
+      for (size_t d = 0; d < w.offsets.size(); ++d)
+        os << (d ? ", " : "") << w.offsets[d].str() << " +" << w.sizes[d];
+      os << "]";
+    }
+    os << "]\n";
+  };
+  for (size_t i = 0; i < lp.controls.size(); ++i) {
+    const ControlFunc &c = lp.controls[i];
+    os << "control " << i << ": @" << c.name << (int(i) == lp.entry ? " (entry)" : "") << "\n";
+    for (const ControlTensor &t : c.tensors) {
+      os << "  tensor %" << t.name << " : tensor<";
+      for (int64_t d : t.shape) os << d << "x";
+      os << ir::dtypeName(t.dtype) << ">"
+         << (t.kind == ControlTensor::Kind::Argument ? " argument" : " workspace") << "\n";
+    }
+    for (const LoopStep &s : c.steps) {
+      os << "  loop '" << s.name << "' " << s.index << " in range(" << s.start.str() << ", "
+         << s.stop.str() << ", " << s.step.str() << ") runs ";
+      if (s.program >= 0) os << "root function " << s.program << " (@" << lp.programs[s.program].funcName << ")";
+      else os << "control " << s.control;
+      os << "\n";
+      windows(c, "ins", s.ins);
+      windows(c, "outs", s.outs);
+    }
+    os << "  returns [";
+    for (size_t r = 0; r < c.results.size(); ++r) os << (r ? ", %" : "%") << c.tensors[c.results[r]].name;
+    os << "]\n";
+  }
+}
+
+} // namespace ptoc::codegen

@@ -7,6 +7,8 @@ namespace ptoc::ir {
 
 Level levelOf(const Func &f) {
   Level level = Level::Empty;
+  for (const Operation &op : f.ops())
+    if (op.code() == OpCode::Loop) return Level::Control;
   for (const Operation &op : f.ops()) {
     if (op.code() == OpCode::Subgraph) return Level::Partitioned;
     if (op.isTileOp()) level = Level::Tile;
@@ -19,6 +21,7 @@ Level levelOf(const Func &f) {
 llvm::StringRef levelName(Level level) {
   switch (level) {
   case Level::Empty: return "empty";
+  case Level::Control: return "control";
   case Level::Tensor: return "tensor";
   case Level::Tile: return "tile";
   case Level::Partitioned: return "partitioned";

@@ -47,6 +47,16 @@ constexpr AttrSpec kSubgraphAttrs[] = {
     {"cycles", AttrShape::Int, true, "estimated cycles"},
     {"copy_in_bytes", AttrShape::Int, true, "bytes copied in from GM"},
 };
+constexpr AttrSpec kLoopAttrs[] = {
+    {"body", AttrShape::String, true, "the function run per iteration"},
+    {"name", AttrShape::String, true, "the loop's name (swimlane, summary, errors)"},
+    {"index", AttrShape::String, false, "the index's name in expressions (default: the name)"},
+    {"start", AttrShape::SymInt, false, "first index value (default 0)"},
+    {"stop", AttrShape::SymInt, true, "the index stays below it"},
+    {"step", AttrShape::SymInt, false, "index increment, a positive integer (default 1)"},
+    {"ins", AttrShape::Windows, true, "per body argument: the operand window it reads"},
+    {"outs", AttrShape::Windows, true, "per body result: the operand window it writes"},
+};
 constexpr AttrSpec kCommonAttrs[] = {
     {"vec_tile", AttrShape::IntArray, false, "vector tile shape, one size per dimension"},
     {"cube_tile", AttrShape::CubeTile, false, "cube tile {m = [L0, L1], k = [..], n = [..]}"},
@@ -511,6 +521,10 @@ Type subgraphRule(const TypeRuleInput &in, RuleError &error) {
   return {};
 }
 
+/// A loop's results are the operands its `outs` write, updated; the module-level
+/// check (ir::verifyLoops, ir/LoopView.h) compares them, as it needs the body.
+Type loopRule(const TypeRuleInput &in, RuleError &) { return in.declared; }
+
 // ---------------------------------------------------------------- scalar semantics
 
 double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
@@ -601,6 +615,7 @@ std::vector<Entry> entries() {
       {OpCode::CopyIn, C::None, T::None, 1, V, 1, kOffsetAttrs, copyInRule},
       {OpCode::CopyOut, C::None, T::None, 2, V, 1, kOffsetAttrs, copyOutRule},
       {OpCode::Subgraph, C::None, T::None, 0, 0, 0, kSubgraphAttrs, subgraphRule},
+      {OpCode::Loop, C::None, T::None, 1, V, V, kLoopAttrs, loopRule},
   };
 }
 
@@ -645,7 +660,7 @@ OpRegistry::OpRegistry() {
     d.commutative = e.commutative;
     d.rightIdentity = e.rightIdentity;
     d.hasSideEffects = e.code == OpCode::CopyOut || e.code == OpCode::GmTensor ||
-                       e.code == OpCode::Subgraph;
+                       e.code == OpCode::Subgraph || e.code == OpCode::Loop;
   }
   for (unsigned i = 0; i < kNumOpCodes; ++i)
     if (!seen[i])

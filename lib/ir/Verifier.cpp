@@ -19,6 +19,7 @@
 #include "ptoc/target/DeviceSpec.h"
 
 #include "MemoryOrderCheck.h"
+#include "ptoc/ir/LoopView.h"
 
 namespace ptoc::ir {
 namespace {
@@ -32,6 +33,9 @@ const char *attrShapeName(AttrShape s) {
   case AttrShape::IntArray: return "an integer array like [1, 2]";
   case AttrShape::CubeTile: return "{m = [mL0, mL1], k = [kL0, kL1], n = [nL0, nL1]}";
   case AttrShape::String: return "a string";
+  case AttrShape::SymInt: return "an integer or an expression string like \"i * 64\"";
+  case AttrShape::Windows:
+    return "an array of windows like [{of = 0, offsets = [\"i\", 0], sizes = [1, 64]}]";
   }
   return "?";
 }
@@ -45,6 +49,8 @@ bool attrHasShape(Attribute a, AttrShape s) {
   case AttrShape::IntArray: return a.isIntArray();
   case AttrShape::CubeTile: return CubeTile::fromAttr(a).has_value();
   case AttrShape::String: return a.isString();
+  case AttrShape::SymInt: return a.isInt() || a.isString();
+  case AttrShape::Windows: return isWindowList(a);
   }
   return false;
 }
@@ -135,7 +141,7 @@ private:
       d << " operand" << (shown == 1 ? "" : "s") << ", got " << n;
       return;
     }
-    if (op.numResults() != def.numResults) {
+    if (def.numResults != OpDef::kVariadic && op.numResults() != def.numResults) {
       opError(op) << "produces " << def.numResults << " result"
                   << (def.numResults == 1 ? "" : "s") << ", but " << op.numResults()
                   << (op.numResults() == 1 ? " is" : " are") << " written";
@@ -155,6 +161,11 @@ private:
     }
     if (op.code() == OpCode::Return) {
       verifyReturn(op);
+      return;
+    }
+    if (op.code() == OpCode::Loop) {
+      // Its body, windows and results are checked against the module (verifyLoops).
+      (void)verifyAttrs(op);
       return;
     }
     if (!memoize_) {
@@ -456,6 +467,7 @@ LogicalResult verify(const Module &m, const VerifyOptions &opts) {
     }
     ok &= succeeded(verify(f, opts));
   }
+  if (ok) ok = succeeded(verifyLoops(m));
   return success(ok);
 }
 

@@ -110,6 +110,7 @@
 
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Func.h"
+#include "ptoc/ir/Level.h"
 #include "ptoc/ir/MemoryOrder.h"
 #include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/Region.h"
@@ -1445,6 +1446,7 @@ public:
   PassResult run(ir::Module &m, PassContext &ctx) override {
     bool changed = false;
     for (ir::Func &f : m.funcs()) {
+      if (ir::levelOf(f) == ir::Level::Control) continue; // its loops' bodies are expanded
       Expander e(f, options_, ctx,
                  {tileOps_, copyInBytes_, copyOutBytes_, fused_, sliceWrites_, fillBytes_,
                   unfused_});

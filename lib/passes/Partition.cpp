@@ -431,7 +431,8 @@ public:
     for (ir::Func &f : m.funcs()) {
       unsigned index = funcIndex++;
       switch (ir::levelOf(f)) {
-      case ir::Level::Empty: continue;
+      case ir::Level::Empty:
+      case ir::Level::Control: continue;
       case ir::Level::Tensor:
         m.context().emitError(f.loc())
             << "'" << argument() << "' needs a tile-level function, but @" << f.name()

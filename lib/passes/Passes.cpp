@@ -15,6 +15,7 @@ void registerAllPasses(PassRegistry &registry) {
   registerCanonicalizePass(registry);
   registerCSEPass(registry);
   registerDCEPass(registry);
+  registerOutlineSegmentsPass(registry);
   registerExpandTilesPass(registry);
   registerPartitionPass(registry);
   registerNBufferMergePass(registry);

@@ -248,6 +248,16 @@ absl::Status GmMemory::init(const codegen::Program &program, llvm::ArrayRef<Cons
         }
         v.writable = owned_[t].data();
         v.data = v.writable;
+        if (g.initFrom >= 0) {
+          int from = g.initFrom;
+          if (from >= numTensors || tensors[from].kind != GmTensor::Kind::Argument ||
+              tensors[from].dtype != g.dtype || tensors[from].shape != g.shape ||
+              tensors[from].argIndex < 0 || size_t(tensors[from].argIndex) >= args.size())
+            return bad(t, absl::StrCat("starts as a copy of tensor ", from,
+                                       ", which is not an argument of its type"));
+          const ConstTensorRef &src = args[tensors[from].argIndex];
+          std::memcpy(v.writable, src.data, size_t(elements) * ir::elementSize(g.dtype));
+        }
         ownerElements[t] = elements;
       }
       if (elements == 0) continue;

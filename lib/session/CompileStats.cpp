@@ -24,13 +24,13 @@ void collectSubgraphStats(ir::Func &func, unsigned funcIndex, const target::Devi
   analysis::CostModel cost(device);
   analysis::SubgraphGraph graph = analysis::SubgraphGraph::fromFunc(func, cost);
   graph.summarise();
-  stats.subgraphs = stats.aicSubgraphs = stats.aivSubgraphs = 0;
-  stats.groups.clear();
+  // A module with loops adds each root function's groups after the previous ones'.
+  size_t first = stats.groups.size();
   for (const analysis::Subgraph *sg : graph.subgraphs()) {
     ++stats.subgraphs;
     if (sg->core == target::CoreKind::AIC) ++stats.aicSubgraphs;
     if (sg->core == target::CoreKind::AIV) ++stats.aivSubgraphs;
-    size_t order = size_t(std::max<int64_t>(sg->hashOrder, 0));
+    size_t order = first + size_t(std::max<int64_t>(sg->hashOrder, 0));
     if (stats.groups.size() <= order) stats.groups.resize(order + 1);
     GroupStats &g = stats.groups[order];
     g.hashOrder = sg->hashOrder;

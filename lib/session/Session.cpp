@@ -7,10 +7,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "llvm/ADT/StringSet.h"
 #include "ptoc/analysis/Subgraphs.h"
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Diagnostics.h"
 #include "ptoc/ir/Func.h"
+#include "ptoc/codegen/BuildLoopProgram.h"
 #include "ptoc/ir/Level.h"
 #include "ptoc/ir/Module.h"
 #include "ptoc/ir/Operation.h"
@@ -22,6 +24,7 @@
 #include "ptoc/profile/RunOutputs.h"
 #include "ptoc/profile/Summary.h"
 #include "ptoc/runtime/Executor.h"
+#include "ptoc/runtime/ExpandLoops.h"
 #include "ptoc/session/Tuner.h"
 
 namespace ptoc::session {
@@ -82,6 +85,24 @@ absl::Status checkBuffers(const Kernel &kernel, llvm::ArrayRef<TensorSpec> specs
                                                    describe(got)));
   }
   return absl::OkStatus();
+}
+
+/// The only function of `module` that no loop runs as its body, when the module has
+/// loops and exactly one such function; else null.
+ir::Func *loopEntry(ir::Module &module) {
+  llvm::StringSet<> bodies;
+  for (const ir::Func &f : module.funcs())
+    for (const ir::Operation &op : f.ops())
+      if (op.code() == ir::OpCode::Loop)
+        if (ir::Attribute b = op.attr("body"); b && b.isString()) bodies.insert(b.getString());
+  if (bodies.empty()) return nullptr;
+  ir::Func *entry = nullptr;
+  for (ir::Func &f : module.funcs()) {
+    if (bodies.contains(f.name())) continue;
+    if (entry) return nullptr;
+    entry = &f;
+  }
+  return entry;
 }
 
 } // namespace
@@ -150,7 +171,10 @@ absl::StatusOr<Kernel> Session::compileConsultingBank(ir::Module &module,
       kernel->warnings.push_back(absl::StrCat("the tuning knowledge bank was not consulted: ", why));
     return kernel;
   };
-  // The bank keys a record by one function's text and the default pipeline's knobs.
+  // The bank keys a record by one function's text and the default pipeline's knobs;
+  // a module with loops is compiled as written (the bank does not know loops yet).
+  for (const ir::Func &f : module.funcs())
+    if (ir::levelOf(f) == ir::Level::Control) return asWritten("");
   if (module.numFuncs() != 1)
     return asWritten(absl::StrCat("the module has ", module.numFuncs(),
                                   " functions and the bank knows one-function modules; put the "
@@ -204,12 +228,18 @@ absl::StatusOr<Kernel> Session::compileUnguarded(ir::Module &module,
           absl::StrCat("no function named '", options.funcName, "' in the module"));
   } else if (module.numFuncs() == 1) {
     func = &module.func(0);
+  } else if (ir::Func *entry = loopEntry(module)) {
+    func = entry; // the one function no loop runs: the others are its bodies
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
         "the module has ", module.numFuncs(),
         " functions; name the one to compile (CompileOptions::funcName)"));
   }
-  if (failed(ir::verify(*func, ir::VerifyOptions{&device_}))) return diags.toStatus();
+  // A control function (with loops) is compiled with the root functions its loops run.
+  bool loops = ir::levelOf(*func) == ir::Level::Control;
+  if (loops ? failed(ir::verify(module, ir::VerifyOptions{&device_}))
+            : failed(ir::verify(*func, ir::VerifyOptions{&device_})))
+    return diags.toStatus();
 
   Kernel kernel;
   kernel.funcName = func->name().str();
@@ -228,19 +258,21 @@ absl::StatusOr<Kernel> Session::compileUnguarded(ir::Module &module,
         "text, or leave the pipeline empty to configure the default one with the knobs");
   std::string pipeline =
       options.pipeline.empty() ? pipelineFor(options.stopAt, options.knobs) : options.pipeline;
+  // Code between loops becomes root functions first (docs/ir.md, "Loops").
+  if (loops && !pipeline.empty()) pipeline = absl::StrCat("outline-segments,", pipeline);
   kernel.pipeline = pipeline;
   kernel.knobs = options.knobs;
   unsigned funcIndex = 0;
   while (funcIndex < module.numFuncs() && &module.func(funcIndex) != func) ++funcIndex;
-  if (options.keepIr) kernel.irByStage[Stage::Tensor] = ir::toString(*func);
+  auto text = [&] { return loops ? ir::toString(module) : ir::toString(*func); };
+  if (options.keepIr) kernel.irByStage[Stage::Tensor] = text();
   if (!pipeline.empty()) {
     passes::PassManagerOptions pmOptions;
     pmOptions.verifyEach = options.verifyEach;
     pmOptions.budget = options.budget;
     pmOptions.dumpDirectory = options.irDumpDir;
     pmOptions.afterPass = [&](llvm::StringRef pass, const ir::Module &) {
-      if (options.keepIr && pass == "expand-tiles")
-        kernel.irByStage[Stage::Tile] = ir::toString(*func);
+      if (options.keepIr && pass == "expand-tiles") kernel.irByStage[Stage::Tile] = text();
     };
     passes::PassManager pm(device_, pmOptions);
     passes::PassRegistry registry;
@@ -251,9 +283,19 @@ absl::StatusOr<Kernel> Session::compileUnguarded(ir::Module &module,
     kernel.stats.tileOps = int64_t(kernel.stats.statistic("expand-tiles", "tile-ops"));
   }
   kernel.stage = options.stopAt;
-  if (options.collectStats) collectSubgraphStats(*func, funcIndex, device_, kernel.stats);
+  if (options.collectStats) {
+    if (!loops) {
+      collectSubgraphStats(*func, funcIndex, device_, kernel.stats);
+    } else {
+      for (size_t i = 0; i < module.numFuncs(); ++i) {
+        if (ir::levelOf(module.func(i)) == ir::Level::Control) continue;
+        ++kernel.stats.rootFunctions;
+        collectSubgraphStats(module.func(i), unsigned(i), device_, kernel.stats);
+      }
+    }
+  }
   if (options.keepIr) {
-    kernel.ir = ir::toString(*func);
+    kernel.ir = text();
     if (kernel.stats.subgraphs > 0) kernel.irByStage[Stage::Partitioned] = kernel.ir;
     if (options.stopAt != Stage::Codegen) kernel.irByStage[options.stopAt] = kernel.ir;
   }
@@ -261,21 +303,33 @@ absl::StatusOr<Kernel> Session::compileUnguarded(ir::Module &module,
   if (options.stopAt == Stage::Codegen) {
     // A function with nothing to run (it returns its arguments or views of them) is
     // fine: its program has no calls and its results are read from the arguments.
-    if (ir::Level l = ir::levelOf(*func); l != ir::Level::Partitioned && l != ir::Level::Empty)
+    if (loops) {
+      absl::StatusOr<codegen::LoopProgram> lp =
+          codegen::buildLoopProgram(module, *func, device_, options.codegen);
+      if (!lp.ok()) return lp.status();
+      absl::StatusOr<codegen::Program> program =
+          runtime::expandLoops(*lp, device_, kernel.stitchMaxNum);
+      if (!program.ok()) return program.status();
+      kernel.program = *std::move(program);
+      kernel.loops = std::make_shared<const codegen::LoopProgram>(*std::move(lp));
+    } else if (ir::Level l = ir::levelOf(*func); l != ir::Level::Partitioned && l != ir::Level::Empty)
       return absl::InvalidArgumentError(absl::StrCat(
           "function '", kernel.funcName,
           "' is not partitioned after the pipeline '", pipeline,
           "'; codegen needs subgraphs (include expand-tiles and partition, or use the default "
           "pipeline)"));
-    absl::StatusOr<codegen::Program> program =
-        codegen::buildProgram(*func, device_, options.codegen, funcIndex);
-    if (!program.ok()) return program.status();
-    kernel.program = *std::move(program);
+    if (!loops) {
+      absl::StatusOr<codegen::Program> program =
+          codegen::buildProgram(*func, device_, options.codegen, funcIndex);
+      if (!program.ok()) return program.status();
+      kernel.program = *std::move(program);
+    }
   }
   if (options.stopAt == Stage::Codegen && options.keepIr) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    codegen::printProgram(kernel.program, os);
+    std::string printed;
+    llvm::raw_string_ostream os(printed);
+    if (kernel.loops) codegen::printLoopProgram(*kernel.loops, os);
+    else codegen::printProgram(kernel.program, os);
     kernel.irByStage[Stage::Codegen] = std::move(os.str());
   }
   if (diags.hasErrors()) return diags.toStatus();
@@ -327,6 +381,11 @@ absl::StatusOr<RunReport> Session::runWith(const Kernel &kernel,
     return absl::InvalidArgumentError(absl::StrCat(
         "runtime_debug_mode must be 0 (off), 1 (swimlane) or 2 (swimlane with pipe lanes), got ",
         options.debugMode));
+  if (options.stitchMaxNum < runtime::kMinStitchMaxNum ||
+      options.stitchMaxNum > runtime::kMaxStitchMaxNum)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "stitch_function_max_num must be between ", runtime::kMinStitchMaxNum, " and ",
+        runtime::kMaxStitchMaxNum, " (loop iterations per stitch), got ", options.stitchMaxNum));
   if (options.hostThreads > runtime::kMaxHostThreads)
     return absl::InvalidArgumentError(absl::StrCat(
         "host_threads must be between 0 (all cores) and ", runtime::kMaxHostThreads, ", got ",
@@ -357,8 +416,18 @@ absl::StatusOr<RunReport> Session::runGuarded(const Kernel &kernel,
   sim.schedMode = options.schedMode;
   sim.recordPipes = options.debugMode >= 2;
   sim.kernelKind = options.kernelKind;
+  // A kernel with loops stitches its iterations by the run's stitch_function_max_num.
+  const codegen::Program *program = &kernel.program;
+  codegen::Program restitched;
+  if (!kernel.program.instances.empty() && options.stitchMaxNum != kernel.stitchMaxNum) {
+    restitched = kernel.program;
+    if (absl::Status st = runtime::assignStitches(restitched, device_, options.stitchMaxNum);
+        !st.ok())
+      return st;
+    program = &restitched;
+  }
   auto simStart = Clock::now();
-  absl::StatusOr<runtime::RunRecord> record = runtime::simulate(kernel.program, device_, sim);
+  absl::StatusOr<runtime::RunRecord> record = runtime::simulate(*program, device_, sim);
   if (!record.ok()) return record.status();
   report.simulateSeconds = secondsSince(simStart);
   report.record = *std::move(record);
@@ -383,12 +452,12 @@ absl::StatusOr<RunReport> Session::runGuarded(const Kernel &kernel,
   report.boundRatio = report.simulatedUs > 0 ? report.boundUs / report.simulatedUs : 0;
   report.aicUtilization = r.utilization(target::CoreKind::AIC);
   report.aivUtilization = r.utilization(target::CoreKind::AIV);
-  absl::StatusOr<profile::Summary> summary = profile::summarize(kernel.program, r);
+  absl::StatusOr<profile::Summary> summary = profile::summarize(*program, r);
   if (!summary.ok()) return summary.status();
   report.summary = profile::summaryText(*summary);
   if (options.debugMode > 0) {
     absl::StatusOr<std::string> folder =
-        profile::writeRunOutputs(kernel.program, r, *summary, options.outputDir);
+        profile::writeRunOutputs(*program, r, *summary, options.outputDir);
     if (!folder.ok()) return folder.status();
     report.outputFolder = *folder;
     report.swimlanePath = absl::StrCat(*folder, "/merged_swimlane.json");

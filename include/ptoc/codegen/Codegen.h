@@ -3,6 +3,7 @@
 
 #include "absl/status/statusor.h"
 #include "llvm/Support/raw_ostream.h"
+#include "ptoc/codegen/LoopProgram.h"
 #include "ptoc/codegen/Program.h"
 
 namespace ptoc::ir {
@@ -38,5 +39,8 @@ absl::StatusOr<Program> buildProgram(const ir::Func &func, const target::DeviceS
 /// Text form: the tensors, each leaf with its ops, buffer slots and per-pipe
 /// instructions, then the execute graph (one line per call). Deterministic.
 void printProgram(const Program &program, llvm::raw_ostream &os);
+/// Text form of a module with loops: each root function's program, then each control
+/// function's tensors and loops (windows as expressions of the indices).
+void printLoopProgram(const LoopProgram &program, llvm::raw_ostream &os);
 
 } // namespace ptoc::codegen

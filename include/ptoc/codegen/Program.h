@@ -41,6 +41,11 @@ struct GmTensor {
   int64_t baseOffset = 0;                 ///< element offset into the base's memory
   llvm::SmallVector<int64_t, 4> strides;  ///< element strides into the base's memory
   int argIndex = -1;                      ///< Argument: position in the signature
+  /// Intermediate only: the Argument tensor whose contents it starts with (-1: it
+  /// starts as zeros). A loop that updates an argument in place writes such a copy:
+  /// on the device it is the argument's own buffer (no transfer is simulated); the
+  /// executor keeps the caller's input read-only and returns the copy.
+  int initFrom = -1;
 };
 
 /// One op of a leaf, in leaf order: a depth-first order of the subgraph's

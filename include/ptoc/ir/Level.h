@@ -11,13 +11,14 @@ namespace ptoc::ir {
 
 class Func;
 
-/// `Partitioned`: it has a `subgraph` table; `Tile`: some op works on tiles;
+/// `Control`: it has a `loop` op (its work is in the bodies the loops run; the tiling
+/// passes leave it alone); `Partitioned`: it has a `subgraph` table; `Tile`: some op works on tiles;
 /// `Tensor`: some op works on whole tensors; `Empty`: nothing to run (only aliases,
 /// workspaces and the return).
-enum class Level : uint8_t { Empty, Tensor, Tile, Partitioned };
+enum class Level : uint8_t { Empty, Control, Tensor, Tile, Partitioned };
 
 Level levelOf(const Func &f);
-/// "empty", "tensor", "tile", "partitioned".
+/// "empty", "control", "tensor", "tile", "partitioned".
 llvm::StringRef levelName(Level level);
 
 } // namespace ptoc::ir

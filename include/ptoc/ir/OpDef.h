@@ -49,6 +49,7 @@ enum class OpClass : uint8_t {
   CopyIn,   ///< GM region -> local tile (tile level)
   CopyOut,  ///< local tile -> GM region (tile level)
   Subgraph, ///< a subgraph's description (partitioned level)
+  Loop,     ///< runs a body function per iteration on windows of its operands
 };
 
 /// Which tile-shape attribute an op takes: `vec_tile` (vector ops), `cube_tile`
@@ -56,7 +57,11 @@ enum class OpClass : uint8_t {
 enum class TileKind : uint8_t { None, Vec, Cube };
 
 /// What an attribute value must look like.
-enum class AttrShape : uint8_t { Int, Number, Bool, DType, IntArray, CubeTile, String };
+enum class AttrShape : uint8_t {
+  Int, Number, Bool, DType, IntArray, CubeTile, String,
+  SymInt,  ///< an integer or a symbolic expression string (ir/SymExpr.h)
+  Windows, ///< loop windows: [{of = N, offsets = [...], sizes = [...]}, ...]
+};
 
 /// One attribute an op accepts.
 struct AttrSpec {
@@ -100,7 +105,7 @@ struct OpDef {
   TileKind tile;
   unsigned minOperands;
   unsigned maxOperands; ///< kVariadic for "any number >= minOperands"
-  unsigned numResults;
+  unsigned numResults;   ///< kVariadic for "any number" (loop)
   llvm::ArrayRef<AttrSpec> attrs;
   TypeRule inferType;
   /// Scalar semantics for elementwise ops (constant folding and reference numerics);

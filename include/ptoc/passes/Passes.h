@@ -27,6 +27,9 @@ std::unique_ptr<Pass> createCanonicalizePass(const CanonicalizeOptions &options 
 std::unique_ptr<Pass> createCSEPass();
 /// Dead-code elimination: ops whose results reach no `return`.
 std::unique_ptr<Pass> createDCEPass();
+/// In control functions (with loops): each run of ops between loops becomes a root
+/// function run by a one-iteration loop, its results in workspaces (docs/ir.md).
+std::unique_ptr<Pass> createOutlineSegmentsPass();
 
 /// Options of `expand-tiles`.
 struct ExpandTilesOptions {
@@ -128,6 +131,7 @@ std::unique_ptr<Pass> createCubeNBufferMergePass(const CubeNBufferMergeOptions &
 void registerCanonicalizePass(PassRegistry &registry);
 void registerCSEPass(PassRegistry &registry);
 void registerDCEPass(PassRegistry &registry);
+void registerOutlineSegmentsPass(PassRegistry &registry);
 void registerExpandTilesPass(PassRegistry &registry);
 void registerL1ReuseMergePass(PassRegistry &registry);
 void registerPartitionPass(PassRegistry &registry);

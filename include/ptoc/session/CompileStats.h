@@ -33,8 +33,12 @@ struct CompileStats {
   int64_t subgraphs = 0, aicSubgraphs = 0, aivSubgraphs = 0;
   /// Tile ops after expand-tiles (0 before).
   int64_t tileOps = 0;
-  /// By hash order.
+  /// By hash order (a module with loops: each root function's in turn; the key says
+  /// which function).
   std::vector<GroupStats> groups;
+  /// A module with loops: its root functions (loop bodies and segments), each compiled
+  /// once; 0 without loops.
+  int64_t rootFunctions = 0;
   /// Every statistic of every pass that ran, in pipeline order: the merge passes'
   /// `merged` and `refused-<reason>` counts are its merge decisions.
   std::vector<passes::PassStatisticValue> passStatistics;
@@ -43,8 +47,9 @@ struct CompileStats {
   uint64_t statistic(llvm::StringRef pass, llvm::StringRef name) const;
 };
 
-/// Reads the subgraph table of partitioned `func` (index `funcIndex` in its module)
-/// into `stats`; leaves it untouched for an unpartitioned function.
+/// Adds the subgraph table of partitioned `func` (index `funcIndex` in its module) to
+/// `stats` (its groups after those already there: a module with loops adds every root
+/// function's); leaves it untouched for an unpartitioned function.
 void collectSubgraphStats(ir::Func &func, unsigned funcIndex, const target::DeviceSpec &device,
                           CompileStats &stats);
 

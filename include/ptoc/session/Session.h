@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,9 +15,11 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "ptoc/codegen/Codegen.h"
+#include "ptoc/codegen/LoopProgram.h"
 #include "ptoc/codegen/Program.h"
 #include "ptoc/ir/DType.h"
 #include "ptoc/passes/Pass.h"
+#include "ptoc/runtime/ExpandLoops.h"
 #include "ptoc/runtime/HostTensor.h"
 #include "ptoc/runtime/RunRecord.h"
 #include "ptoc/runtime/Simulator.h"
@@ -98,8 +101,15 @@ struct Kernel {
   /// expand-tiles (tile), after the pipeline (partitioned), the program as
   /// `ptoc-opt --stage=codegen` prints it (codegen).
   std::map<Stage, std::string> irByStage;
-  /// The program (stage == Codegen only).
+  /// The program (stage == Codegen only). With loops: every iteration instantiated
+  /// (runtime::expandLoops), stitched by `stitchMaxNum`.
   codegen::Program program;
+  /// With loops: the root functions, each compiled once, and the control functions'
+  /// loops (what `program` was expanded from); null without loops.
+  std::shared_ptr<const codegen::LoopProgram> loops;
+  /// The stitch size `program` was expanded with; a run with another
+  /// stitch_function_max_num restitches a copy.
+  int stitchMaxNum = runtime::kDefaultStitchMaxNum;
   /// Subgraphs, groups and merge decisions.
   CompileStats stats;
   /// The pipeline that ran, and the knobs it was configured with (a bank config's,
@@ -134,6 +144,9 @@ struct RunOptions {
   /// How the kernel is launched (runtime::SimOptions::kernelKind): AICPU-scheduled, as
   /// ptoc's kernels run, or plain, to compare with a hand-written kernel.
   runtime::KernelKind kernelKind = runtime::KernelKind::Aicpu;
+  /// stitch_function_max_num: iterations of loop bodies per stitch, 1..1024 (PyPTO's
+  /// default 128). No effect on a kernel without loops.
+  int stitchMaxNum = runtime::kDefaultStitchMaxNum;
 };
 
 /// What a run produced besides the outputs.

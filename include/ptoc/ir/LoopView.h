@@ -1,0 +1,75 @@
+// The `loop` op (docs/ir.md, "Loops"), decoded once: its body function, index,
+// bounds and the windows of its operands that each iteration reads and writes. A
+// function with a loop op is a *control function*: the tiling passes leave it alone,
+// its bodies are compiled as root functions of their own, and the runtime
+// instantiates one call of the body per iteration.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include "ptoc/ir/Attribute.h"
+#include "ptoc/ir/LogicalResult.h"
+#include "ptoc/ir/SymExpr.h"
+
+namespace ptoc::ir {
+
+class Context;
+class Func;
+class Module;
+class Operation;
+
+/// A window of a loop operand: the box at `offsets` (one expression per operand
+/// dimension) of size `sizes`. The body sees it with the sizes' size-1 dimensions
+/// dropped or kept as its own type says (same elements in the same order).
+struct LoopWindow {
+  int operand = -1;
+  std::vector<SymExpr> offsets;
+  llvm::SmallVector<int64_t, 4> sizes;
+};
+
+struct LoopView {
+  std::string body;  ///< the body function's name
+  std::string name;  ///< the loop's name
+  std::string index; ///< the index's name in expressions
+  SymExpr start, stop, step;
+  std::vector<LoopWindow> ins, outs;
+  /// The operands `outs` write, each once, in order of first appearance: the loop's
+  /// results are these operands, updated.
+  llvm::SmallVector<int, 4> written;
+
+  /// Decodes `op` (a loop). Errors say which attribute is malformed and how.
+  static absl::StatusOr<LoopView> of(const Operation &op);
+};
+
+/// Decodes a windows attribute (`ins` / `outs`); the error names the entry.
+absl::StatusOr<std::vector<LoopWindow>> parseWindows(Attribute a);
+/// Whether `a` decodes as a windows attribute.
+bool isWindowList(Attribute a);
+/// The attribute of windows (the inverse of parseWindows).
+Attribute windowsAttr(Context &ctx, llvm::ArrayRef<LoopWindow> windows);
+/// A bound or offset as an attribute: an Int when constant, else its text.
+Attribute symAttr(Context &ctx, const SymExpr &e);
+
+/// Whether `f` is a control function (it has a loop op).
+bool isControlFunc(const Func &f);
+/// Whether `shape` has the elements of a box of `sizes` in the same order (equal
+/// after dropping size-1 dimensions).
+bool sameElements(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> sizes);
+
+/// Checks every loop of the module against its body and operands: the body exists
+/// and does not (transitively) run itself; windows fit their operands' ranks, sizes
+/// and element types and match the body's signature; expressions parse and name only
+/// the indices in scope; bounds and offsets are in range where provable (the rest is
+/// checked per iteration at run time); the results are the written operands; an
+/// operand a loop writes is writable memory and is not read after the loop. Reports
+/// at each loop's location.
+LogicalResult verifyLoops(const Module &m);
+
+} // namespace ptoc::ir

@@ -1,0 +1,66 @@
+// Symbolic integer expressions: the bounds of a loop and the offsets of its windows
+// as functions of loop indices (docs/ir.md, "Loops"). Text form: integers, index
+// names, `+ - * // %`, unary minus, parentheses, `min(a, b)`, `max(a, b)`; `//` and
+// `%` round toward minus infinity like Python's. Plain data: evaluated by the
+// runtime for every iteration, bounded over index ranges by the verifier.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace ptoc::ir {
+
+/// A name's value (evaluation) or range (bounds).
+struct SymBinding {
+  std::string name;
+  int64_t lo = 0, hi = 0; ///< evaluation uses lo (== hi)
+};
+
+class SymExpr {
+public:
+  enum class Kind : uint8_t { Const, Name, Add, Sub, Mul, FloorDiv, Mod, Min, Max, Neg };
+
+  /// The constant `v`.
+  static SymExpr constant(int64_t v);
+  /// Parses the text form. The error names the position and what was expected.
+  static absl::StatusOr<SymExpr> parse(llvm::StringRef text);
+
+  bool isConstant() const { return nodes_.size() == 1 && nodes_[0].kind == Kind::Const; }
+  /// The value of a constant expression.
+  int64_t constantValue() const { return nodes_[0].value; }
+  /// The names it mentions, each once, in order of first appearance.
+  std::vector<std::string> names() const;
+  /// The text form (fully parenthesised where precedence needs it).
+  std::string str() const;
+
+  /// Its value with each name bound to `lo` of its binding. Errors: an unbound name,
+  /// division or modulo by zero, overflow.
+  absl::StatusOr<int64_t> evaluate(llvm::ArrayRef<SymBinding> bindings) const;
+  /// The smallest and largest values over every combination of the names in their
+  /// [lo, hi] ranges (interval arithmetic: exact for an affine expression of distinct
+  /// names, a safe enclosure otherwise); nullopt when a name is unbound or a divisor
+  /// range contains zero.
+  std::optional<std::pair<int64_t, int64_t>> bounds(llvm::ArrayRef<SymBinding> bindings) const;
+  /// Whether bounds() are attained (not just an enclosure): every name appears once
+  /// and no `%` or divisor depends on a name, so the expression is monotonic in each
+  /// name and its extremes lie at corners of the ranges.
+  bool boundsAreExact() const;
+
+private:
+  struct Node {
+    Kind kind = Kind::Const;
+    int64_t value = 0;  ///< Const
+    std::string name;   ///< Name
+    int lhs = -1, rhs = -1;
+  };
+  friend class SymParser;
+  std::vector<Node> nodes_; ///< postorder; the root is last
+};
+
+} // namespace ptoc::ir

@@ -1,0 +1,39 @@
+// The AICPU control thread's expansion of loops: a LoopProgram instantiated, iteration
+// by iteration, into the flat Program the simulator and the executor run
+// (docs/runtime.md, "Loops").
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "ptoc/codegen/LoopProgram.h"
+#include "ptoc/codegen/Program.h"
+#include "ptoc/target/DeviceSpec.h"
+
+namespace ptoc::runtime {
+
+/// PyPTO's default stitch_function_max_num.
+inline constexpr int kDefaultStitchMaxNum = 128;
+/// Its documented range.
+inline constexpr int kMinStitchMaxNum = 1, kMaxStitchMaxNum = 1024;
+
+/// Instantiates every iteration of every loop of `lp`: each iteration of a body is a
+/// copy of its compiled Program's calls, their regions rebased onto the windows the
+/// iteration's offsets select (bodies' own workspaces are private to the iteration).
+/// Iterations are ordered among themselves by the memory they share: a read waits for
+/// the earlier writes it overlaps, a write for the earlier reads and writes it
+/// overlaps; inside one iteration a body reads its windows before it writes them
+/// (an accumulator's read-modify-write). Then stitches are assigned
+/// (assignStitches). Errors name the loop, the iteration and the window (an offset out
+/// of range, a bound that does not evaluate).
+absl::StatusOr<codegen::Program> expandLoops(const codegen::LoopProgram &lp,
+                                             const target::DeviceSpec &device,
+                                             int stitchMaxNum = kDefaultStitchMaxNum);
+
+/// Groups an expanded program's iterations into stitches of at most `stitchMaxNum`
+/// iterations, in order, and computes when the control thread has built each one:
+/// per iteration control_iteration_cycles plus control_task_cycles per task, per
+/// stitch control_stitch_cycles (the device's scheduler section). A program without
+/// loops is left as it is.
+absl::Status assignStitches(codegen::Program &program, const target::DeviceSpec &device,
+                            int stitchMaxNum);
+
+} // namespace ptoc::runtime

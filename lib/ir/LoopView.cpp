@@ -1,0 +1,412 @@
+// LoopView: decoding the loop op's attributes, and the module-level loop check.
+#include "ptoc/ir/LoopView.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ptoc/ir/Context.h"
+#include "ptoc/ir/Func.h"
+#include "ptoc/ir/Module.h"
+#include "ptoc/ir/Operation.h"
+
+namespace ptoc::ir {
+namespace {
+
+absl::StatusOr<SymExpr> symOf(Attribute a, llvm::StringRef what) {
+  if (a.isInt()) return SymExpr::constant(a.getInt());
+  if (a.isString()) {
+    absl::StatusOr<SymExpr> e = SymExpr::parse(a.getString());
+    if (!e.ok())
+      return absl::InvalidArgumentError(absl::StrCat(what.str(), ": ", e.status().message()));
+    return e;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      what.str(), " must be an integer or an expression string like \"i * 64\", got ", a.str()));
+}
+
+absl::StatusOr<LoopWindow> windowOf(Attribute a, size_t entry) {
+  std::string where = absl::StrCat("window ", entry);
+  if (!a.isDict())
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, " must be {of = N, offsets = [...], sizes = [...]}, got ", a.str()));
+  LoopWindow w;
+  Attribute of = a.lookup("of"), offsets = a.lookup("offsets"), sizes = a.lookup("sizes");
+  for (const NamedAttr &e : a.getDict())
+    if (e.name.str() != "of" && e.name.str() != "offsets" && e.name.str() != "sizes")
+      return absl::InvalidArgumentError(absl::StrCat(where, " has unknown key '", e.name.str().str(),
+                                                     "' (keys: of, offsets, sizes)"));
+  if (!of || !of.isInt() || of.getInt() < 0)
+    return absl::InvalidArgumentError(absl::StrCat(where, " needs 'of', the operand index"));
+  w.operand = static_cast<int>(std::min<int64_t>(of.getInt(), INT32_MAX));
+  if (!sizes || !sizes.isIntArray())
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, " needs 'sizes', an integer array (the window's box)"));
+  w.sizes.assign(sizes.getIntArray().begin(), sizes.getIntArray().end());
+  if (!offsets || !(offsets.isIntArray() || offsets.isArray()))
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, " needs 'offsets', one integer or expression string per dimension"));
+  if (offsets.isIntArray()) {
+    for (int64_t v : offsets.getIntArray()) w.offsets.push_back(SymExpr::constant(v));
+  } else {
+    for (Attribute o : offsets.getArray()) {
+      absl::StatusOr<SymExpr> e = symOf(o, absl::StrCat(where, " offset ", w.offsets.size()));
+      if (!e.ok()) return e.status();
+      w.offsets.push_back(*std::move(e));
+    }
+  }
+  if (w.offsets.size() != w.sizes.size())
+    return absl::InvalidArgumentError(absl::StrCat(where, " has ", w.offsets.size(),
+                                                   " offsets but ", w.sizes.size(),
+                                                   " sizes; give one of each per dimension"));
+  for (int64_t s : w.sizes)
+    if (s <= 0)
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, " has size ", s, "; every size must be positive"));
+  return w;
+}
+
+std::string windowStr(const LoopWindow &w) {
+  std::vector<std::string> parts;
+  for (size_t d = 0; d < w.offsets.size(); ++d)
+    parts.push_back(absl::StrCat(w.offsets[d].str(), " +", w.sizes[d]));
+  return absl::StrCat("[", absl::StrJoin(parts, ", "), "]");
+}
+
+} // namespace
+
+absl::StatusOr<std::vector<LoopWindow>> parseWindows(Attribute a) {
+  std::vector<LoopWindow> out;
+  if (a.isIntArray() && a.getIntArray().empty()) return out;
+  if (!a.isArray())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "windows must be an array like [{of = 0, offsets = [\"i\", 0], sizes = [1, 64]}], got ",
+        a.str()));
+  for (Attribute e : a.getArray()) {
+    absl::StatusOr<LoopWindow> w = windowOf(e, out.size());
+    if (!w.ok()) return w.status();
+    out.push_back(*std::move(w));
+  }
+  return out;
+}
+
+bool isWindowList(Attribute a) { return parseWindows(a).ok(); }
+
+Attribute symAttr(Context &ctx, const SymExpr &e) {
+  return e.isConstant() ? ctx.intAttr(e.constantValue()) : ctx.stringAttr(e.str());
+}
+
+Attribute windowsAttr(Context &ctx, llvm::ArrayRef<LoopWindow> windows) {
+  std::vector<Attribute> list;
+  for (const LoopWindow &w : windows) {
+    std::vector<Attribute> offsets;
+    for (const SymExpr &e : w.offsets) offsets.push_back(symAttr(ctx, e));
+    NamedAttr entries[] = {{ctx.id("of"), ctx.intAttr(w.operand)},
+                           {ctx.id("offsets"), ctx.arrayAttr(offsets)},
+                           {ctx.id("sizes"), ctx.intArrayAttr(w.sizes)}};
+    list.push_back(ctx.dictAttr(entries, /*sortByName=*/false));
+  }
+  return ctx.arrayAttr(list);
+}
+
+absl::StatusOr<LoopView> LoopView::of(const Operation &op) {
+  LoopView v;
+  auto str = [&](llvm::StringRef key) -> std::string {
+    Attribute a = op.attr(key);
+    return a && a.isString() ? a.getString().str() : "";
+  };
+  v.body = str("body");
+  v.name = str("name");
+  v.index = op.attr("index") ? str("index") : v.name;
+  if (v.body.empty()) return absl::InvalidArgumentError("needs 'body', the function to run");
+  if (v.name.empty()) return absl::InvalidArgumentError("needs 'name', the loop's name");
+  if (!isBareIdentifier(v.index) || v.index == "min" || v.index == "max")
+    return absl::InvalidArgumentError(absl::StrCat(
+        "index '", v.index, "' is not a usable name in expressions; name it like a Python "
+        "variable (letters, digits, '_'), not min or max"));
+  struct Bound {
+    const char *key;
+    SymExpr *into;
+    int64_t fallback;
+  };
+  for (Bound b : {Bound{"start", &v.start, 0}, Bound{"stop", &v.stop, -1},
+                  Bound{"step", &v.step, 1}}) {
+    Attribute a = op.attr(b.key);
+    if (!a) {
+      if (b.fallback < 0) return absl::InvalidArgumentError("needs 'stop', the end of the range");
+      *b.into = SymExpr::constant(b.fallback);
+      continue;
+    }
+    absl::StatusOr<SymExpr> e = symOf(a, b.key);
+    if (!e.ok()) return e.status();
+    *b.into = *std::move(e);
+  }
+  if (!v.step.isConstant() || v.step.constantValue() <= 0)
+    return absl::InvalidArgumentError(
+        absl::StrCat("step must be a positive integer, got ", v.step.str()));
+  for (auto [key, into] : {std::pair{"ins", &v.ins}, std::pair{"outs", &v.outs}}) {
+    Attribute a = op.attr(key);
+    if (!a) return absl::InvalidArgumentError(absl::StrCat("needs '", key, "' (windows)"));
+    absl::StatusOr<std::vector<LoopWindow>> w = parseWindows(a);
+    if (!w.ok()) return absl::InvalidArgumentError(absl::StrCat(key, ": ", w.status().message()));
+    *into = *std::move(w);
+  }
+  for (const LoopWindow &w : v.outs)
+    if (std::find(v.written.begin(), v.written.end(), w.operand) == v.written.end())
+      v.written.push_back(w.operand);
+  return v;
+}
+
+bool isControlFunc(const Func &f) {
+  for (const Operation &op : f.ops())
+    if (op.code() == OpCode::Loop) return true;
+  return false;
+}
+
+bool sameElements(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> sizes) {
+  llvm::SmallVector<int64_t, 4> a, b;
+  for (int64_t d : shape)
+    if (d != 1) a.push_back(d);
+  for (int64_t d : sizes)
+    if (d != 1) b.push_back(d);
+  return a == b;
+}
+
+namespace {
+
+/// The module-level check: walks control functions from the roots (functions no loop
+/// runs), so each body knows the indices in scope and their ranges.
+class LoopChecker {
+public:
+  explicit LoopChecker(const Module &m) : m_(m), ctx_(m.context()) {}
+
+  bool run() {
+    // Which loop runs each body.
+    for (const Func &f : m_.funcs())
+      for (const Operation &op : f.ops()) {
+        if (op.code() != OpCode::Loop) continue;
+        absl::StatusOr<LoopView> v = LoopView::of(op);
+        if (!v.ok()) {
+          error(op) << std::string(v.status().message());
+          continue;
+        }
+        const Func *body = m_.lookup(v->body);
+        if (!body) {
+          error(op) << "runs '@" << v->body << "', which is not a function of the module; "
+                    << "define the body function or name an existing one";
+          continue;
+        }
+        if (body == &f) {
+          error(op) << "runs its own function '@" << f.name() << "' as its body; a body must "
+                    << "be another function";
+          continue;
+        }
+        auto [it, fresh] = runner_.try_emplace(body, &op);
+        if (!fresh) {
+          error(op) << "runs '@" << v->body << "', which another loop (at "
+                    << it->second->loc().str() << ") runs too; give each loop its own body";
+          continue;
+        }
+      }
+    // Roots first, then bodies as their loops are reached (a cycle is never reached).
+    for (const Func &f : m_.funcs())
+      if (!runner_.count(&f)) visit(f, {});
+    for (auto &[body, op] : runner_)
+      if (!visited_.count(body))
+        error(*op) << "runs '@" << body->name() << "', which (through its own loops) runs this "
+                   << "loop again; loops cannot recurse";
+    return ok_;
+  }
+
+private:
+  InFlightDiagnostic error(const Operation &op) {
+    ok_ = false;
+    InFlightDiagnostic d = ctx_.emitError(op.loc());
+    d << "'loop' op ";
+    return d;
+  }
+
+  void visit(const Func &f, std::vector<SymBinding> scope) {
+    if (!visited_.insert(&f).second) return;
+    for (const Operation &op : f.ops())
+      if (op.code() == OpCode::Loop) checkLoop(f, op, scope);
+  }
+
+  void checkLoop(const Func &f, const Operation &op, const std::vector<SymBinding> &scope) {
+    absl::StatusOr<LoopView> view = LoopView::of(op);
+    if (!view.ok()) return; // reported in run()
+    const LoopView &v = *view;
+    const Func *body = m_.lookup(v.body);
+    if (!body || body == &f) return;
+    for (const SymBinding &b : scope)
+      if (b.name == v.index) {
+        error(op) << "index '" << v.index << "' is already the index of an enclosing loop; "
+                  << "give the inner loop another name";
+        return;
+      }
+    // Bounds: names in scope only.
+    std::optional<std::pair<int64_t, int64_t>> startRange, stopRange;
+    for (auto [key, e, range] : {std::tuple{"start", &v.start, &startRange},
+                                 std::tuple{"stop", &v.stop, &stopRange}}) {
+      if (!namesInScope(op, *e, scope, key)) return;
+      *range = e->bounds(scope);
+    }
+    std::vector<SymBinding> inner = scope;
+    bool ranged = startRange && stopRange;
+    int64_t lo = ranged ? startRange->first : 0, hi = ranged ? stopRange->second - 1 : 0;
+    bool empty = ranged && hi < lo;
+    // An index without a known range is still in scope; its windows are checked per
+    // iteration at run time.
+    inner.push_back({v.index, lo, ranged && !empty ? hi : lo});
+    bool indexRanged = ranged && !empty;
+
+    // Windows against operands and the body's signature.
+    unsigned numOperands = op.numOperands();
+    auto checkWindows = [&](llvm::ArrayRef<LoopWindow> windows, bool writes) {
+      llvm::ArrayRef<Type> bodyTypes = writes ? body->resultTypes() : llvm::ArrayRef<Type>();
+      llvm::SmallVector<Type, 4> argTypes;
+      if (!writes)
+        for (const Value &a : body->args()) argTypes.push_back(a.type());
+      llvm::ArrayRef<Type> sig = writes ? bodyTypes : llvm::ArrayRef<Type>(argTypes);
+      const char *what = writes ? "outs" : "ins";
+      const char *side = writes ? "result" : "argument";
+      if (sig.size() != windows.size()) {
+        error(op) << "has " << windows.size() << " '" << what << "' windows but its body '@"
+                  << body->name() << "' has " << sig.size() << " " << side << "s; give one "
+                  << "window per body " << side;
+        return;
+      }
+      for (size_t i = 0; i < windows.size(); ++i) {
+        const LoopWindow &w = windows[i];
+        if (w.operand < 0 || unsigned(w.operand) >= numOperands) {
+          error(op) << what << " window " << i << " is of operand " << w.operand << ", but the "
+                    << "loop has " << numOperands << " operands";
+          continue;
+        }
+        Type t = op.operandType(w.operand);
+        llvm::ArrayRef<int64_t> shape = t.shape();
+        if (!t.isTensor() || w.sizes.size() != shape.size()) {
+          error(op) << what << " window " << i << " has " << w.sizes.size()
+                    << " dimensions but operand " << w.operand << " is " << t.str()
+                    << "; give one offset and size per dimension of the operand";
+          continue;
+        }
+        if (sig[i].dtype() != t.dtype() || !sameElements(sig[i].shape(), w.sizes)) {
+          error(op) << what << " window " << i << " (sizes [" << absl::StrJoin(w.sizes, ", ")
+                    << "] of " << t.str() << ") does not match body " << side << " " << i
+                    << " of '@" << body->name() << "', " << sig[i].str()
+                    << "; the body sees the window's elements with size-1 dimensions dropped "
+                    << "or kept, in the operand's element type";
+          continue;
+        }
+        for (size_t d = 0; d < shape.size(); ++d) {
+          if (w.sizes[d] > shape[d]) {
+            error(op) << what << " window " << i << " has size " << w.sizes[d] << " in dimension "
+                      << d << " but operand " << w.operand << " (" << t.str() << ") has "
+                      << shape[d];
+            break;
+          }
+          if (!namesInScope(op, w.offsets[d], inner, what)) return;
+          if (!indexRanged && !w.offsets[d].names().empty()) continue;
+          std::optional<std::pair<int64_t, int64_t>> b = w.offsets[d].bounds(inner);
+          if (!b || !w.offsets[d].boundsAreExact()) continue; // checked per iteration
+          if (b->first < 0 || b->second + w.sizes[d] > shape[d]) {
+            error(op) << what << " window " << i << " " << windowStr(w) << " of operand "
+                      << w.operand << " (" << t.str() << ") reaches [" << b->first << ", "
+                      << b->second + w.sizes[d] << ") in dimension " << d << " for "
+                      << v.index << " in [" << lo << ", " << hi << "], outside [0, " << shape[d]
+                      << "); fix the offsets, the sizes or the loop's bounds";
+            break;
+          }
+        }
+      }
+    };
+    checkWindows(v.ins, false);
+    checkWindows(v.outs, true);
+
+    // Results: the written operands, updated.
+    if (op.numResults() != v.written.size()) {
+      error(op) << "writes " << v.written.size() << " operand" << (v.written.size() == 1 ? "" : "s")
+                << " but has " << op.numResults() << " result" << (op.numResults() == 1 ? "" : "s")
+                << "; it has one result per written operand (the operand updated), in the "
+                << "order its 'outs' first name them";
+    } else {
+      for (unsigned r = 0; r < op.numResults(); ++r) {
+        int w = v.written[r];
+        if (w < 0 || unsigned(w) >= numOperands) continue;
+        if (op.resultType(r) != op.operandType(w))
+          error(op) << "result " << r << " has type " << op.resultType(r).str() << " but the "
+                    << "operand it updates (operand " << w << ") is " << op.operandType(w).str();
+      }
+    }
+    // Written operands: writable memory, dead after the loop.
+    for (int w : v.written) {
+      if (w < 0 || unsigned(w) >= numOperands) continue;
+      const Value *x = op.operand(w);
+      if (!x->isArgument()) {
+        OpCode c = x->definingOp()->code();
+        if (c == OpCode::View || c == OpCode::Reshape || c == OpCode::Transpose) {
+          error(op) << "writes operand " << w << ", the result of a '"
+                    << x->definingOp()->def().name << "' (an alias); write into the tensor it "
+                    << "aliases, with the window's offsets selecting the part";
+          continue;
+        }
+      }
+      for (const OpOperand &use : x->uses()) {
+        const Operation *user = use.owner();
+        if (user == &op || user->parentFunc() != &f) continue;
+        if (isAfter(f, user, &op)) {
+          error(op) << "writes operand " << w << " in place, but the op at " << user->loc().str()
+                    << " reads it after the loop; read the loop's result instead";
+          break;
+        }
+      }
+      for (unsigned o = 0; o < numOperands; ++o)
+        if (o != unsigned(w) && op.operand(o) == x) {
+          error(op) << "names the value it writes (operand " << w << ") again as operand " << o
+                    << "; name each tensor once and give it several windows";
+          break;
+        }
+    }
+    visit(*body, inner);
+  }
+
+  bool namesInScope(const Operation &op, const SymExpr &e, llvm::ArrayRef<SymBinding> scope,
+                    llvm::StringRef what) {
+    for (const std::string &n : e.names()) {
+      bool found = false;
+      for (const SymBinding &b : scope) found |= b.name == n;
+      if (!found) {
+        std::vector<std::string> known;
+        for (const SymBinding &b : scope) known.push_back(b.name);
+        error(op) << what << " expression '" << e.str() << "' names '" << n << "', which is not "
+                  << "a loop index in scope (in scope: "
+                  << (known.empty() ? std::string("none") : absl::StrJoin(known, ", ")) << ")";
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static bool isAfter(const Func &f, const Operation *a, const Operation *b) {
+    for (const Operation &op : f.ops()) {
+      if (&op == b) return true;
+      if (&op == a) return false;
+    }
+    return false;
+  }
+
+  const Module &m_;
+  Context &ctx_;
+  bool ok_ = true;
+  std::map<const Func *, const Operation *> runner_;
+  std::set<const Func *> visited_;
+};
+
+} // namespace
+
+LogicalResult verifyLoops(const Module &m) { return success(LoopChecker(m).run()); }
+
+} // namespace ptoc::ir

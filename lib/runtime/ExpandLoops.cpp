@@ -1,0 +1,650 @@
+// expandLoops: instantiates a LoopProgram into a flat Program.
+//
+// Tensors. The entry control function's arguments are the program's arguments; an
+// argument some loop writes is replaced, for the whole run, by an intermediate that
+// starts as a copy of it (GmTensor::initFrom). Workspaces of control functions are
+// intermediates (a nested control function's: one per instance). A window is an
+// alias of its tensor's base; a body's own intermediates are fresh per iteration.
+//
+// Order between iterations. Every access of a call to memory shared between
+// iterations (the bases of control-function tensors) is a box in its base's
+// coordinates (a strided window that is not a box is widened to the box of its
+// linear range). Per base the boxes' edges cut the tensor into cells; per cell the
+// last writer and the readers since are tracked, so a call waits only for the
+// accesses that overlap it and the work is linear in the accesses (times the cells a
+// box covers). Inside an iteration, reads see the values from before the iteration
+// (a body is a function of its windows): its writes wait for its own overlapping
+// reads, and the iteration's calls are reordered when that puts a read after a write
+// in the body's order.
+#include "ptoc/runtime/ExpandLoops.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ptoc/ir/Diagnostics.h"
+#include "ptoc/ir/Region.h"
+#include "ptoc/ir/StableHash.h"
+
+namespace ptoc::runtime {
+namespace {
+
+using codegen::Call;
+using codegen::ControlFunc;
+using codegen::GmTensor;
+using codegen::LoopProgram;
+using codegen::LoopStep;
+using codegen::Program;
+using codegen::StepWindow;
+
+llvm::SmallVector<int64_t, 4> contiguousStrides(llvm::ArrayRef<int64_t> shape) {
+  llvm::SmallVector<int64_t, 4> s(shape.size(), 1);
+  for (int d = int(shape.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * shape[d + 1];
+  return s;
+}
+
+/// One access of a call to shared memory.
+struct Access {
+  int call = -1;
+  int base = -1;
+  ir::Box box;
+  bool write = false;
+};
+
+class Expander {
+public:
+  explicit Expander(const LoopProgram &lp) : lp_(lp) {}
+
+  absl::StatusOr<Program> run() {
+    out_.funcName = lp_.funcName;
+    if (lp_.entry < 0 || size_t(lp_.entry) >= lp_.controls.size())
+      return ir::internalError("loop program without an entry control function");
+    // Bodies and their leaves.
+    for (const Program &p : lp_.programs) {
+      leafOffset_.push_back(int(out_.leaves.size()));
+      for (const codegen::Leaf &l : p.leaves) {
+        codegen::Leaf copy = l;
+        copy.id = int(out_.leaves.size());
+        out_.leaves.push_back(std::move(copy));
+      }
+      codegen::Body b;
+      b.name = p.funcName;
+      b.funcIndex = p.funcIndex;
+      uint64_t h = ir::hashBytes(p.funcName);
+      for (const codegen::Leaf &l : p.leaves) h = ir::hashBytes(l.hash, h);
+      b.hash = absl::StrCat(absl::Hex(h, absl::kZeroPad16));
+      out_.bodies.push_back(std::move(b));
+    }
+    out_.funcIndex = lp_.programs.empty() ? 0 : lp_.programs.front().funcIndex;
+
+    // The entry's tensors: arguments, written arguments' copies, workspaces.
+    const ControlFunc &entry = lp_.controls[lp_.entry];
+    std::vector<bool> written(entry.tensors.size(), false);
+    markWritten(entry, written);
+    std::vector<int> flat(entry.tensors.size(), -1);
+    for (size_t t = 0; t < entry.tensors.size(); ++t) {
+      const codegen::ControlTensor &ct = entry.tensors[t];
+      if (ct.kind != codegen::ControlTensor::Kind::Argument) continue;
+      int arg = addOwner(ct.name, ct.dtype, ct.shape, GmTensor::Kind::Argument);
+      out_.tensors[arg].argIndex = ct.argIndex;
+      if (out_.arguments.size() <= size_t(ct.argIndex)) out_.arguments.resize(ct.argIndex + 1, -1);
+      out_.arguments[ct.argIndex] = arg;
+      flat[t] = arg;
+      if (written[t]) {
+        flat[t] = addOwner(ct.name, ct.dtype, ct.shape, GmTensor::Kind::Intermediate);
+        out_.tensors[flat[t]].initFrom = arg;
+      }
+    }
+    for (size_t t = 0; t < entry.tensors.size(); ++t)
+      if (flat[t] < 0) {
+        const codegen::ControlTensor &ct = entry.tensors[t];
+        flat[t] = addOwner(ct.name, ct.dtype, ct.shape, GmTensor::Kind::Intermediate);
+      }
+    for (int t : flat) shared_[out_.tensors[t].base] = true;
+    if (absl::Status s = runControl(entry, flat); !s.ok()) return s;
+    for (int r : entry.results) out_.results.push_back(flat[r]);
+
+    if (absl::Status s = order(); !s.ok()) return s;
+    return std::move(out_);
+  }
+
+private:
+  static void markWritten(const ControlFunc &c, std::vector<bool> &written) {
+    for (const LoopStep &s : c.steps)
+      for (const StepWindow &w : s.outs) written[w.tensor] = true;
+  }
+
+  int addOwner(const std::string &name, ir::DType dtype, llvm::ArrayRef<int64_t> shape,
+               GmTensor::Kind kind) {
+    GmTensor g;
+    g.name = name;
+    g.kind = kind;
+    g.dtype = dtype;
+    g.shape.assign(shape.begin(), shape.end());
+    g.base = int(out_.tensors.size());
+    g.strides = contiguousStrides(shape);
+    out_.tensors.push_back(std::move(g));
+    shared_.push_back(false);
+    return int(out_.tensors.size()) - 1;
+  }
+
+  /// An alias of `of`'s memory: `shape` with `strides` at element `offset` of the base.
+  int addAlias(const std::string &name, int of, llvm::ArrayRef<int64_t> shape,
+               llvm::ArrayRef<int64_t> strides, int64_t offset) {
+    const GmTensor &t = out_.tensors[of];
+    GmTensor g;
+    g.name = name;
+    g.kind = GmTensor::Kind::Alias;
+    g.dtype = t.dtype;
+    g.shape.assign(shape.begin(), shape.end());
+    g.base = t.base;
+    g.baseOffset = offset;
+    g.strides.assign(strides.begin(), strides.end());
+    out_.tensors.push_back(std::move(g));
+    shared_.push_back(false);
+    return int(out_.tensors.size()) - 1;
+  }
+
+  std::string where(const LoopStep &s, int64_t iteration) const {
+    return absl::StrCat(s.location, ": error: loop '", s.name, "' iteration ", s.index, " = ",
+                        iteration);
+  }
+
+  /// The window `w` of flat tensor `t` for the current bindings, seen with `bodyShape`.
+  absl::StatusOr<int> window(const LoopStep &s, int64_t iteration, const StepWindow &w,
+                             const char *side, size_t i, int t, llvm::ArrayRef<int64_t> bodyShape) {
+    const GmTensor &g = out_.tensors[t];
+    int64_t offset = g.baseOffset;
+    llvm::SmallVector<int64_t, 4> offsets;
+    for (size_t d = 0; d < w.offsets.size(); ++d) {
+      absl::StatusOr<int64_t> o = w.offsets[d].evaluate(bindings_);
+      if (!o.ok())
+        return absl::InvalidArgumentError(absl::StrCat(where(s, iteration), ": ", side, " window ",
+                                                       i, " offset ", d, ": ", o.status().message()));
+      if (*o < 0 || *o > g.shape[d] - w.sizes[d]) {
+        std::vector<std::string> parts;
+        for (size_t e = 0; e < w.offsets.size(); ++e)
+          parts.push_back(absl::StrCat(w.offsets[e].str(), " +", w.sizes[e]));
+        return absl::InvalidArgumentError(absl::StrCat(
+            where(s, iteration), ": ", side, " window ", i, " [", absl::StrJoin(parts, ", "),
+            "] of %", g.name, " (", absl::StrJoin(g.shape, "x"), ") starts at ", *o,
+            " in dimension ", d, " and so reaches [", *o, ", ", *o + w.sizes[d],
+            "), outside [0, ", g.shape[d], "); fix the window's offsets or the loop's bounds"));
+      }
+      offsets.push_back(*o);
+      offset += *o * g.strides[d];
+    }
+    // The body's dims are the window's dims of size > 1 in order; its size-1 dims
+    // take any stride (their coordinate is always 0).
+    llvm::SmallVector<int64_t, 4> strides;
+    size_t d = 0;
+    for (int64_t extent : bodyShape) {
+      if (extent == 1) {
+        strides.push_back(0);
+        continue;
+      }
+      while (d < w.sizes.size() && w.sizes[d] == 1) ++d;
+      if (d >= w.sizes.size() || w.sizes[d] != extent)
+        return ir::internalError(absl::StrCat(s.location, ": loop '", s.name, "' ", side,
+                                              " window ", i, " does not match its body's type"));
+      strides.push_back(g.strides[d++]);
+    }
+    return addAlias(g.name, t, bodyShape, strides, offset);
+  }
+
+  absl::Status runControl(const ControlFunc &c, llvm::ArrayRef<int> tensors) {
+    for (const LoopStep &s : c.steps) {
+      absl::StatusOr<int64_t> start = s.start.evaluate(bindings_),
+                              stop = s.stop.evaluate(bindings_),
+                              step = s.step.evaluate(bindings_);
+      for (auto [what, v] : {std::pair{"start", &start}, std::pair{"stop", &stop},
+                             std::pair{"step", &step}})
+        if (!v->ok())
+          return absl::InvalidArgumentError(absl::StrCat(s.location, ": error: loop '", s.name,
+                                                         "': its ", what, " ",
+                                                         v->status().message()));
+      if (*step <= 0)
+        return absl::InvalidArgumentError(absl::StrCat(s.location, ": error: loop '", s.name,
+                                                       "': step ", *step, " is not positive"));
+      for (int64_t i = *start; i < *stop; i += *step) {
+        bindings_.push_back({s.index, i, i});
+        absl::Status st = runIteration(c, s, i, tensors);
+        bindings_.pop_back();
+        if (!st.ok()) return st;
+        if (*stop - i <= *step) break; // i += step would overflow near INT64_MAX
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status runIteration(const ControlFunc &c, const LoopStep &s, int64_t iteration,
+                            llvm::ArrayRef<int> tensors) {
+    if (s.control >= 0) return runNested(c, s, iteration, tensors);
+    const Program &body = lp_.programs[s.program];
+    // Windows for the body's arguments and results.
+    std::vector<int> ins, outs;
+    for (size_t i = 0; i < s.ins.size(); ++i) {
+      int arg = i < body.arguments.size() ? body.arguments[i] : -1;
+      if (arg < 0) return ir::internalError(absl::StrCat("body @", body.funcName, " has no argument ", i));
+      absl::StatusOr<int> w = window(s, iteration, s.ins[i], "ins", i, tensors[s.ins[i].tensor],
+                                     body.tensors[arg].shape);
+      if (!w.ok()) return w.status();
+      ins.push_back(*w);
+    }
+    for (size_t j = 0; j < s.outs.size(); ++j) {
+      if (j >= body.results.size())
+        return ir::internalError(absl::StrCat("body @", body.funcName, " has no result ", j));
+      absl::StatusOr<int> w = window(s, iteration, s.outs[j], "outs", j, tensors[s.outs[j].tensor],
+                                     body.tensors[body.results[j]].shape);
+      if (!w.ok()) return w.status();
+      outs.push_back(*w);
+    }
+    // The body's tensors, instantiated.
+    std::vector<int> map(body.tensors.size(), -1);
+    for (size_t t = 0; t < body.tensors.size(); ++t) {
+      const GmTensor &g = body.tensors[t];
+      if (g.kind == GmTensor::Kind::Argument) map[t] = ins[g.argIndex];
+    }
+    for (size_t j = 0; j < body.results.size(); ++j) {
+      int t = body.results[j];
+      if (body.tensors[t].kind != GmTensor::Kind::Intermediate || map[t] >= 0)
+        return absl::UnimplementedError(absl::StrCat(
+            where(s, iteration), ": body @", body.funcName, " returns ",
+            body.tensors[t].kind == GmTensor::Kind::Intermediate
+                ? "one value twice"
+                : "a value it does not compute (an argument or a view of one)",
+            " as result ", j, "; ptoc loops need each written window to be computed in the "
+            "body: write a computed value (e.g. x + 0) or read the source outside the loop"));
+      map[t] = outs[j];
+    }
+    for (size_t t = 0; t < body.tensors.size(); ++t) {
+      const GmTensor &g = body.tensors[t];
+      if (map[t] >= 0 || g.kind != GmTensor::Kind::Intermediate) continue;
+      map[t] = addOwner(g.name, g.dtype, g.shape, GmTensor::Kind::Intermediate);
+    }
+    for (size_t t = 0; t < body.tensors.size(); ++t) {
+      const GmTensor &g = body.tensors[t];
+      if (g.kind != GmTensor::Kind::Alias) continue;
+      absl::StatusOr<int> a = rebaseAlias(s, iteration, body, int(t), map);
+      if (!a.ok()) return a.status();
+      map[t] = *a;
+    }
+    // Its calls.
+    int instance = int(out_.instances.size());
+    out_.instances.push_back({s.program, s.name, iteration});
+    int callBase = int(out_.calls.size());
+    instanceBegin_.push_back(callBase);
+    int leafBase = leafOffset_[s.program];
+    for (const Call &bc : body.calls) {
+      Call call;
+      call.leaf = bc.leaf + leafBase;
+      call.subgraph = bc.subgraph;
+      call.instance = instance;
+      call.regions = bc.regions;
+      for (codegen::Region &r : call.regions) r.tensor = map[r.tensor];
+      for (int p : bc.preds) call.preds.push_back(p + callBase);
+      for (int p : bc.writeOrderPreds) call.writeOrderPreds.push_back(p + callBase);
+      int callIndex = int(out_.calls.size());
+      recordAccesses(call, callIndex);
+      out_.calls.push_back(std::move(call));
+    }
+    return absl::OkStatus();
+  }
+
+  /// A body's alias of `t`'s base, moved onto the base's instance: composed with the
+  /// window's strides where the base is a window.
+  absl::StatusOr<int> rebaseAlias(const LoopStep &s, int64_t iteration, const Program &body, int t,
+                                  llvm::ArrayRef<int> map) {
+    const GmTensor &g = body.tensors[t];
+    int b = g.base;
+    if (b < 0 || size_t(b) >= map.size() || map[b] < 0)
+      return ir::internalError(absl::StrCat("body @", body.funcName, ": alias %", g.name,
+                                            " has no instantiated base"));
+    const GmTensor &inst = out_.tensors[map[b]];
+    llvm::ArrayRef<int64_t> bshape = body.tensors[b].shape;
+    llvm::SmallVector<int64_t, 4> cstr = contiguousStrides(bshape);
+    bool contiguous = true;
+    for (size_t d = 0; d < bshape.size(); ++d)
+      contiguous &= bshape[d] == 1 || inst.strides[d] == cstr[d];
+    if (contiguous)
+      return addAlias(g.name, map[b], g.shape, g.strides, inst.baseOffset + g.baseOffset);
+    // Map each alias dimension onto the dimension of the base with its stride.
+    llvm::SmallVector<int64_t, 4> coords(bshape.size());
+    int64_t rest = g.baseOffset;
+    for (size_t d = 0; d < bshape.size(); ++d) {
+      coords[d] = cstr[d] ? rest / cstr[d] : 0;
+      rest -= coords[d] * cstr[d];
+    }
+    int64_t offset = inst.baseOffset;
+    for (size_t d = 0; d < bshape.size(); ++d) offset += coords[d] * inst.strides[d];
+    llvm::SmallVector<int64_t, 4> strides;
+    for (size_t d = 0; d < g.shape.size(); ++d) {
+      if (g.shape[d] == 1) {
+        strides.push_back(0);
+        continue;
+      }
+      int found = -1;
+      for (size_t e = 0; e < bshape.size(); ++e)
+        if (bshape[e] > 1 && cstr[e] == g.strides[d]) found = int(e);
+      if (found < 0)
+        return absl::UnimplementedError(absl::StrCat(
+            where(s, iteration), ": body @", body.funcName, " reshapes %", g.name,
+            ", a window that is not contiguous in its tensor; ptoc cannot express that "
+            "reshape as a strided view: reshape outside the loop, or make the window span "
+            "whole rows"));
+      strides.push_back(inst.strides[found]);
+    }
+    return addAlias(g.name, map[b], g.shape, strides, offset);
+  }
+
+  absl::Status runNested(const ControlFunc &, const LoopStep &s, int64_t iteration,
+                         llvm::ArrayRef<int> tensors) {
+    const ControlFunc &inner = lp_.controls[s.control];
+    std::vector<int> flat(inner.tensors.size(), -1);
+    std::vector<int> args;
+    for (const codegen::ControlTensor &ct : inner.tensors)
+      if (ct.kind == codegen::ControlTensor::Kind::Argument) args.push_back(&ct - inner.tensors.data());
+    if (args.size() != s.ins.size() || inner.results.size() != s.outs.size())
+      return ir::internalError(absl::StrCat(s.location, ": loop '", s.name,
+                                            "': windows do not match its body's signature"));
+    for (size_t i = 0; i < s.ins.size(); ++i) {
+      int t = args[i];
+      absl::StatusOr<int> w = window(s, iteration, s.ins[i], "ins", i, tensors[s.ins[i].tensor],
+                                     inner.tensors[t].shape);
+      if (!w.ok()) return w.status();
+      flat[t] = *w;
+    }
+    for (size_t j = 0; j < s.outs.size(); ++j) {
+      int t = inner.results[j];
+      absl::StatusOr<int> w = window(s, iteration, s.outs[j], "outs", j, tensors[s.outs[j].tensor],
+                                     inner.tensors[t].shape);
+      if (!w.ok()) return w.status();
+      if (inner.tensors[t].kind == codegen::ControlTensor::Kind::Argument) {
+        // An argument updated in place and returned: its window must be the same memory.
+        const GmTensor &a = out_.tensors[flat[t]], &o = out_.tensors[*w];
+        if (a.base != o.base || a.baseOffset != o.baseOffset || a.strides != o.strides)
+          return absl::UnimplementedError(absl::StrCat(
+              where(s, iteration), ": the body returns its argument %", inner.tensors[t].name,
+              " into a different window; write the result into the window it reads"));
+        continue;
+      }
+      if (flat[t] >= 0)
+        return absl::UnimplementedError(absl::StrCat(where(s, iteration),
+                                                     ": the body returns one value twice"));
+      flat[t] = *w;
+    }
+    for (size_t t = 0; t < inner.tensors.size(); ++t)
+      if (flat[t] < 0) {
+        const codegen::ControlTensor &ct = inner.tensors[t];
+        flat[t] = addOwner(ct.name, ct.dtype, ct.shape, GmTensor::Kind::Intermediate);
+        shared_[flat[t]] = true;
+      }
+    return runControl(inner, flat);
+  }
+
+  /// The box of `shape` at `offsets` of flat tensor `t`, in its base's coordinates.
+  ir::Box baseBox(int t, llvm::ArrayRef<int64_t> offsets, llvm::ArrayRef<int64_t> shape) const {
+    const GmTensor &g = out_.tensors[t];
+    const GmTensor &b = out_.tensors[g.base];
+    llvm::SmallVector<int64_t, 4> bstr = contiguousStrides(b.shape);
+    int64_t first = g.baseOffset, last = g.baseOffset;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      first += offsets[d] * g.strides[d];
+      last += (offsets[d] + shape[d] - 1) * g.strides[d];
+    }
+    ir::Box box;
+    box.off.resize(b.shape.size());
+    box.size.assign(b.shape.size(), 1);
+    int64_t rest = first;
+    for (size_t e = 0; e < b.shape.size(); ++e) {
+      box.off[e] = rest / bstr[e];
+      rest -= box.off[e] * bstr[e];
+    }
+    llvm::SmallVector<bool, 4> used(b.shape.size(), false);
+    bool exact = true;
+    for (size_t d = 0; d < shape.size() && exact; ++d) {
+      if (shape[d] == 1) continue;
+      int found = -1;
+      for (size_t e = 0; e < b.shape.size(); ++e)
+        if (!used[e] && b.shape[e] > 1 && bstr[e] == g.strides[d]) found = int(e);
+      if (found < 0 || box.off[found] + shape[d] > b.shape[found]) {
+        exact = false;
+        break;
+      }
+      used[found] = true;
+      box.size[found] = shape[d];
+    }
+    if (exact) return box;
+    return ir::boundingBox({first, last}, b.shape);
+  }
+
+  void recordAccesses(const Call &call, int callIndex) {
+    const codegen::Leaf &leaf = out_.leaves[call.leaf];
+    for (const codegen::LeafOp &op : leaf.ops) {
+      if (op.region < 0 || size_t(op.region) >= call.regions.size()) continue;
+      if (op.code != ir::OpCode::CopyIn && op.code != ir::OpCode::CopyOut) continue;
+      const codegen::Region &r = call.regions[op.region];
+      if (r.tensor < 0 || size_t(r.tensor) >= out_.tensors.size()) continue;
+      int base = out_.tensors[r.tensor].base;
+      if (!shared_[base]) continue;
+      if (r.offsets.size() != op.shape.size()) continue;
+      accesses_.push_back({callIndex, base, baseBox(r.tensor, r.offsets, op.shape),
+                           op.code == ir::OpCode::CopyOut});
+    }
+  }
+
+  struct Cell {
+    int lastWriter = -1;
+    std::vector<int> readers;
+  };
+  struct BaseCells {
+    std::vector<std::vector<int64_t>> edges; ///< per dim: sorted unique box edges
+    std::unordered_map<uint64_t, Cell> cells;
+  };
+
+  /// Calls `fn(cell)` for every cell of `box` in `bc`.
+  template <typename Fn> void forCells(BaseCells &bc, const ir::Box &box, Fn fn) {
+    size_t rank = box.off.size();
+    llvm::SmallVector<int64_t, 4> lo(rank), hi(rank), cur(rank), count(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      const std::vector<int64_t> &e = bc.edges[d];
+      lo[d] = std::lower_bound(e.begin(), e.end(), box.off[d]) - e.begin();
+      hi[d] = std::lower_bound(e.begin(), e.end(), box.end(d)) - e.begin();
+      count[d] = int64_t(e.size());
+      cur[d] = lo[d];
+      if (hi[d] <= lo[d]) return;
+    }
+    while (true) {
+      uint64_t key = 0;
+      for (size_t d = 0; d < rank; ++d) key = key * uint64_t(count[d]) + uint64_t(cur[d]);
+      fn(bc.cells[key]);
+      size_t d = rank;
+      while (d > 0) {
+        --d;
+        if (++cur[d] < hi[d]) break;
+        cur[d] = lo[d];
+        if (d == 0) return;
+      }
+      if (rank == 0) return;
+    }
+  }
+
+  /// Cross-iteration dependencies from the accesses, then per-iteration reordering.
+  absl::Status order() {
+    std::unordered_map<int, BaseCells> bases;
+    for (const Access &a : accesses_) {
+      BaseCells &bc = bases[a.base];
+      bc.edges.resize(a.box.off.size());
+      for (size_t d = 0; d < a.box.off.size(); ++d) {
+        bc.edges[d].push_back(a.box.off[d]);
+        bc.edges[d].push_back(a.box.end(d));
+      }
+    }
+    for (auto &[base, bc] : bases) {
+      // Cell keys are mixed-radix numbers: the cell counts' product must fit.
+      unsigned __int128 cells = 1;
+      for (std::vector<int64_t> &e : bc.edges) {
+        std::sort(e.begin(), e.end());
+        e.erase(std::unique(e.begin(), e.end()), e.end());
+        cells *= e.size();
+      }
+      if (cells > (unsigned __int128)UINT64_MAX)
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "loops of @", out_.funcName, " access %", out_.tensors[base].name,
+            " through too many distinct regions to order; use fewer, larger windows"));
+    }
+    size_t numCalls = out_.calls.size();
+    std::vector<std::vector<int>> extra(numCalls), extraWrite(numCalls);
+    bool backward = false;
+    instanceBegin_.push_back(int(numCalls));
+    size_t a = 0;
+    for (size_t inst = 0; inst + 1 < instanceBegin_.size(); ++inst) {
+      size_t begin = a;
+      int endCall = instanceBegin_[inst + 1];
+      while (a < accesses_.size() && accesses_[a].call < endCall) ++a;
+      // Reads first: they see the values from before this iteration.
+      for (size_t i = begin; i < a; ++i) {
+        const Access &x = accesses_[i];
+        if (x.write) continue;
+        forCells(bases[x.base], x.box, [&](Cell &c) {
+          if (c.lastWriter >= 0) extra[x.call].push_back(c.lastWriter);
+        });
+      }
+      for (size_t i = begin; i < a; ++i) {
+        const Access &x = accesses_[i];
+        if (x.write) continue;
+        forCells(bases[x.base], x.box, [&](Cell &c) {
+          if (c.readers.empty() || c.readers.back() != x.call) c.readers.push_back(x.call);
+        });
+      }
+      for (size_t i = begin; i < a; ++i) {
+        const Access &x = accesses_[i];
+        if (!x.write) continue;
+        forCells(bases[x.base], x.box, [&](Cell &c) {
+          auto wait = [&](int p) {
+            if (p == x.call) return;
+            extraWrite[x.call].push_back(p);
+            backward |= p > x.call;
+          };
+          if (c.lastWriter >= 0) wait(c.lastWriter);
+          for (int r : c.readers) wait(r);
+          c.lastWriter = x.call;
+          c.readers.clear();
+        });
+      }
+    }
+    for (size_t c = 0; c < numCalls; ++c) {
+      Call &call = out_.calls[c];
+      call.preds.insert(call.preds.end(), extra[c].begin(), extra[c].end());
+      call.preds.insert(call.preds.end(), extraWrite[c].begin(), extraWrite[c].end());
+      call.writeOrderPreds.insert(call.writeOrderPreds.end(), extraWrite[c].begin(),
+                                  extraWrite[c].end());
+      for (std::vector<int> *v : {&call.preds, &call.writeOrderPreds}) {
+        std::sort(v->begin(), v->end());
+        v->erase(std::unique(v->begin(), v->end()), v->end());
+      }
+    }
+    if (backward) return reorder();
+    return absl::OkStatus();
+  }
+
+  /// Puts every iteration's calls into a topological order of their (now complete)
+  /// dependencies; iterations keep their places.
+  absl::Status reorder() {
+    size_t n = out_.calls.size();
+    std::vector<int> newIndex(n, -1), order;
+    order.reserve(n);
+    for (size_t inst = 0; inst + 1 < instanceBegin_.size(); ++inst) {
+      int b = instanceBegin_[inst], e = instanceBegin_[inst + 1];
+      std::vector<int> pending(e - b, 0);
+      std::vector<std::vector<int>> succ(e - b);
+      for (int c = b; c < e; ++c)
+        for (int p : out_.calls[c].preds)
+          if (p >= b && p < e) {
+            ++pending[c - b];
+            succ[p - b].push_back(c);
+          }
+      std::vector<int> ready;
+      for (int c = e - 1; c >= b; --c)
+        if (!pending[c - b]) ready.push_back(c);
+      int placed = 0;
+      while (!ready.empty()) {
+        int c = ready.back();
+        ready.pop_back();
+        newIndex[c] = int(order.size());
+        order.push_back(c);
+        ++placed;
+        for (int s : succ[c - b])
+          if (--pending[s - b] == 0) ready.push_back(s);
+        std::sort(ready.begin(), ready.end(), std::greater<int>());
+      }
+      if (placed != e - b) {
+        const codegen::Instance &in = out_.instances[inst];
+        return absl::UnimplementedError(absl::StrCat(
+            "loop '", in.loop, "' iteration ", in.iteration, ": a task of body @",
+            out_.bodies[in.body].name, " both writes a window and reads an overlapping window "
+            "after another task wrote it; ptoc cannot order that iteration. Write the result "
+            "into a window the body does not read, or split the body"));
+      }
+    }
+    std::vector<Call> calls(n);
+    for (size_t i = 0; i < n; ++i) {
+      Call c = std::move(out_.calls[order[i]]);
+      for (std::vector<int> *v : {&c.preds, &c.writeOrderPreds}) {
+        for (int &p : *v) p = newIndex[p];
+        std::sort(v->begin(), v->end());
+      }
+      calls[i] = std::move(c);
+    }
+    out_.calls = std::move(calls);
+    return absl::OkStatus();
+  }
+
+  const LoopProgram &lp_;
+  Program out_;
+  std::vector<int> leafOffset_;
+  std::vector<bool> shared_;      ///< per flat tensor: a base iterations share
+  std::vector<ir::SymBinding> bindings_;
+  std::vector<Access> accesses_;  ///< in call order
+  std::vector<int> instanceBegin_;
+};
+
+} // namespace
+
+absl::StatusOr<Program> expandLoops(const LoopProgram &lp, const target::DeviceSpec &device,
+                                    int stitchMaxNum) {
+  absl::StatusOr<Program> p = Expander(lp).run();
+  if (!p.ok()) return p.status();
+  if (absl::Status s = assignStitches(*p, device, stitchMaxNum); !s.ok()) return s;
+  return p;
+}
+
+absl::Status assignStitches(Program &program, const target::DeviceSpec &device, int stitchMaxNum) {
+  if (stitchMaxNum < kMinStitchMaxNum || stitchMaxNum > kMaxStitchMaxNum)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "stitch_function_max_num must be between ", kMinStitchMaxNum, " and ", kMaxStitchMaxNum,
+        " (iterations per stitch), got ", stitchMaxNum));
+  if (program.instances.empty()) return absl::OkStatus();
+  std::vector<int64_t> tasks(program.instances.size(), 0);
+  for (const Call &c : program.calls)
+    if (c.instance >= 0 && size_t(c.instance) < tasks.size()) ++tasks[c.instance];
+  const target::SchedulerSpec &s = device.scheduler;
+  size_t numStitches = (program.instances.size() + stitchMaxNum - 1) / stitchMaxNum;
+  program.stitchReadyCycles.assign(numStitches, 0);
+  double clock = 0;
+  for (size_t i = 0; i < program.instances.size(); ++i) {
+    clock += s.controlIterationCycles + double(tasks[i]) * s.controlTaskCycles;
+    size_t k = i / stitchMaxNum;
+    if ((i + 1) % stitchMaxNum == 0 || i + 1 == program.instances.size()) {
+      clock += s.controlStitchCycles;
+      program.stitchReadyCycles[k] = clock;
+    }
+  }
+  for (Call &c : program.calls)
+    c.stitch = c.instance >= 0 ? c.instance / stitchMaxNum : 0;
+  return absl::OkStatus();
+}
+
+} // namespace ptoc::runtime
