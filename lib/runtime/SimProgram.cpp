@@ -45,10 +45,8 @@ absl::Status flattenStitches(const codegen::Program &p, SimProgram &sp) {
   }
   sp.stitchBegin.assign(numStitches + 1, numCalls);
   sp.stitchBegin[0] = 0;
-  if (sp.loops) {
-    sp.callStitch.resize(numCalls);
-    sp.callInstance.resize(numCalls);
-  }
+  if (sp.loops) sp.callStitch.resize(numCalls);
+  if (!p.instances.empty()) sp.callInstance.resize(numCalls);
   int previous = 0;
   for (int c = 0; c < numCalls; ++c) {
     const codegen::Call &call = p.calls[c];
@@ -73,10 +71,8 @@ absl::Status flattenStitches(const codegen::Program &p, SimProgram &sp) {
     }
     for (int k = previous + 1; k <= call.stitch; ++k) sp.stitchBegin[k] = c;
     previous = call.stitch;
-    if (sp.loops) {
-      sp.callStitch[c] = call.stitch;
-      sp.callInstance[c] = call.instance;
-    }
+    if (sp.loops) sp.callStitch[c] = call.stitch;
+    if (!sp.callInstance.empty()) sp.callInstance[c] = call.instance;
   }
   return absl::OkStatus();
 }
