@@ -50,23 +50,23 @@ absl::Status flattenStitches(const codegen::Program &p, SimProgram &sp) {
   int previous = 0;
   for (int c = 0; c < numCalls; ++c) {
     const codegen::Call &call = p.calls[c];
-    std::string where = absl::StrCat("call ", c, " (subgraph ", call.subgraph, ")");
+    auto where = [&] { return absl::StrCat("call ", c, " (subgraph ", call.subgraph, ")"); };
     if (call.stitch < 0 || call.stitch >= numStitches)
       return badLoops(absl::StrCat(
-          where, " is in stitch ", call.stitch, " but the program has ", numStitches,
+          where(), " is in stitch ", call.stitch, " but the program has ", numStitches,
           sp.loops ? " stitches (Program::stitchReadyCycles)"
                    : " stitch (no Program::stitchReadyCycles: every call must be in stitch 0)"));
     if (call.stitch < previous)
-      return badLoops(absl::StrCat(where, " is in stitch ", call.stitch, " after call ", c - 1,
+      return badLoops(absl::StrCat(where(), " is in stitch ", call.stitch, " after call ", c - 1,
                                    " in stitch ", previous,
                                    "; calls must be in stitch order"));
     if (call.instance < -1 || call.instance >= static_cast<int>(p.instances.size()))
-      return badLoops(absl::StrCat(where, " names loop instance ", call.instance,
+      return badLoops(absl::StrCat(where(), " names loop instance ", call.instance,
                                    " but the program has ", p.instances.size()));
     if (call.instance >= 0) {
       int body = p.instances[call.instance].body;
       if (body < 0 || body >= static_cast<int>(p.bodies.size()))
-        return badLoops(absl::StrCat(where, ": its instance ", call.instance, " names body ",
+        return badLoops(absl::StrCat(where(), ": its instance ", call.instance, " names body ",
                                      body, " but the program has ", p.bodies.size()));
     }
     for (int k = previous + 1; k <= call.stitch; ++k) sp.stitchBegin[k] = c;
