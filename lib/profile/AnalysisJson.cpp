@@ -43,6 +43,7 @@ public:
       if (a_) writePipes();
       text::writeVerdicts(json_, a_ ? a_->verdicts : s_.verdicts);
       if (a_) writeFamily();
+      writeLoops();
     });
   }
 
@@ -297,6 +298,36 @@ private:
             us("compute_union_us", pk.computeUnionUs);
             us("overlap_us", pk.overlapUs);
             ratio("overlap_share", pk.overlapShare);
+          });
+      });
+    });
+  }
+
+  /// Loops (null for a run without them): the control thread and the bodies.
+  void writeLoops() {
+    if (!s_.loops) {
+      null("loops");
+      return;
+    }
+    const LoopSummary &l = *s_.loops;
+    json_.attributeObject("loops", [&] {
+      json_.attribute("stitches", l.stitches);
+      us("control_busy_us", l.controlBusyUs);
+      us("control_wait_us", l.controlWaitUs);
+      ratio("control_wait_share", l.controlWaitShare);
+      us("barrier_wait_us", l.barrierWaitUs);
+      ratio("barrier_wait_share", l.barrierWaitShare);
+      json_.attribute("tasks_outside_bodies", l.tasksOutsideBodies);
+      json_.attributeArray("bodies", [&] {
+        for (const BodySummary &b : l.bodies)
+          json_.object([&] {
+            json_.attribute("name", b.name);
+            json_.attribute("hash", b.hash);
+            json_.attribute("iterations", b.iterations);
+            json_.attribute("tasks", b.tasks);
+            us("busy_us", b.busyUs);
+            us("active_us", b.activeUs);
+            ratio("span_share", b.spanShare);
           });
       });
     });

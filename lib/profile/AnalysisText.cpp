@@ -189,6 +189,7 @@ std::string analysisText(const Analysis &a) {
       absl::StrAppend(&out, "  groups on it: ", absl::StrJoin(steps, " -> "), "\n");
     }
   }
+  out += loopsText(s);
 
   text::appendVerdicts(out, a.verdicts);
   return out;

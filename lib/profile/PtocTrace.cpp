@@ -33,6 +33,7 @@ struct LoadedTask {
   std::optional<double> readyUs, dispatchUs;
   int thread = -1;
   int64_t bytesIn = 0, bytesOut = 0, l2HitBytes = 0;
+  int instance = -1;         ///< index into LoadedTrace::instances (args.loop, ...)
   double endUs() const { return startUs + durUs; }
   std::string core() const { return absl::StrCat(kind, "_", coreIndex); }
 };
@@ -68,6 +69,8 @@ struct LoadedTrace {
   std::vector<LoadedTask> tasks; ///< indexed by call
   std::vector<LoadedPipe> pipes;
   EdgeList flows;
+  /// Loops: otherData.loops and the tasks' args.loop / iteration / body / body_hash.
+  std::optional<TimelineLoops> loops;
 };
 
 /// Largest core, scheduler-thread or small-id count read from a trace (ids, hash
@@ -124,6 +127,10 @@ struct OtherData {
   std::map<std::string, std::optional<double>> numbers;
   std::optional<double> threads, ratio;
   std::optional<int64_t> tasks, edges;
+  /// otherData.loops (a run with loops): its members as read.
+  bool loops = false;
+  std::optional<int64_t> stitches;
+  std::optional<double> controlBusyUs, controlWaitUs, barrierWaitUs;
 };
 
 class Loader {
@@ -219,6 +226,11 @@ private:
   std::vector<LoadedPipe> pipes_;
   /// Running totals of the byte counts, so the analysis's sums cannot overflow.
   int64_t bytesIn_ = 0, bytesOut_ = 0, pipeBytes_ = 0;
+  /// Loop bodies (name, hash) and iterations (body, loop, iteration) named by tasks.
+  std::map<std::pair<std::string, std::string>, size_t> bodyIndex_;
+  std::map<std::tuple<int, std::string, int64_t>, size_t> instanceIndex_;
+  std::vector<TimelineBody> bodies_;
+  std::vector<TimelineInstance> instances_;
 };
 
 void Loader::readOtherData(JsonRef other) {
@@ -239,6 +251,13 @@ void Loader::readOtherData(JsonRef other) {
   other_.ratio = other.getNumber("ratio");
   other_.tasks = other.getInteger("tasks");
   other_.edges = other.getInteger("edges");
+  if (std::optional<JsonRef> loops = other.getObject("loops")) {
+    other_.loops = true;
+    other_.stitches = loops->getInteger("stitches");
+    other_.controlBusyUs = loops->getNumber("control_busy_us");
+    other_.controlWaitUs = loops->getNumber("control_wait_us");
+    other_.barrierWaitUs = loops->getNumber("barrier_wait_us");
+  }
 }
 
 absl::Status Loader::checkOtherData(LoadedTrace &out) const {
@@ -295,6 +314,23 @@ absl::Status Loader::checkOtherData(LoadedTrace &out) const {
                              "; it must be a finite number >= 0"));
   out.ratio = other_.ratio.value_or(out.simulatedUs > 0 ? out.boundUs / out.simulatedUs : 0.0);
   if (other_.tasks && *other_.tasks < 0) return error("otherData.tasks is negative");
+  if (other_.loops) {
+    if (!other_.stitches || *other_.stitches < 1 || *other_.stitches > kMaxTraceIndex)
+      return fail(absl::StrCat("otherData.loops.stitches must be a whole number between 1 and ",
+                               kMaxTraceIndex));
+    TimelineLoops loops;
+    loops.stitches = static_cast<int>(*other_.stitches);
+    for (auto [key, value, slot] :
+         {std::tuple{"control_busy_us", other_.controlBusyUs, &loops.controlBusy},
+          {"control_wait_us", other_.controlWaitUs, &loops.controlWait},
+          {"barrier_wait_us", other_.barrierWaitUs, &loops.barrierWait}}) {
+      if (!value || !(*value >= 0 && *value <= kMaxTraceUs))
+        return fail(absl::StrCat("otherData.loops.", key, " must be a number between 0 and ",
+                                 kMaxTraceUs, " (us)"));
+      *slot = *value;
+    }
+    out.loops = std::move(loops);
+  }
   return absl::OkStatus();
 }
 
@@ -447,6 +483,22 @@ void Loader::readEvent(size_t i, JsonRef event, size_t offset) {
     if (!addBytes(bytesIn_, task.bytesIn) || !addBytes(bytesOut_, task.bytesOut))
       return fail(kArgNumbers, "args.bytes_in / bytes_out: the tasks' bytes add up to more "
                                "than 2^63 - 1 (a trace of a real run never does)");
+    if (args->get("loop")) {
+      std::optional<llvm::StringRef> loop = args->getString("loop");
+      std::optional<llvm::StringRef> body = args->getString("body");
+      std::optional<llvm::StringRef> hash = args->getString("body_hash");
+      std::optional<int64_t> iteration = args->getInteger("iteration");
+      if (!loop || !body || !hash || !iteration)
+        return fail(kArgNumbers, "a task of a loop iteration needs a string args.loop, "
+                                 "args.body and args.body_hash and an integer args.iteration");
+      auto [b, newBody] = bodyIndex_.try_emplace({body->str(), hash->str()}, bodies_.size());
+      if (newBody) bodies_.push_back({body->str(), hash->str()});
+      auto [it, newInstance] = instanceIndex_.try_emplace(
+          std::make_tuple(static_cast<int>(b->second), loop->str(), *iteration), instances_.size());
+      if (newInstance)
+        instances_.push_back({static_cast<int>(b->second), loop->str(), *iteration});
+      task.instance = static_cast<int>(it->second);
+    }
     // Every event takes at least two bytes, so a call beyond the text's size is beyond
     // the number of events (checked exactly at the end); this bounds the resize. The
     // core count check, before it, runs at the end (see checkDeferred).
@@ -654,6 +706,10 @@ std::optional<absl::StatusOr<LoadedTrace>> Loader::load(llvm::StringRef text,
   if (first_) return first_->second;
   out.tasks = std::move(tasks_);
   out.groups = std::move(groups_);
+  if (out.loops) {
+    out.loops->bodies = std::move(bodies_);
+    out.loops->instances = std::move(instances_);
+  }
   out.pipes = std::move(pipes_);
   std::vector<Source>().swap(pipeSource_);
   for (size_t c = 0; c < out.tasks.size(); ++c)
@@ -757,8 +813,10 @@ std::optional<absl::StatusOr<Timeline>> readPtocTrace(llvm::StringRef text,
     out.bytesIn = task.bytesIn;
     out.bytesOut = task.bytesOut;
     out.l2HitBytes = task.l2HitBytes;
+    out.instance = in.loops ? task.instance : -1;
   }
   t.carries.readyTimes = readyTimes;
+  t.loops = std::move(in.loops);
   in.flows.moveInto(t);
   for (const LoadedPipe &pipe : in.pipes)
     t.pipes.push_back(TimelinePipe{static_cast<int>(pipe.task),

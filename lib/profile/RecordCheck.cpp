@@ -59,6 +59,9 @@ absl::Status checkRunRecord(const codegen::Program &program, const runtime::RunR
   if (record.tasks.size() != program.calls.size())
     return mismatch(absl::StrCat(record.tasks.size(), " task records for ",
                                  program.calls.size(), " calls"));
+  if (record.stitches.size() != program.stitchReadyCycles.size())
+    return mismatch(absl::StrCat(record.stitches.size(), " stitch records for ",
+                                 program.stitchReadyCycles.size(), " stitches"));
   int numCalls = static_cast<int>(program.calls.size());
   for (int c = 0; c < numCalls; ++c) {
     const codegen::Call &call = program.calls[c];
@@ -84,6 +87,19 @@ absl::Status checkRunRecord(const codegen::Program &program, const runtime::RunR
     if (task.thread < -1 || task.thread >= record.schedulerThreads)
       return mismatch(absl::StrCat("task ", c, " names scheduler thread ", task.thread, " of ",
                                    record.schedulerThreads));
+    if (task.stitch != call.stitch || task.instance != call.instance)
+      return mismatch(absl::StrCat("task ", c, " is in stitch ", task.stitch, " instance ",
+                                   task.instance, " but its call is in stitch ", call.stitch,
+                                   " instance ", call.instance));
+    if (task.instance >= static_cast<int>(program.instances.size()) ||
+        (task.instance >= 0 &&
+         (program.instances[task.instance].body < 0 ||
+          program.instances[task.instance].body >= static_cast<int>(program.bodies.size()))))
+      return mismatch(absl::StrCat("task ", c, " names loop instance ", task.instance, " of ",
+                                   program.instances.size(), " (or its body is out of range)"));
+    if (!record.stitches.empty() && task.stitch >= static_cast<int>(record.stitches.size()))
+      return mismatch(absl::StrCat("task ", c, " is in stitch ", task.stitch, " of ",
+                                   record.stitches.size()));
     if (!validTime(task.readyCycle) || !validTime(task.dispatchCycle) ||
         !validTime(task.startCycle) || !validTime(task.endCycle) ||
         task.endCycle < task.startCycle)
@@ -92,6 +108,17 @@ absl::Status checkRunRecord(const codegen::Program &program, const runtime::RunR
                                    task.startCycle, ", end ", task.endCycle,
                                    " (negative, not finite, or ending before it starts)"));
   }
+  for (size_t k = 0; k < record.stitches.size(); ++k) {
+    const runtime::StitchRecord &s = record.stitches[k];
+    if (!validTime(s.readyCycle) || !validTime(s.barrierCycle) || !validTime(s.openCycle) ||
+        s.openCycle < s.readyCycle || s.openCycle < s.barrierCycle)
+      return mismatch(absl::StrCat("stitch ", k, " has ready ", s.readyCycle, ", barrier ",
+                                   s.barrierCycle, " and open ", s.openCycle,
+                                   " (negative, not finite, or opening before either)"));
+  }
+  if (!validTime(record.controlBusyCycles) || !validTime(record.controlWaitCycles) ||
+      !validTime(record.barrierWaitCycles))
+    return mismatch("the control thread's busy or wait time is negative or not finite");
   for (size_t i = 0; i < record.pipes.size(); ++i) {
     const runtime::PipeRecord &pipe = record.pipes[i];
     if (pipe.task < 0 || pipe.task >= numCalls)

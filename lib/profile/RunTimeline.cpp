@@ -99,11 +99,24 @@ absl::StatusOr<Timeline> timelineOf(const codegen::Program &program,
     task.bytesIn = r.bytesIn;
     task.bytesOut = r.bytesOut;
     task.l2HitBytes = r.l2HitBytes;
+    task.instance = r.instance;
     for (int p : call.preds)
       edges.add(static_cast<int>(c), p,
                 std::binary_search(call.writeOrderPreds.begin(), call.writeOrderPreds.end(), p));
   }
   edges.moveInto(t);
+  if (!record.stitches.empty() || !program.instances.empty()) {
+    TimelineLoops loops;
+    for (const codegen::Body &body : program.bodies) loops.bodies.push_back({body.name, body.hash});
+    for (const codegen::Instance &instance : program.instances)
+      loops.instances.push_back({instance.body, instance.loop, instance.iteration});
+    // Without stitch records the program is one stitch, ready at the head.
+    loops.stitches = std::max(1, static_cast<int>(record.stitches.size()));
+    loops.controlBusy = record.controlBusyCycles;
+    loops.controlWait = record.controlWaitCycles;
+    loops.barrierWait = record.barrierWaitCycles;
+    t.loops = std::move(loops);
+  }
   for (const runtime::PipeRecord &p : record.pipes)
     t.pipes.push_back(TimelinePipe{p.task,
                                    record.tasks[p.task].core == CoreKind::AIC ? LaneKind::Aic

@@ -53,6 +53,25 @@ std::string singleBufferedNote(const Summary &s) {
                       "; smaller tiles for their ops leave room to overlap loads with compute\n");
 }
 
+std::string loopsText(const Summary &s) {
+  if (!s.loops) return "";
+  const LoopSummary &l = *s.loops;
+  std::string out = absl::StrFormat(
+      "\nloops: %d stitch%s; control thread busy %s us; cores idle waiting for a stitch to be "
+      "built %s us (%s of the span), built stitches waiting at the barrier %s us (%s)\n",
+      l.stitches, l.stitches == 1 ? "" : "es", us(l.controlBusyUs), us(l.controlWaitUs),
+      percent(l.controlWaitShare), us(l.barrierWaitUs), percent(l.barrierWaitShare));
+  Table bodies({"body", "hash", "iterations", "tasks", "busy_us", "active_us", "span_share"});
+  for (const BodySummary &b : l.bodies)
+    bodies.row({b.name, b.hash, absl::StrCat(b.iterations), absl::StrCat(b.tasks), us3(b.busyUs),
+                us3(b.activeUs), percent(b.spanShare)});
+  bodies.print(out, "  ");
+  if (l.tasksOutsideBodies > 0)
+    absl::StrAppendFormat(&out, "  %d task%s outside loop bodies\n", l.tasksOutsideBodies,
+                          l.tasksOutsideBodies == 1 ? "" : "s");
+  return out;
+}
+
 std::string summaryText(const Summary &s) {
   std::string out = absl::StrFormat("simulated %s us (bound %s us, %.0f%% of roofline, limited "
                                     "by %s)\n",
@@ -120,6 +139,7 @@ std::string summaryText(const Summary &s) {
                           "chain; to shorten it, update disjoint regions or keep the running "
                           "value in one task)\n",
                           path.writeOrderEdges, int(path.calls.size()) - 1);
+  out += loopsText(s);
 
   text::appendVerdicts(out, s.verdicts);
   return out;

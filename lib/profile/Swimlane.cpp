@@ -9,6 +9,7 @@
 #include "JsonNumbers.h"
 #include "RecordCheck.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "llvm/Support/JSON.h"
 #include "ptoc/ir/OpDef.h"
 
@@ -114,17 +115,27 @@ std::string taskName(const Program &program, int call) {
   return absl::StrCat(program.groupKey(c.leaf), " sg", c.subgraph);
 }
 
+/// The control thread's lane: in the Scheduler process, after the scheduler threads.
+int controlTid(const RunRecord &record) { return std::max(record.schedulerThreads, 0); }
+
+bool hasControlLane(const RunRecord &record, const SwimlaneOptions &options) {
+  return options.controlLane && !record.stitches.empty();
+}
+
 void writeMetadata(EventWriter &events, const RunRecord &record, const Layout &layout,
                    const SwimlaneOptions &options, bool pipeLanes) {
   if (options.deviceLane) {
     events.processName(kDevicePid, "Device");
     events.threadName(kDevicePid, kDeviceTid, "Kernel");
   }
-  if (options.schedulerLanes && record.schedulerThreads > 0) {
+  bool schedulerLanes = options.schedulerLanes && record.schedulerThreads > 0;
+  if (schedulerLanes || hasControlLane(record, options))
     events.processName(kSchedulerPid, "Scheduler");
+  if (schedulerLanes)
     for (int t = 0; t < record.schedulerThreads; ++t)
       events.threadName(kSchedulerPid, t, absl::StrCat("AICPU_", t));
-  }
+  if (hasControlLane(record, options))
+    events.threadName(kSchedulerPid, controlTid(record), "AICPU_control");
   for (CoreKind kind : {CoreKind::AIC, CoreKind::AIV}) {
     llvm::StringRef label = coreKindLabel(kind);
     events.processName(layout.pid(kind), label);
@@ -193,6 +204,15 @@ void writeTasks(EventWriter &events, const Program &program, const RunRecord &re
         writeTime(json, "dispatch_us", layout.ns(task.dispatchCycle));
         json.attribute("thread", task.thread);
         json.attribute("preds", static_cast<int64_t>(call.preds.size()));
+        if (!program.stitchReadyCycles.empty()) json.attribute("stitch", call.stitch);
+        if (call.instance >= 0) {
+          const codegen::Instance &instance = program.instances[call.instance];
+          const codegen::Body &body = program.bodies[instance.body];
+          json.attribute("loop", instance.loop);
+          json.attribute("iteration", instance.iteration);
+          json.attribute("body", body.name);
+          json.attribute("body_hash", body.hash);
+        }
       });
     });
   }
@@ -268,6 +288,87 @@ void writeSchedulerLanes(EventWriter &events, const Program &program, const RunR
   }
 }
 
+/// "kv iterations 0..7" per loop, in order of first appearance, for the calls of one
+/// stitch ([begin, end)).
+std::string stitchIterations(const Program &program, size_t begin, size_t end) {
+  struct Range {
+    std::string loop;
+    int64_t lo, hi;
+    int count;
+  };
+  std::vector<Range> ranges;
+  int lastInstance = -1;
+  for (size_t c = begin; c < end; ++c) {
+    int i = program.calls[c].instance;
+    if (i < 0 || i == lastInstance) continue;
+    lastInstance = i;
+    const codegen::Instance &instance = program.instances[i];
+    auto it = std::find_if(ranges.begin(), ranges.end(),
+                           [&](const Range &r) { return r.loop == instance.loop; });
+    if (it == ranges.end()) {
+      ranges.push_back({instance.loop, instance.iteration, instance.iteration, 1});
+      continue;
+    }
+    it->lo = std::min(it->lo, instance.iteration);
+    it->hi = std::max(it->hi, instance.iteration);
+    ++it->count;
+  }
+  std::vector<std::string> parts;
+  for (const Range &r : ranges)
+    parts.push_back(r.lo == r.hi ? absl::StrCat(r.loop, " iteration ", r.lo)
+                                 : absl::StrCat(r.loop, " iterations ", r.lo, "..", r.hi));
+  return parts.empty() ? "no iterations" : absl::StrJoin(parts, ", ");
+}
+
+/// The control thread's lane: a slice per stitch it built (from the previous stitch's
+/// ready time, or the head, to this one's: it builds them one after another) and an
+/// instant where each stitch opened.
+void writeControlLane(EventWriter &events, const Program &program, const RunRecord &record,
+                      const Layout &layout) {
+  const int tid = controlTid(record);
+  size_t begin = 0;
+  double built = record.bound.headCycles + record.bound.startCycles;
+  for (size_t k = 0; k < record.stitches.size(); ++k) {
+    const runtime::StitchRecord &stitch = record.stitches[k];
+    size_t end = begin;
+    while (end < program.calls.size() && program.calls[end].stitch == static_cast<int>(k)) ++end;
+    int64_t startNs = layout.ns(built), endNs = layout.ns(stitch.readyCycle);
+    auto args = [&](llvm::json::OStream &json) {
+      json.attributeObject("args", [&] {
+        json.attribute("stitch", static_cast<int64_t>(k));
+        json.attribute("tasks", stitch.tasks);
+        writeTime(json, "ready_us", layout.ns(stitch.readyCycle));
+        writeTime(json, "barrier_us", layout.ns(stitch.barrierCycle));
+        writeTime(json, "open_us", layout.ns(stitch.openCycle));
+      });
+    };
+    if (endNs > startNs)
+      events.event([&](llvm::json::OStream &json) {
+        json.attribute("ph", "X");
+        json.attribute("name", absl::StrCat("build stitch ", k, ": ",
+                                            stitchIterations(program, begin, end)));
+        json.attribute("cat", "control");
+        json.attribute("pid", kSchedulerPid);
+        json.attribute("tid", tid);
+        writeTime(json, "ts", startNs);
+        writeTime(json, "dur", endNs - startNs);
+        args(json);
+      });
+    events.event([&](llvm::json::OStream &json) {
+      json.attribute("ph", "i");
+      json.attribute("s", "t");
+      json.attribute("name", absl::StrCat("open stitch ", k));
+      json.attribute("cat", "control");
+      json.attribute("pid", kSchedulerPid);
+      json.attribute("tid", tid);
+      writeTime(json, "ts", layout.ns(stitch.openCycle));
+      args(json);
+    });
+    built = std::max(built, stitch.readyCycle);
+    begin = end;
+  }
+}
+
 void writePipes(EventWriter &events, const Program &program, const RunRecord &record,
                 const Layout &layout) {
   const ir::OpRegistry &ops = ir::OpRegistry::get();
@@ -331,6 +432,14 @@ void writeOtherData(llvm::raw_ostream &os, const Program &program, const RunReco
                kRatioDecimals);
     json.attributeEnd();
     json.attribute("pipe_records", static_cast<int64_t>(record.pipes.size()));
+    // As the summary counts them: without stitch records, one stitch at the head.
+    if (!record.stitches.empty() || !program.instances.empty())
+      json.attributeObject("loops", [&] {
+        json.attribute("stitches", std::max<int64_t>(1, record.stitches.size()));
+        us("control_busy_us", record.toUs(record.controlBusyCycles));
+        us("control_wait_us", record.toUs(record.controlWaitCycles));
+        us("barrier_wait_us", record.toUs(record.barrierWaitCycles));
+      });
   });
 }
 
@@ -350,6 +459,7 @@ absl::Status writeSwimlane(llvm::raw_ostream &os, const Program &program, const 
   if (options.counters) writeCounters(events, record, layout);
   if (options.schedulerLanes && record.schedulerThreads > 0)
     writeSchedulerLanes(events, program, record, layout);
+  if (hasControlLane(record, options)) writeControlLane(events, program, record, layout);
   if (pipeLanes) writePipes(events, program, record, layout);
   os << "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":";
   writeOtherData(os, program, record);

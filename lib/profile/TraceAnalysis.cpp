@@ -67,6 +67,7 @@ private:
   void fillPipes();
   void fillControlAndRoots();
   void fillBlocks();
+  void fillLoops();
 
   const Timeline &t_;
   const AnalysisOptions &options_;
@@ -555,6 +556,60 @@ void Analyzer::fillBlocks() {
   }
 }
 
+/// Loops: per body, its iterations, tasks, busy time and the time any of its tasks
+/// ran; the control thread's totals as the source recorded them.
+void Analyzer::fillLoops() {
+  if (!t_.loops) return;
+  const TimelineLoops &in = *t_.loops;
+  LoopSummary out;
+  out.stitches = in.stitches;
+  out.controlBusyUs = us(in.controlBusy);
+  out.controlWaitUs = us(in.controlWait);
+  out.barrierWaitUs = us(in.barrierWait);
+  out.controlWaitShare = safeRatio(in.controlWait, spanTicks());
+  out.barrierWaitShare = safeRatio(in.barrierWait, spanTicks());
+  struct Accum {
+    int tasks = 0;
+    double busy = 0;
+    std::vector<Interval> intervals;
+    std::vector<int> instances;
+  };
+  std::vector<Accum> bodies(in.bodies.size());
+  for (size_t i = 0; i < t_.tasks.size(); ++i) {
+    const TimelineTask &task = t_.tasks[i];
+    int body = task.instance >= 0 && task.instance < static_cast<int>(in.instances.size())
+                   ? in.instances[task.instance].body
+                   : -1;
+    if (body < 0 || body >= static_cast<int>(bodies.size()) || control(static_cast<int>(i))) {
+      out.tasksOutsideBodies += !control(static_cast<int>(i));
+      continue;
+    }
+    Accum &b = bodies[body];
+    ++b.tasks;
+    b.busy += task.dur;
+    b.intervals.push_back({task.start, task.end()});
+    b.instances.push_back(task.instance);
+  }
+  std::vector<Interval> merged;
+  for (size_t b = 0; b < bodies.size(); ++b) {
+    Accum &a = bodies[b];
+    if (a.tasks == 0) continue;
+    std::sort(a.instances.begin(), a.instances.end());
+    BodySummary body;
+    body.name = in.bodies[b].name;
+    body.hash = in.bodies[b].hash;
+    body.iterations = static_cast<int>(
+        std::unique(a.instances.begin(), a.instances.end()) - a.instances.begin());
+    body.tasks = a.tasks;
+    body.busyUs = us(a.busy);
+    double active = unionOf(a.intervals, merged);
+    body.activeUs = us(active);
+    body.spanShare = safeRatio(active, spanTicks());
+    out.bodies.push_back(std::move(body));
+  }
+  s_.loops = std::move(out);
+}
+
 void Analyzer::run() {
   a_.family = t_.family;
   a_.source = t_.source;
@@ -578,6 +633,7 @@ void Analyzer::run() {
     if (needed) fillBubbles();
   }
   fillPipes();
+  fillLoops();
   if (!options_.summaryOnly) {
     double busy = 0;
     for (const CoreKindSummary &k : s_.coreKinds) busy += k.busyUs;

@@ -229,6 +229,37 @@ std::vector<Verdict> verdicts(const Summary &s, const SummaryOptions &options) {
     out.push_back(std::move(v));
   }
 
+  // Loops: the cores waited for the control thread to build the next stitch. Bigger
+  // stitches pay the per-stitch cost and the barrier fewer times; fewer, bigger
+  // iterations (or views) give the control thread fewer iterations and tasks to build
+  // for the same work.
+  if (s.loops && s.spanUs > 0 && s.loops->controlWaitShare > options.controlWaitShare) {
+    const LoopSummary &l = *s.loops;
+    const BodySummary *busiest = nullptr;
+    for (const BodySummary &b : l.bodies)
+      if (!busiest || b.iterations > busiest->iterations) busiest = &b;
+    std::string body =
+        busiest ? absl::StrFormat(" (body %s: %d iterations, %d tasks)", busiest->name,
+                                  busiest->iterations, busiest->tasks)
+                : "";
+    out.push_back(Verdict{
+        "control_bound", "warn", "run",
+        absl::StrFormat("every core sat idle %.3f us, %s of the %.3f us span, waiting for the "
+                        "AICPU control thread to build the next stitch: it was busy %.3f us "
+                        "building %d stitch%s%s; built stitches waited %.3f us at the barrier "
+                        "for the stitch before",
+                        l.controlWaitUs, percent(l.controlWaitShare), s.spanUs, l.controlBusyUs,
+                        l.stitches, l.stitches == 1 ? "" : "es", body, l.barrierWaitUs),
+        "bigger stitches (runtime option stitch_function_max_num), fewer and bigger "
+        "iterations (ptoc.loop_unroll with a larger unroll_list factor), or a bigger view per "
+        "iteration, so the control thread builds fewer iterations and tasks for the same work",
+        {{"control_wait_us", l.controlWaitUs},
+         {"control_wait_share", l.controlWaitShare},
+         {"control_busy_us", l.controlBusyUs},
+         {"barrier_wait_us", l.barrierWaitUs},
+         {"stitches", l.stitches}}});
+  }
+
   if (s.carries.bound && s.spanUs > 0 && s.spanRatio >= options.fineRatio) {
     Verdict v{"near_roofline", "ok", "run",
               absl::StrFormat("after the head overhead the run takes %s us against a bound of "

@@ -14,9 +14,10 @@ enum class EventKind : uint8_t {
   ThreadActionEnd, ///< a scheduler thread finished its current action (a = thread)
   TransferStart,   ///< a GM transfer instruction begins (a = core, b = instr in its leaf)
   TaskEnd,         ///< the running task of a core finished (a = core)
+  StitchOpen,      ///< a loop stitch's ready time came and its barrier holds (a = stitch)
 };
 
-/// One timed event. 24 bytes, so the heap stays cache-friendly.
+/// One timed event (the kind takes the low 2 bits of `order`). 24 bytes, so the heap stays cache-friendly.
 struct Event {
   double time = 0;
   uint64_t order = 0; ///< posting sequence << 2 | kind: the tie-breaker at equal times

@@ -6,9 +6,9 @@
 namespace ptoc::runtime::sim {
 
 PlainScheduler::PlainScheduler(const SimProgram &program, const target::DeviceSpec &device,
-                               CoreModel &cores, RunRecord &record)
+                               CoreModel &cores, EventQueue &events, RunRecord &record)
     : program_(program), cores_(cores), record_(record), prologue_(device.plainBlockCycles),
-      numAic_(device.aicCores) {
+      numAic_(device.aicCores), gate_(program, events, record) {
   const int numCores = device.aicCores + device.aivCores;
   tasks_.resize(numCores);
   next_.assign(numCores, 0);
@@ -28,15 +28,32 @@ PlainScheduler::PlainScheduler(const SimProgram &program, const target::DeviceSp
 }
 
 void PlainScheduler::start(double begin) {
-  for (size_t x = 0; x < predLeft_.size(); ++x)
-    if (predLeft_[x] == 0) record_.tasks[x].readyCycle = begin;
-  for (int core = 0; core < static_cast<int>(tasks_.size()); ++core) tryStart(core, begin);
+  gate_.start(begin);
+  openDueStitches(begin);
+}
+
+bool PlainScheduler::openDueStitches(double now) {
+  bool opened = false;
+  for (int k = gate_.due(); k >= 0; k = gate_.due()) {
+    for (int x = gate_.open(k, now); x < gate_.end(k); ++x)
+      if (predLeft_[x] == 0) record_.tasks[x].readyCycle = now;
+    opened = true;
+  }
+  if (opened)
+    for (int core = 0; core < static_cast<int>(tasks_.size()); ++core) tryStart(core, now);
+  return opened;
+}
+
+void PlainScheduler::onStitchOpen(int k, double now) {
+  gate_.onEvent(k);
+  openDueStitches(now);
 }
 
 void PlainScheduler::tryStart(int core, double now) {
   if (running_[core] >= 0 || next_[core] >= tasks_[core].size()) return;
   int x = tasks_[core][next_[core]];
-  if (predLeft_[x] != 0) return; // started when its last predecessor ends
+  // Started when its last predecessor ends, or when its stitch opens.
+  if (predLeft_[x] != 0 || !gate_.isOpen(x)) return;
   ++next_[core];
   running_[core] = x;
   TaskRecord &rec = record_.tasks[x];
@@ -59,12 +76,14 @@ void PlainScheduler::onTaskEnd(int core, double now) {
   running_[core] = -1;
   for (int32_t e = program_.callSuccBegin[x]; e < program_.callSuccBegin[x + 1]; ++e) {
     int s = program_.callSucc[e];
-    if (--predLeft_[s] == 0) {
+    if (--predLeft_[s] == 0 && gate_.isOpen(s)) {
       record_.tasks[s].readyCycle = now;
       tryStart(coreOf_[s], now);
     }
   }
   tryStart(core, now);
+  gate_.taskEnded(x, now);
+  openDueStitches(now);
 }
 
 } // namespace ptoc::runtime::sim

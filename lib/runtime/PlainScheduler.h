@@ -2,7 +2,9 @@
 // Every core starts at once and takes its blocks in a fixed round-robin, as such
 // kernels loop `for (b = blockIdx; b < blocks; b += blockDim)`: the k-th task of a core
 // kind runs on core k mod (cores of that kind), in program order, each after the
-// core's per-block prologue.
+// core's per-block prologue. Loops: a task starts only once its stitch is open
+// (StitchGate): the stitches still act as barriers with ready times, as if a control
+// thread fed the kernel.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include "CoreModel.h"
 #include "EventQueue.h"
 #include "SimProgram.h"
+#include "StitchGate.h"
 #include "ptoc/runtime/RunRecord.h"
 #include "ptoc/target/DeviceSpec.h"
 
@@ -19,12 +22,14 @@ namespace ptoc::runtime::sim {
 class PlainScheduler {
 public:
   PlainScheduler(const SimProgram &program, const target::DeviceSpec &device, CoreModel &cores,
-                 RunRecord &record);
+                 EventQueue &events, RunRecord &record);
 
   /// Every core starts its first task at `begin` (the end of the kernel's start-up).
   void start(double begin);
   /// The TaskEnd event of `core`.
   void onTaskEnd(int core, double now);
+  /// The StitchOpen event of stitch `k`.
+  void onStitchOpen(int k, double now);
   /// Tasks not yet finished.
   int64_t unfinished() const { return unfinished_; }
   /// The latest task end so far.
@@ -33,6 +38,9 @@ public:
 private:
   /// Starts the core's next task if the core is free and that task is ready.
   void tryStart(int core, double now);
+  /// Opens the stitches due now: their tasks without pending predecessors become
+  /// ready; true if any stitch opened.
+  bool openDueStitches(double now);
 
   const SimProgram &program_;
   CoreModel &cores_;
@@ -46,6 +54,7 @@ private:
   std::vector<int32_t> predLeft_;
   int64_t unfinished_ = 0;
   double lastEnd_ = 0;
+  StitchGate gate_;
 };
 
 } // namespace ptoc::runtime::sim

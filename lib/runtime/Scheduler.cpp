@@ -11,7 +11,7 @@ Scheduler::Scheduler(const SimProgram &program, const target::DeviceSpec &device
     : program_(program), mode_(mode), dispatchCycles_(device.scheduler.dispatchCycles),
       completionCycles_(device.scheduler.completionCycles),
       resolveCycles_(device.scheduler.dependencyResolveCycles), cores_(cores), events_(events),
-      record_(record), numThreads_(device.scheduler.threads) {
+      record_(record), numThreads_(device.scheduler.threads), gate_(program, events, record) {
   numCores_[kAic] = device.aicCores;
   numCores_[kAiv] = device.aivCores;
   const int total = numCores_[kAic] + numCores_[kAiv];
@@ -69,17 +69,37 @@ void Scheduler::sampleQueue(int k, double now) {
 }
 
 void Scheduler::start(double head) {
-  // Initially ready tasks, in program order. LIFO queues get them reversed so the
-  // first program task is taken first; fair modes deal them round-robin.
-  std::vector<int> initial;
-  for (int x = 0; x < static_cast<int>(program_.predCount.size()); ++x)
-    if (program_.predCount[x] == 0) initial.push_back(x);
+  gate_.start(head);
+  openDueStitches(head);
+  wakeIdleThreads(head);
+}
+
+void Scheduler::onStitchOpen(int k, double now) {
+  gate_.onEvent(k);
+  if (openDueStitches(now)) wakeIdleThreads(now);
+}
+
+bool Scheduler::openDueStitches(double now) {
+  bool placed = false;
+  for (int k = gate_.due(); k >= 0; k = gate_.due()) {
+    std::vector<int> initial;
+    for (int x = gate_.open(k, now); x < gate_.end(k); ++x)
+      if (predLeft_[x] == 0) initial.push_back(x);
+    placed |= !initial.empty();
+    placeInitial(initial, now);
+  }
+  return placed;
+}
+
+void Scheduler::placeInitial(const std::vector<int> &initial, double now) {
+  // In program order. LIFO queues get them reversed so the first program task is
+  // taken first; fair modes deal them round-robin.
   const bool lifo = mode_ & kAffinityBit;
   int64_t position[2] = {0, 0}, count[2] = {0, 0};
   for (int x : initial) ++count[program_.callKind[x]];
   auto place = [&](int x, int64_t pos) {
     int k = program_.callKind[x];
-    record_.tasks[x].readyCycle = head;
+    record_.tasks[x].readyCycle = now;
     if (mode_ & kFairBit) own(static_cast<int>(pos % numThreads_), k).pushBack(x);
     else shared_[k].pushBack(x);
     ++readyCount_[k];
@@ -94,8 +114,7 @@ void Scheduler::start(double head) {
     for (int x : initial) place(x, position[program_.callKind[x]]++);
   }
   for (int k = 0; k < 2; ++k)
-    if (count[k] > 0) sampleQueue(k, head);
-  wakeIdleThreads(head);
+    if (count[k] > 0) sampleQueue(k, now);
 }
 
 void Scheduler::wakeIdleThreads(double now) {
@@ -266,7 +285,7 @@ bool Scheduler::endCompletion(int t, double now) {
   bool published = false;
   for (int32_t e = program_.callSuccBegin[x]; e < program_.callSuccBegin[x + 1]; ++e) {
     int s = program_.callSucc[e];
-    if (--predLeft_[s] == 0) {
+    if (--predLeft_[s] == 0 && gate_.isOpen(s)) { // else: placed when its stitch opens
       publish(t, s, now);
       published = true;
     }
@@ -303,8 +322,11 @@ void Scheduler::onTaskEnd(int core, double now) {
   threads_[owner].completions.pushBack(x);
   // The pre-posted task starts at once, without the thread.
   if (running_[core] >= 0) startOnCore(core, running_[core], now);
+  // The last task of a stitch may open the next one.
+  gate_.taskEnded(x, now);
+  bool opened = openDueStitches(now);
   // The fair modes' tail rule may now apply, so every idle thread looks again.
-  if (mode_ & kFairBit) wakeIdleThreads(now);
+  if ((mode_ & kFairBit) || opened) wakeIdleThreads(now);
   else pickNext(owner, now);
 }
 

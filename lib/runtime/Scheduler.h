@@ -9,6 +9,7 @@
 #include "CoreModel.h"
 #include "EventQueue.h"
 #include "SimProgram.h"
+#include "StitchGate.h"
 #include "TaskDeque.h"
 #include "ptoc/runtime/RunRecord.h"
 #include "ptoc/target/DeviceSpec.h"
@@ -39,14 +40,18 @@ inline constexpr int kAffinityBit = 1, kFairBit = 2;
 ///    readied task goes to the thread with room on an idle core that has dispatched the
 ///    fewest tasks;
 ///  - mode 3: 1 and 2 (per-thread LIFO queues, direct sending, hand-over, tail rule).
+/// Loops: a task is ready only once its stitch is open (StitchGate); the tasks of a
+/// stitch that are ready when it opens are placed like the initial tasks of a run.
 class Scheduler {
 public:
   Scheduler(const SimProgram &program, const target::DeviceSpec &device, int mode,
             CoreModel &cores, EventQueue &events, RunRecord &record);
 
   /// Readies the tasks without predecessors at `head` (the end of the kernel head) and
-  /// lets every thread pick its first action.
+  /// lets every thread pick its first action (loops: those of stitch 0, once it opens).
   void start(double head);
+  /// The StitchOpen event of stitch `k`.
+  void onStitchOpen(int k, double now);
   /// The ThreadActionEnd event of `thread`.
   void onActionEnd(int thread, double now);
   /// The TaskEnd event of `core`.
@@ -97,6 +102,11 @@ private:
   bool endCompletion(int t, double now);
   void startOnCore(int core, int task, double now);
   void sampleQueue(int k, double now);
+  /// Opens the stitches due now, placing their ready tasks; true if it placed any.
+  bool openDueStitches(double now);
+  /// Places tasks that became ready together at `now` without a readying thread (the
+  /// run's first tasks, a stitch's at its opening), in program order.
+  void placeInitial(const std::vector<int> &initial, double now);
 
   const SimProgram &program_;
   const int mode_;
@@ -119,6 +129,7 @@ private:
   std::vector<int32_t> predLeft_;
   int64_t unfinished_[2] = {0, 0};
   double lastEnd_ = 0;
+  StitchGate gate_;
 };
 
 } // namespace ptoc::runtime::sim

@@ -2,8 +2,10 @@
 #include "SimProgram.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "ptoc/ir/Diagnostics.h"
 #include "ptoc/ir/Type.h"
 
 namespace ptoc::runtime::sim {
@@ -17,6 +19,62 @@ absl::Status invalid(const std::string &msg) {
 
 std::string leafName(const codegen::Leaf &leaf, size_t index) {
   return absl::StrCat("leaf ", index, " (hash order ", leaf.hashOrder, ")");
+}
+
+/// A loop field the expansion filled inconsistently: a compiler bug, not the user's.
+absl::Status badLoops(const std::string &msg) {
+  return ir::internalError(absl::StrCat("simulate: loop stitches: ", msg));
+}
+
+/// Checks the loop fields (Call::stitch / instance, Program::stitchReadyCycles) and
+/// flattens them into `sp`'s stitch arrays.
+absl::Status flattenStitches(const codegen::Program &p, SimProgram &sp) {
+  const int numCalls = static_cast<int>(p.calls.size());
+  const int numStitches = std::max<int>(1, static_cast<int>(p.stitchReadyCycles.size()));
+  sp.loops = !p.stitchReadyCycles.empty();
+  sp.stitchReady = sp.loops ? p.stitchReadyCycles : std::vector<double>{0.0};
+  for (int k = 0; k < numStitches; ++k) {
+    double ready = sp.stitchReady[k];
+    if (!std::isfinite(ready) || ready < 0)
+      return badLoops(absl::StrCat("stitch ", k, " is ready at cycle ", ready,
+                                   "; ready times must be finite and >= 0"));
+    if (k > 0 && ready < sp.stitchReady[k - 1])
+      return badLoops(absl::StrCat("stitch ", k, " is ready at cycle ", ready,
+                                   ", before stitch ", k - 1, " (", sp.stitchReady[k - 1],
+                                   "); the control thread builds stitches in order"));
+  }
+  sp.stitchBegin.assign(numStitches + 1, numCalls);
+  sp.stitchBegin[0] = 0;
+  if (sp.loops) sp.callStitch.resize(numCalls);
+  if (!p.instances.empty()) sp.callInstance.resize(numCalls);
+  int previous = 0;
+  for (int c = 0; c < numCalls; ++c) {
+    const codegen::Call &call = p.calls[c];
+    auto where = [&] { return absl::StrCat("call ", c, " (subgraph ", call.subgraph, ")"); };
+    if (call.stitch < 0 || call.stitch >= numStitches)
+      return badLoops(absl::StrCat(
+          where(), " is in stitch ", call.stitch, " but the program has ", numStitches,
+          sp.loops ? " stitches (Program::stitchReadyCycles)"
+                   : " stitch (no Program::stitchReadyCycles: every call must be in stitch 0)"));
+    if (call.stitch < previous)
+      return badLoops(absl::StrCat(where(), " is in stitch ", call.stitch, " after call ", c - 1,
+                                   " in stitch ", previous,
+                                   "; calls must be in stitch order"));
+    if (call.instance < -1 || call.instance >= static_cast<int>(p.instances.size()))
+      return badLoops(absl::StrCat(where(), " names loop instance ", call.instance,
+                                   " but the program has ", p.instances.size()));
+    if (call.instance >= 0) {
+      int body = p.instances[call.instance].body;
+      if (body < 0 || body >= static_cast<int>(p.bodies.size()))
+        return badLoops(absl::StrCat(where(), ": its instance ", call.instance, " names body ",
+                                     body, " but the program has ", p.bodies.size()));
+    }
+    for (int k = previous + 1; k <= call.stitch; ++k) sp.stitchBegin[k] = c;
+    previous = call.stitch;
+    if (sp.loops) sp.callStitch[c] = call.stitch;
+    if (!sp.callInstance.empty()) sp.callInstance[c] = call.instance;
+  }
+  return absl::OkStatus();
 }
 
 bool isGmTransfer(Pipe p) { return p == Pipe::Mte2 || p == Pipe::Fixpipe || p == Pipe::Mte3; }
@@ -185,6 +243,8 @@ absl::StatusOr<SimProgram> SimProgram::build(const codegen::Program &p,
     return invalid(absl::StrCat("the program has ", sp.tasksOfKind[kAiv], " AIV tasks but device '",
                                 d.name, "' has no AIV cores"));
 
+  if (absl::Status s = flattenStitches(p, sp); !s.ok()) return s;
+
   sp.callSuccBegin.assign(numCalls + 1, 0);
   for (int c = 0; c < numCalls; ++c) sp.callSuccBegin[c + 1] = sp.callSuccBegin[c] + outDegree[c];
   sp.callSucc.resize(sp.callSuccBegin.back());
@@ -199,7 +259,8 @@ uint64_t SimProgram::approxBytes() const {
   return bytes(leafBegin) + bytes(instrs) + bytes(inDegree) + bytes(succBegin) + bytes(succ) +
          bytes(nextOnPipe) +
          bytes(callLeaf) + bytes(callKind) + bytes(predCount) + bytes(callSuccBegin) +
-         bytes(callSucc);
+         bytes(callSucc) + bytes(stitchBegin) + bytes(stitchReady) + bytes(callStitch) +
+         bytes(callInstance);
 }
 
 } // namespace ptoc::runtime::sim

@@ -62,6 +62,19 @@ struct SimProgram {
   std::vector<int32_t> callSucc;
   int64_t tasksOfKind[2] = {0, 0};
 
+  // Stitches (loops, docs/runtime.md): the calls of stitch k are [stitchBegin[k],
+  // stitchBegin[k + 1]) (calls are in stitch order). A program without loops is one
+  // stitch, ready at the head, and keeps callStitch empty (callInstance too when it
+  // names no loop iterations).
+  bool loops = false;                 ///< Program::stitchReadyCycles is not empty
+  std::vector<int32_t> stitchBegin;   ///< per stitch (+1)
+  std::vector<double> stitchReady;    ///< per stitch: cycles after the head
+  std::vector<int32_t> callStitch;    ///< per call (loops only)
+  std::vector<int32_t> callInstance;  ///< per call (with Program::instances): Call::instance
+  int numStitches() const { return static_cast<int>(stitchReady.size()); }
+  int stitchOf(int call) const { return callStitch.empty() ? 0 : callStitch[call]; }
+  int instanceOf(int call) const { return callInstance.empty() ? -1 : callInstance[call]; }
+
   /// The heap bytes the arrays hold.
   uint64_t approxBytes() const;
 };

@@ -58,6 +58,8 @@ absl::StatusOr<RunRecord> simulate(const PreparedProgram &prepared, const SimOpt
   for (int c = 0; c < numCalls; ++c) {
     rec.tasks[c].call = c;
     rec.tasks[c].core = sp.callKind[c] == sim::kAic ? target::CoreKind::AIC : target::CoreKind::AIV;
+    rec.tasks[c].stitch = sp.stitchOf(c);
+    rec.tasks[c].instance = sp.instanceOf(c);
   }
   const int numCores = device.aicCores + device.aivCores;
   rec.coreBusyCycles.assign(numCores, 0.0);
@@ -80,7 +82,7 @@ absl::StatusOr<RunRecord> simulate(const PreparedProgram &prepared, const SimOpt
   double lastEnd = 0;
   int64_t unfinished = 0;
   if (options.kernelKind == KernelKind::Plain) {
-    sim::PlainScheduler scheduler(sp, device, cores, rec);
+    sim::PlainScheduler scheduler(sp, device, cores, events, rec);
     scheduler.start(head);
     while (!events.empty()) {
       sim::Event e = events.pop();
@@ -88,6 +90,8 @@ absl::StatusOr<RunRecord> simulate(const PreparedProgram &prepared, const SimOpt
         cores.onTransferStart(static_cast<int>(e.a), static_cast<int>(e.b), e.time);
       else if (e.kind() == sim::EventKind::TaskEnd)
         scheduler.onTaskEnd(static_cast<int>(e.a), e.time);
+      else if (e.kind() == sim::EventKind::StitchOpen)
+        scheduler.onStitchOpen(static_cast<int>(e.a), e.time);
     }
     lastEnd = scheduler.lastEnd();
     unfinished = scheduler.unfinished();
@@ -104,6 +108,9 @@ absl::StatusOr<RunRecord> simulate(const PreparedProgram &prepared, const SimOpt
         cores.onTransferStart(static_cast<int>(e.a), static_cast<int>(e.b), e.time);
         break;
       case sim::EventKind::TaskEnd: scheduler.onTaskEnd(static_cast<int>(e.a), e.time); break;
+      case sim::EventKind::StitchOpen:
+        scheduler.onStitchOpen(static_cast<int>(e.a), e.time);
+        break;
       }
     }
     lastEnd = scheduler.lastEnd();
@@ -115,6 +122,13 @@ absl::StatusOr<RunRecord> simulate(const PreparedProgram &prepared, const SimOpt
         " of ", numCalls, " tasks never finished"));
 
   rec.makespanCycles = std::max(head, lastEnd);
+  if (sp.loops) {
+    rec.controlBusyCycles = sp.stitchReady.back();
+    for (const StitchRecord &s : rec.stitches) {
+      rec.controlWaitCycles += s.controlWaitCycles();
+      rec.barrierWaitCycles += s.barrierWaitCycles();
+    }
+  }
   rec.hbmReadBytes = memory.hbmReadBytes;
   rec.hbmWriteBytes = memory.hbmWriteBytes;
   rec.l2ReadHitBytes = memory.l2HitBytes;

@@ -19,7 +19,7 @@ ANALYSIS_KEYS = {"source", "run_summary", "func", "device", "sched_mode", "clock
                  "edges", "simulated_us", "head_us", "span_us", "bound_us", "ratio",
                  "span_ratio", "limiter", "bound", "cores", "bytes", "groups", "bubbles",
                  "top_tasks", "critical_path", "pipes", "verdicts", "family", "carries", "notes",
-                 "control", "roots", "blocks"}
+                 "control", "roots", "blocks", "loops"}
 # Times in the trace and the analysis have three decimals (nanoseconds).
 US_TOLERANCE = 1.5e-3
 

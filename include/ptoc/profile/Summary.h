@@ -36,6 +36,10 @@ struct SummaryOptions {
   double fineRatio = 0.8;
   /// How many of the longest tasks to list.
   int topTasks = 10;
+  /// control_bound fires when, in a run with loops, every core sat idle waiting for the
+  /// control thread to build the next stitch for more than this share of the span (the
+  /// same 10% as the idle rules above).
+  double controlWaitShare = 0.10;
 };
 
 /// One core kind (AIC or AIV).
@@ -115,11 +119,36 @@ struct CriticalPath {
   int writeOrderEdges = 0;
 };
 
+/// One loop body of a run with loops: its iterations' tasks.
+struct BodySummary {
+  std::string name;          ///< the body's function name
+  std::string hash;          ///< its structural hash
+  int iterations = 0;        ///< iterations that ran a task
+  int tasks = 0;
+  double busyUs = 0;         ///< sum of its task durations
+  /// Time at least one of its tasks ran (the union of their intervals).
+  double activeUs = 0;
+  double spanShare = 0;      ///< activeUs / the run's span
+};
+
+/// A run with loops: its bodies and the AICPU control thread (docs/runtime.md "Loops").
+struct LoopSummary {
+  std::vector<BodySummary> bodies; ///< in Program::bodies order (bodies without tasks left out)
+  int tasksOutsideBodies = 0;      ///< tasks of no loop iteration
+  int stitches = 0;
+  double controlBusyUs = 0;  ///< the control thread building every stitch
+  /// Every core idle because the next stitch was not built yet, and its share of the span.
+  double controlWaitUs = 0, controlWaitShare = 0;
+  /// Built stitches waiting at the barrier for the last tasks of the stitch before.
+  double barrierWaitUs = 0, barrierWaitShare = 0;
+};
+
 /// A bottleneck verdict: what the numbers say and what to try.
 struct Verdict {
   /// The summary's: under_parallelised, wave_imbalance, scheduling_gaps, memory_bound,
-  /// near_roofline; the analysis adds scheduler_bound, missing_double_buffer and, for a
-  /// Worker View, setup_overhead and block_imbalance (docs/profiling.md "verdict rules").
+  /// near_roofline, control_bound (loops); the analysis adds scheduler_bound,
+  /// missing_double_buffer and, for a Worker View, setup_overhead and block_imbalance
+  /// (docs/profiling.md "verdict rules").
   std::string rule;
   std::string severity;      ///< "warn" (a bottleneck) or "ok"
   std::string scope;         ///< "AIC", "AIV" or "run"
@@ -161,11 +190,17 @@ struct Summary {
   std::vector<TaskSummary> topTasks;      ///< longest first
   CriticalPath criticalPath;
   std::vector<Verdict> verdicts;
+  /// Set for a run of a program with loops (the timeline's loops).
+  std::optional<LoopSummary> loops;
 };
 
 /// The line under the groups table naming the groups whose leaves run single-buffered
 /// for lack of room (GroupSummary::singleBuffered), with the fix; "" when none do.
 std::string singleBufferedNote(const Summary &s);
+
+/// The "loops" section of summary.txt (shared with `ptoc prof`'s text); "" without
+/// loops.
+std::string loopsText(const Summary &s);
 
 /// Computes the summary of `record`, a run of `program`: the analysis of its timeline
 /// (timelineOf) without the bubble and per-pipe detail, in time linear in tasks and

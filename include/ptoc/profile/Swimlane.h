@@ -1,7 +1,8 @@
 // The swimlane trace: a simulated run as Chrome trace-event JSON (opens in Perfetto UI
 // and chrome://tracing). One process per core kind with a lane per core, one complete
-// event per task, a flow arrow for every dependency edge, ready-queue counters, and
-// with pipe records a lane per pipe inside each core. docs/outputs.md describes it.
+// event per task, a flow arrow for every dependency edge, ready-queue counters, with
+// pipe records a lane per pipe inside each core, and for loops the control thread's
+// lane and each task's iteration. docs/outputs.md describes it.
 #pragma once
 
 #include <string>
@@ -21,6 +22,9 @@ struct SwimlaneOptions {
   bool pipeLanes = true;       ///< per-pipe lanes, when the record has pipe records
   bool schedulerLanes = true;  ///< a lane per AICPU thread with its dispatches
   bool deviceLane = true;      ///< the kernel head overhead and the execute span
+  /// Loops: a lane for the AICPU control thread with a slice per stitch it built and
+  /// a mark where each stitch opened (only for a run with loops).
+  bool controlLane = true;
 };
 
 /// Streams the trace of `record` (a run of `program`) to `os`, in time linear in the

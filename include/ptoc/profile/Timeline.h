@@ -87,7 +87,36 @@ struct TimelineTask {
   std::optional<double> dispatch;
   int thread = -1, subgraph = -1, leaf = -1;
   int64_t bytesIn = 0, bytesOut = 0, l2HitBytes = 0;
+  /// The loop iteration it belongs to (index into TimelineLoops::instances), or -1.
+  int instance = -1;
   double end() const { return start + dur; }
+};
+
+/// A loop body (ptoc: Program::bodies): a root function compiled once.
+struct TimelineBody {
+  std::string name;          ///< the function's name
+  std::string hash;          ///< its structural hash (PyPTO's rootHash analogue)
+};
+
+/// One iteration of a body.
+struct TimelineInstance {
+  int body = -1;             ///< index into TimelineLoops::bodies
+  std::string loop;          ///< the loop's name
+  int64_t iteration = 0;
+};
+
+/// A run of a program with loops (ptoc; docs/runtime.md "Loops"): its bodies and
+/// iterations, and what the AICPU control thread cost (ticks).
+struct TimelineLoops {
+  std::vector<TimelineBody> bodies;
+  std::vector<TimelineInstance> instances;
+  int stitches = 0;
+  /// The control thread's busy time (building every stitch).
+  double controlBusy = 0;
+  /// No task on any core because the next stitch was not built yet.
+  double controlWait = 0;
+  /// Built stitches waiting at the barrier for the last tasks of the one before.
+  double barrierWait = 0;
 };
 
 /// A Worker View block's kernel and local setup time (ticks).
@@ -164,6 +193,8 @@ struct Timeline {
   std::vector<char> writeOrder;
   /// What the reader inferred or tolerated, one sentence each (shown with the analysis).
   std::vector<std::string> notes;
+  /// Loops: set for a ptoc run (or trace) of a program with loops.
+  std::optional<TimelineLoops> loops;
 
   double toUs(double ticks) const { return ticks / ticksPerUs; }
   /// The source's name of `task`, or "".

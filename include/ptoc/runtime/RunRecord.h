@@ -57,6 +57,31 @@ struct TaskRecord {
   double endCycle = 0;       ///< the core finished it
   int64_t bytesIn = 0, bytesOut = 0;
   int64_t l2HitBytes = 0;    ///< of bytesIn, served by L2
+  /// Loops (docs/runtime.md): the stitch it was submitted in (Call::stitch, 0 without
+  /// loops) and the loop iteration it belongs to (Call::instance: an index into
+  /// Program::instances, -1 without loops).
+  int stitch = 0;
+  int instance = -1;
+};
+
+/// One stitch of a program with loops: when the AICPU control thread had built it,
+/// when the stitch before it finished, and when its tasks could start.
+struct StitchRecord {
+  /// The control thread had built it: head + Program::stitchReadyCycles[k].
+  double readyCycle = 0;
+  /// Every task of the stitch before it had ended (the end of the head for stitch 0).
+  double barrierCycle = 0;
+  /// Its tasks could start from here: max(readyCycle, barrierCycle).
+  double openCycle = 0;
+  int tasks = 0;             ///< calls in the stitch
+  /// Every core sat idle because the stitch was not built yet: readyCycle -
+  /// barrierCycle when positive (all earlier tasks had ended, no later one may start).
+  double controlWaitCycles() const { return readyCycle > barrierCycle ? readyCycle - barrierCycle : 0; }
+  /// It was built but waited at the barrier for the last tasks of the stitch before:
+  /// barrierCycle - readyCycle when positive (0 for stitch 0).
+  double barrierWaitCycles() const {
+    return barrierCycle > readyCycle ? barrierCycle - readyCycle : 0;
+  }
 };
 
 /// One pipe instruction of one task (recorded with pipe-level tracing only).
@@ -96,6 +121,16 @@ struct RunRecord {
   int64_t hbmReadBytes = 0, hbmWriteBytes = 0;
   int64_t l2ReadHitBytes = 0, l2ReadMissBytes = 0;
   int64_t copyInBytes = 0, copyOutBytes = 0;
+  /// Loops (docs/runtime.md "Loops"): one record per stitch, in order; empty for a
+  /// program without loops (Program::stitchReadyCycles empty).
+  std::vector<StitchRecord> stitches;
+  /// The control thread's busy time: the last stitch's ready time after the head
+  /// (Program::stitchReadyCycles.back()); 0 without loops.
+  double controlBusyCycles = 0;
+  /// Sums over the stitches of StitchRecord::controlWaitCycles (time with no task on any
+  /// core because the next stitch was not built yet) and barrierWaitCycles (time a built
+  /// stitch waited for the last tasks of the one before). 0 without loops.
+  double controlWaitCycles = 0, barrierWaitCycles = 0;
 
   double toUs(double cycles) const { return cycles / clockMHz; }
   double simulatedUs() const { return toUs(makespanCycles); }

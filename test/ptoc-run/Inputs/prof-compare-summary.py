@@ -7,7 +7,7 @@ import sys
 KEYS = ["source", "run_summary", "func", "device", "sched_mode", "clock_mhz", "tasks", "edges",
         "simulated_us", "head_us", "span_us", "bound_us", "ratio", "span_ratio", "limiter",
         "bound", "cores", "bytes", "groups", "bubbles", "top_tasks", "critical_path", "pipes",
-        "verdicts", "family", "carries", "notes", "control", "roots", "blocks"]
+        "verdicts", "family", "carries", "notes", "control", "roots", "blocks", "loops"]
 # Trace times are rounded to the nanosecond; sums over a few dozen tasks stay within this.
 TOL_US = 0.05
 TOL_RATIO = 2e-3
