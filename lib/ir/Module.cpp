@@ -9,6 +9,14 @@ Func &Module::addFunc(llvm::StringRef name, llvm::ArrayRef<Type> argTypes,
   return *funcs_.back();
 }
 
+void Module::eraseFunc(Func &f) {
+  for (auto it = funcs_.begin(); it != funcs_.end(); ++it)
+    if (it->get() == &f) {
+      funcs_.erase(it);
+      return;
+    }
+}
+
 Func *Module::lookup(llvm::StringRef name) const {
   for (const auto &f : funcs_)
     if (f->name() == name) return f.get();

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "ptoc/ir/Clone.h"
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Func.h"
 #include "ptoc/ir/Level.h"
@@ -93,17 +94,7 @@ private:
       seg.arg(i)->setNameHint(inputs[i]->nameHint());
       mapped[inputs[i]] = seg.arg(i);
     }
-    for (Operation *op : ops) {
-      llvm::SmallVector<Value *, 4> operands;
-      for (Value *v : op->operands()) operands.push_back(mapped.lookup(v));
-      llvm::SmallVector<ir::Type, 2> types;
-      for (const Value &r : op->results()) types.push_back(r.type());
-      Operation *copy = seg.createOp(op->def(), operands, types, op->attrDict(), op->loc());
-      for (unsigned i = 0; i < op->numResults(); ++i) {
-        copy->result(i)->setNameHint(op->result(i)->nameHint());
-        mapped[op->result(i)] = copy->result(i);
-      }
-    }
+    ir::cloneOpsInto(ops, seg, mapped);
     llvm::SmallVector<Value *, 4> returned;
     for (Value *v : outputs) returned.push_back(mapped.lookup(v));
     seg.createOp(ctx_.opDef(ir::OpCode::Return), returned, {}, ir::Attribute(),

@@ -407,7 +407,8 @@ class JitFunction:
         debug.update(plan.debug_options)
         report = session.run(kernel, in_arrays, out_arrays, run["device_sched_mode"],
                              debug["runtime_debug_mode"], debug["output_dir"],
-                             run["run_numerics"], run["host_threads"])
+                             run["run_numerics"], run["host_threads"],
+                             run["stitch_function_max_num"])
         self._local.last_run = report
         self._last_run = report
 

@@ -13,6 +13,7 @@ from . import tensor as _tensor
 from .dtypes import DT_FP32, as_dtype, promote
 from .errors import ArgumentError, DTypeError, Error, ShapeError
 from .options import INT64_MAX
+from .loops import SymInt, is_symbolic
 from .tracing import current_trace, located
 
 
@@ -333,7 +334,30 @@ def _region(x, key, what):
     key = key + (slice(None),) * (x.ndim - len(key))
     offsets, sizes, kept = [], [], []
     for d, (k, n) in enumerate(zip(key, x.shape)):
-        if isinstance(k, slice):
+        if isinstance(k, slice) and (is_symbolic(k.start) or is_symbolic(k.stop)):
+            # A window at an offset known only at run time: its size must be static.
+            if k.step not in (None, 1):
+                raise ShapeError(located(f"{what}: dimension {d}: only step 1 slices are "
+                                         f"supported, got step {k.step}"))
+            start = 0 if k.start is None else k.start
+            stop = n if k.stop is None else k.stop
+            size = SymInt._of(stop).constant_difference(start)
+            if size is None:
+                raise ShapeError(located(
+                    f"{what}: dimension {d}: the slice {k.start}:{k.stop} has a size known only "
+                    "at run time; write it as start:start + SIZE with a static SIZE "
+                    "(x[i * 64:(i + 1) * 64]), or use a window of the largest size"))
+            if not 0 < size <= n:
+                raise ShapeError(located(f"{what}: dimension {d}: the slice {k.start}:{k.stop} "
+                                         f"has size {size}, outside 1..{n}"))
+            offsets.append(start)
+            sizes.append(size)
+            kept.append(True)
+        elif is_symbolic(k):
+            offsets.append(k)
+            sizes.append(1)
+            kept.append(False)
+        elif isinstance(k, slice):
             if k.step not in (None, 1):
                 raise ShapeError(located(f"{what}: dimension {d}: only step 1 slices are "
                                          f"supported, got step {k.step}"))
@@ -359,10 +383,21 @@ def _region(x, key, what):
 
 
 def slice_view(x, key):
-    """``x[key]``: a static slice (ints drop their dimension, like numpy)."""
+    """``x[key]``: a slice (ints drop their dimension, like numpy). Inside a
+    ``ptoc.loop`` body, a slice of a tensor from outside the loop is a window the
+    body reads, and its offsets may be symbolic (the loop index)."""
     trace = _trace_of("slice", x)
     offsets, sizes, kept = _region(x, key, "slice")
     visible = [s for s, k in zip(sizes, kept) if k]
+    if x._trace is not None and x._scope is not trace.fn_scope:
+        trace.at_user_code()
+        wid = trace.fn_scope.window(x, offsets, sizes, visible or [1])
+        return _tensor.Tensor._bound(trace, wid)
+    if any(is_symbolic(o) for o in offsets):
+        raise ShapeError(located(
+            "slice: offsets known only at run time (a loop index) select windows of tensors "
+            "from outside the loop; this tensor was computed inside the loop body: slice it "
+            "with static offsets"))
     if tuple(sizes) == x.shape and all(kept):
         return x
     ix = x._value()
@@ -403,6 +438,18 @@ def write_slice(x, key, value):
             # Materialise the broadcast (x + 0 of the slice's shape).
             v = add(v, full(list(visible), 0, v.dtype))
     v = cast(v, x.dtype)
+    if x._trace is not None and x._scope is not trace.fn_scope:
+        # Inside a ptoc.loop body: the body writes this window of an outer tensor.
+        shape = list(visible)
+        if list(v.shape) != shape:
+            v = reshape(v, shape)
+        trace.at_user_code()
+        trace.fn_scope.write(x, offsets, sizes, v._value())
+        return
+    if any(is_symbolic(o) for o in offsets):
+        raise ShapeError(located(
+            "write: offsets known only at run time (a loop index) select windows of tensors "
+            "from outside the loop; this tensor was created inside the loop body"))
     if list(v.shape) != sizes:
         v = reshape(v, sizes)
     if sizes == list(x.shape):

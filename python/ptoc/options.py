@@ -68,6 +68,8 @@ RUNTIME_OPTIONS = _table("runtime_options", {
                      "host threads computing the numerics (0 = all cores)"),
     "run_numerics": (_boolean,
                      "compute the outputs; False simulates timing only (outputs untouched)"),
+    "stitch_function_max_num": (_int_in(_ptoc.MIN_STITCH, _ptoc.MAX_STITCH),
+                                "loop iterations the AICPU control thread submits per stitch"),
 })
 DEBUG_OPTIONS = _table("debug_options", {
     "runtime_debug_mode": (_int_in(0, 2),

@@ -19,7 +19,7 @@ class Tensor:
     """A tensor of a static shape and element type."""
 
     __slots__ = ("_shape", "_dtype", "_trace", "_id", "_name", "_read", "_written",
-                 "_original_id")
+                 "_original_id", "_scope")
 
     def __init__(self, shape, dtype=DT_FP32):
         if not isinstance(shape, (list, tuple)):
@@ -38,6 +38,7 @@ class Tensor:
         self._read = False
         self._written = False
         self._original_id = None
+        self._scope = None
 
     @classmethod
     def _bound(cls, trace, value_id, name=None):
@@ -50,6 +51,7 @@ class Tensor:
         t._read = False
         t._written = False
         t._original_id = value_id
+        t._scope = trace.fn_scope  # the function (jit function or loop body) it lives in
         return t
 
     # --- what it is ---
@@ -87,6 +89,9 @@ class Tensor:
                                 "compute only with the tensors a @ptoc.jit function receives "
                                 "or creates"))
         self._read = True
+        if self._scope is not self._trace.fn_scope:
+            # A tensor from outside the loop body being traced: read as a window.
+            return self._trace.fn_scope.value_of(self)
         return self._id
 
     def __bool__(self):

@@ -54,6 +54,23 @@ class Trace:
         self.host_options = {}
         self.tile_overrides = {}   # JitFunction.with_config: shapes replacing set_* calls
         self.tile_calls = {"vec_tile": 0, "cube_tile": 0}
+        # Loops (loops.py): the function being traced now (the jit function or a
+        # loop body), the body names used, and the user's line of the last op.
+        from .loops import Scope
+        self.root = self.fn_scope = Scope(self, builder)
+        self.loop_count = 0
+        self.body_names = set()
+        self.location = ("<unknown>", 0)
+
+    def push_scope(self, scope):
+        """Traces into loop body ``scope`` until pop_scope."""
+        self.fn_scope = scope
+        self.builder = scope.builder
+
+    def pop_scope(self, scope):
+        if self.fn_scope is scope:
+            self.fn_scope = scope.parent
+            self.builder = self.fn_scope.builder
 
     def tile_shape(self, kind, label, given):
         """The shape the ``kind`` ("vec_tile" / "cube_tile") setting call gives: the
@@ -73,6 +90,7 @@ class Trace:
     def at_user_code(self):
         """Points the builder at the user's current line (ops created next get it)."""
         file, line = user_location()
+        self.location = (file, line)
         self.builder.set_location(file, line)
 
 

@@ -5,6 +5,9 @@
 #include "Errors.h"
 #include "absl/strings/str_cat.h"
 #include "ptoc/ir/Func.h"
+#include "ptoc/ir/Clone.h"
+#include "ptoc/ir/LoopView.h"
+#include "ptoc/ir/Module.h"
 #include "ptoc/ir/OpDef.h"
 #include "ptoc/ir/Printer.h"
 
@@ -23,15 +26,97 @@ llvm::SmallVector<int64_t, 4> small(const std::vector<int64_t> &v) {
 
 Builder::Builder(const target::DeviceSpec &device, const std::string &funcName,
                  const std::vector<Arg> &args)
-    : ctx_(std::make_unique<ir::Context>()), module_(std::make_unique<ir::Module>(*ctx_)),
-      device_(device), builder_(*module_, &device_), funcName_(funcName) {
+    : Builder(std::make_shared<ir::Context>(), nullptr, device, funcName) {
+  begin(args);
+}
+
+Builder::Builder(std::shared_ptr<ir::Context> ctx, std::shared_ptr<ir::Module> module,
+                 const target::DeviceSpec &device, const std::string &funcName)
+    : ctx_(std::move(ctx)),
+      module_(module ? std::move(module) : std::make_shared<ir::Module>(*ctx_)),
+      device_(device), builder_(*module_, &device_), funcName_(funcName) {}
+
+std::unique_ptr<Builder> Builder::body(Builder &parent, const std::string &funcName,
+                                       const std::vector<Arg> &args) {
+  std::unique_ptr<Builder> b(new Builder(parent.ctx_, parent.module_, parent.device_, funcName));
+  b->isBody_ = true;
+  b->begin(args);
+  b->builder_.restore(parent.builder_.settings());
+  b->builder_.setLocation(parent.builder_.location());
+  return b;
+}
+
+std::vector<int> Builder::loop(const std::vector<int> &operands, const std::string &body,
+                               const std::string &name, const std::string &index,
+                               const std::string &start, const std::string &stop,
+                               const std::string &step, const std::vector<Window> &ins,
+                               const std::vector<Window> &outs) {
+  if (finished_)
+    throw StatusError(ErrorStage::Build,
+                      absl::FailedPreconditionError("the traced function has already ended"));
+  ir::Context &ctx = *ctx_;
+  auto sym = [&](const std::string &text, const char *what) {
+    absl::StatusOr<ir::SymExpr> e = ir::SymExpr::parse(text);
+    if (!e.ok())
+      throw StatusError(ErrorStage::Build, internal(absl::StrCat("loop ", what, ": ",
+                                                                 e.status().message())));
+    return ir::symAttr(ctx, *e);
+  };
+  auto windows = [&](const std::vector<Window> &ws) {
+    std::vector<ir::LoopWindow> out;
+    for (const Window &w : ws) {
+      ir::LoopWindow lw;
+      lw.operand = std::get<0>(w);
+      for (const std::string &o : std::get<1>(w)) {
+        absl::StatusOr<ir::SymExpr> e = ir::SymExpr::parse(o);
+        if (!e.ok())
+          throw StatusError(ErrorStage::Build, internal(absl::StrCat("loop window offset: ",
+                                                                     e.status().message())));
+        lw.offsets.push_back(*std::move(e));
+      }
+      lw.sizes.assign(std::get<2>(w).begin(), std::get<2>(w).end());
+      out.push_back(std::move(lw));
+    }
+    return ir::windowsAttr(ctx, out);
+  };
+  std::vector<ir::Value *> values;
+  for (int o : operands) values.push_back(value(o));
+  std::vector<int> written;
+  for (const Window &w : outs)
+    if (std::find(written.begin(), written.end(), std::get<0>(w)) == written.end())
+      written.push_back(std::get<0>(w));
+  std::vector<ir::Type> types;
+  for (int w : written) {
+    if (w < 0 || size_t(w) >= values.size())
+      throw StatusError(ErrorStage::Build, internal("loop window of an unknown operand"));
+    types.push_back(values[w]->type());
+  }
+  ir::NamedAttr attrs[] = {
+      {ctx.id("body"), ctx.stringAttr(body)},   {ctx.id("index"), ctx.stringAttr(index)},
+      {ctx.id("ins"), windows(ins)},            {ctx.id("name"), ctx.stringAttr(name)},
+      {ctx.id("outs"), windows(outs)},          {ctx.id("start"), sym(start, "start")},
+      {ctx.id("step"), sym(step, "step")},      {ctx.id("stop"), sym(stop, "stop")},
+  };
+  ir::Operation *op =
+      builder_.func()->createOp(ctx.opDef(ir::OpCode::Loop), values, types,
+                                ctx.dictAttr(attrs, /*sortByName=*/true), builder_.location());
+  std::vector<int> ids;
+  for (unsigned r = 0; r < op->numResults(); ++r) {
+    op->result(r)->setNameHint(values[written[r]]->nameHint());
+    values_.push_back(op->result(r));
+    ids.push_back(int(values_.size()) - 1);
+  }
+  return ids;
+}
+
+void Builder::begin(const std::vector<Arg> &args) {
   std::vector<ir::Type> types;
   std::vector<std::string> names;
   for (const Arg &a : args) {
     types.push_back(ctx_->tensorType(dtypeFromName(a.dtype), a.shape));
     names.push_back(a.name);
   }
-  ir::Func *f = valueOrThrow(ErrorStage::Build, builder_.beginFunc(funcName, types, names));
+  ir::Func *f = valueOrThrow(ErrorStage::Build, builder_.beginFunc(funcName_, types, names));
   for (unsigned i = 0; i < f->numArgs(); ++i) values_.push_back(f->arg(i));
 }
 
@@ -135,6 +220,34 @@ void Builder::finish(const std::vector<int> &results) {
   finished_ = true;
 }
 
+int Builder::placeholder(const std::vector<int64_t> &shape, const std::string &dtype,
+                         const std::string &name) {
+  ir::Type t = ctx_->tensorType(dtypeFromName(dtype), shape);
+  int id = add(builder_.create(ir::OpCode::GmTensor, {}, {}, t));
+  values_[id]->setNameHint(ctx_->id(name));
+  return id;
+}
+
+void Builder::finishBody(const std::vector<int> &results, const std::vector<int> &placeholders) {
+  ir::Func &traced = *builder_.func(); // endFunc (in finish) forgets it
+  finish(results);
+  std::vector<ir::Type> argTypes;
+  llvm::DenseMap<ir::Value *, ir::Value *> mapped;
+  for (int p : placeholders) argTypes.push_back(value(p)->type());
+  ir::Func &f = module_->addFunc(funcName_, argTypes, traced.resultTypes(), traced.loc());
+  for (size_t i = 0; i < placeholders.size(); ++i) {
+    ir::Value *p = value(placeholders[i]);
+    f.arg(unsigned(i))->setNameHint(p->nameHint());
+    mapped[p] = f.arg(unsigned(i));
+  }
+  std::vector<ir::Operation *> ops;
+  for (ir::Operation &op : traced.ops())
+    if (!mapped.count(op.numResults() ? op.result() : nullptr)) ops.push_back(&op);
+  ir::cloneOpsInto(ops, f, mapped); // the return included
+  module_->eraseFunc(traced);
+  values_.clear(); // they pointed into the traced function
+}
+
 std::string Builder::text(bool locations) const {
   ir::PrintOptions options;
   options.printLocations = locations;
@@ -142,6 +255,8 @@ std::string Builder::text(bool locations) const {
 }
 
 ir::Module &Builder::takeModuleForCompile() {
+  if (isBody_)
+    throw StatusError(ErrorStage::Build, internal("compiling a loop body on its own"));
   if (!finished_)
     throw StatusError(ErrorStage::Build, internal("compiling a function that has not ended"));
   if (compiled_)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,25 @@ public:
   };
   Builder(const target::DeviceSpec &device, const std::string &funcName,
           const std::vector<Arg> &args);
+  /// A loop body: another function of `parent`'s module, starting with the parent's
+  /// settings (tile shapes, scope, location), as PyPTO's settings apply in program
+  /// order into loops.
+  static std::unique_ptr<Builder> body(Builder &parent, const std::string &funcName,
+                                       const std::vector<Arg> &args);
+  /// Takes over `other`'s settings (after a loop body: settings made inside it apply
+  /// to the ops after the loop).
+  void adoptSettings(const Builder &other) { builder_.restore(other.builder_.settings()); }
+
+  /// A window of a loop operand: its operand position, one offset per dimension (an
+  /// integer or an expression of loop indices, as text) and its sizes.
+  using Window = std::tuple<int, std::vector<std::string>, std::vector<int64_t>>;
+  /// Records `loop` running function `body` over `operands` (value ids); returns the
+  /// ids of its results (its written operands, updated, in order of first write).
+  std::vector<int> loop(const std::vector<int> &operands, const std::string &body,
+                        const std::string &name, const std::string &index,
+                        const std::string &start, const std::string &stop,
+                        const std::string &step, const std::vector<Window> &ins,
+                        const std::vector<Window> &outs);
 
   /// Ops: each returns the id of its result; errors throw StatusError(Build).
   int binary(const std::string &op, int a, int b);
@@ -52,6 +72,12 @@ public:
 
   /// Ends the function returning `results`; the builder is then compiled once.
   void finish(const std::vector<int> &results);
+  /// A loop body's stand-in for a window it reads, until the body ends: the windows a
+  /// body reads are found while it is traced, so its arguments are known only then.
+  int placeholder(const std::vector<int64_t> &shape, const std::string &dtype,
+                  const std::string &name);
+  /// Ends a loop body returning `results`, its arguments the `placeholders` in order.
+  void finishBody(const std::vector<int> &results, const std::vector<int> &placeholders);
   /// The function's text; with `locations`, every op's `loc("file":line:col)` (the
   /// user's Python line), which the tuner keeps in its messages and candidates.
   std::string text(bool locations = false) const;
@@ -65,13 +91,18 @@ private:
   ir::Value *value(int id) const;
   int add(absl::StatusOr<ir::Value *> v);
 
-  std::unique_ptr<ir::Context> ctx_;
-  std::unique_ptr<ir::Module> module_;
+  Builder(std::shared_ptr<ir::Context> ctx, std::shared_ptr<ir::Module> module,
+          const target::DeviceSpec &device, const std::string &funcName);
+  void begin(const std::vector<Arg> &args);
+
+  std::shared_ptr<ir::Context> ctx_;
+  std::shared_ptr<ir::Module> module_; // shared by a function and its loop bodies
   target::DeviceSpec device_; // a copy: GraphBuilder checks tiles against it
   ir::GraphBuilder builder_;
   std::string funcName_;
   std::vector<ir::Value *> values_;
   bool finished_ = false, compiled_ = false;
+  bool isBody_ = false;
 };
 
 } // namespace ptoc::python

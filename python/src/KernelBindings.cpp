@@ -103,6 +103,7 @@ py::dict statsToPython(const Kernel &k) {
   d["passes"] = passes;
   d["merges"] = merges;
   d["tasks"] = k.program.calls.size();
+  d["root_functions"] = s.rootFunctions;
   d["leaves"] = k.program.leaves.size();
   return d;
 }
@@ -198,7 +199,7 @@ void bindKernels(py::module_ &m) {
           "run",
           [](const Session &s, const PyKernel &pk, const py::list &args, const py::list &results,
              int schedMode, int debugMode, const std::string &outputDir, bool numerics,
-             unsigned hostThreads) {
+             unsigned hostThreads, int stitchMaxNum) {
             const Kernel &k = *pk.kernel;
             if (args.size() != k.args.size() || results.size() != k.results.size())
               throw StatusError(ErrorStage::Input,
@@ -226,6 +227,7 @@ void bindKernels(py::module_ &m) {
             opts.outputDir = outputDir;
             opts.numerics = numerics;
             opts.hostThreads = hostThreads;
+            opts.stitchMaxNum = stitchMaxNum;
             absl::StatusOr<session::RunReport> report;
             {
               py::gil_scoped_release release;
@@ -238,7 +240,8 @@ void bindKernels(py::module_ &m) {
           py::arg("debug_mode") = kRunDefaults.debugMode,
           py::arg("output_dir") = kRunDefaults.outputDir,
           py::arg("numerics") = kRunDefaults.numerics,
-          py::arg("host_threads") = kRunDefaults.hostThreads);
+          py::arg("host_threads") = kRunDefaults.hostThreads,
+          py::arg("stitch_function_max_num") = kRunDefaults.stitchMaxNum);
 
   py::class_<PyKernel>(m, "Kernel")
       .def_property_readonly("func_name", [](const PyKernel &k) { return k.kernel->funcName; })

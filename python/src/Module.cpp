@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "Builder.h"
+#include "ptoc/runtime/ExpandLoops.h"
 #include "Conversions.h"
 #include "Defaults.h"
 #include "Errors.h"
@@ -42,6 +43,20 @@ PYBIND11_MODULE(_ptoc, m) {
              return std::make_unique<Builder>(deviceOf(session), name, specs);
            }),
            py::arg("session"), py::arg("name"), py::arg("args"))
+      .def("body",
+           [](Builder &parent, const std::string &name, const py::list &args) {
+             std::vector<Builder::Arg> specs;
+             for (py::handle a : args) {
+               auto t = a.cast<py::tuple>();
+               specs.push_back({t[0].cast<std::vector<int64_t>>(), t[1].cast<std::string>(),
+                                t[2].cast<std::string>()});
+             }
+             return Builder::body(parent, name, specs);
+           })
+      .def("adopt_settings", &Builder::adoptSettings)
+      .def("loop", &Builder::loop)
+      .def("placeholder", &Builder::placeholder)
+      .def("finish_body", &Builder::finishBody)
       .def("binary", &Builder::binary)
       .def("unary", &Builder::unary)
       .def("cast", &Builder::cast)
@@ -74,6 +89,8 @@ PYBIND11_MODULE(_ptoc, m) {
   m.attr("MAX_HOST_THREADS") = runtime::kMaxHostThreads;
   m.attr("MIN_SCHED_MODE") = runtime::kMinSchedMode;
   m.attr("MAX_SCHED_MODE") = runtime::kMaxSchedMode;
+  m.attr("MIN_STITCH") = runtime::kMinStitchMaxNum;
+  m.attr("MAX_STITCH") = runtime::kMaxStitchMaxNum;
   m.attr("MAX_TOP") = profile::kMaxTop;
   m.def(
       "check_pass_option",

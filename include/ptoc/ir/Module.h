@@ -21,6 +21,9 @@ public:
   /// Appends a new function and returns it.
   Func &addFunc(llvm::StringRef name, llvm::ArrayRef<Type> argTypes,
                 llvm::ArrayRef<Type> resultTypes, Location loc);
+  /// Removes `f` (its ops must not be used by other functions); later functions move
+  /// up one position.
+  void eraseFunc(Func &f);
   /// The function named `name`, or null.
   Func *lookup(llvm::StringRef name) const;
 

@@ -1,0 +1,371 @@
+"""Loops that compile their body once: ``for i in ptoc.loop(n): ...``.
+
+Inside a ``@ptoc.jit`` function, a plain Python ``for`` is unrolled into the graph.
+``ptoc.loop`` instead makes the body a function of its own (PyPTO's root function),
+compiled once and run once per iteration by the simulated AICPU control thread. The
+index is a symbolic scalar (``SymInt``): it selects windows of the tensors from
+outside the loop (``x[i]``, ``x[i * 64:(i + 1) * 64]``), and what the body writes into
+such windows (``y[i] = ...``) lands in place.
+
+How tracing works: the body runs once, with the index symbolic. Every tensor from
+outside the loop that the body reads becomes a window argument of the body; every
+window it writes becomes a result, written into the outer tensor when the loop op
+runs. Values computed inside the body stay inside it.
+"""
+
+import numbers
+
+from .errors import Error, ShapeError
+from .tracing import current_trace, located
+
+
+# ----------------------------------------------------------------- symbolic scalars
+
+class SymInt:
+    """An integer known only when the kernel runs: a loop index, or arithmetic on
+    one. Kept affine (``3 * i + 2 * j + 1``) when it can be, which lets ptoc see that a
+    slice ``x[i * 64:(i + 1) * 64]`` has the static size 64."""
+
+    __slots__ = ("_terms", "_const", "_text")
+
+    def __init__(self, terms=None, const=0, text=None):
+        self._terms = {k: v for k, v in (terms or {}).items() if v}
+        self._const = int(const)
+        self._text = text  # non-affine: the expression's text (ir/SymExpr.h syntax)
+
+    @classmethod
+    def index(cls, name):
+        return cls({name: 1})
+
+    @property
+    def is_affine(self):
+        return self._text is None
+
+    def _str(self):
+        if self._text is not None:
+            return self._text
+        parts = []
+        for name, coef in self._terms.items():
+            parts.append(name if coef == 1 else f"{coef} * {name}" if coef > 0 else f"({coef}) * {name}")
+        if self._const or not parts:
+            parts.append(str(self._const) if self._const >= 0 else f"({self._const})")
+        return " + ".join(parts)
+
+    def __str__(self):
+        return self._str()
+
+    def __repr__(self):
+        return f"ptoc.SymInt({self._str()})"
+
+    @staticmethod
+    def _of(x):
+        if isinstance(x, SymInt):
+            return x
+        if isinstance(x, numbers.Integral) and not isinstance(x, bool):
+            return SymInt(const=int(x))
+        return None
+
+    def _opaque(self, op, other, swap=False):
+        o = SymInt._of(other)
+        if o is None:
+            return NotImplemented
+        a, b = (o, self) if swap else (self, o)
+        return SymInt(text=f"({a._str()}) {op} ({b._str()})")
+
+    def __add__(self, other):
+        o = SymInt._of(other)
+        if o is None:
+            return NotImplemented
+        if self.is_affine and o.is_affine:
+            terms = dict(self._terms)
+            for k, v in o._terms.items():
+                terms[k] = terms.get(k, 0) + v
+            return SymInt(terms, self._const + o._const)
+        return self._opaque("+", o)
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        if self.is_affine:
+            return SymInt({k: -v for k, v in self._terms.items()}, -self._const)
+        return SymInt(text=f"-({self._str()})")
+
+    def __sub__(self, other):
+        o = SymInt._of(other)
+        if o is None:
+            return NotImplemented
+        return self + (-o)
+
+    def __rsub__(self, other):
+        o = SymInt._of(other)
+        if o is None:
+            return NotImplemented
+        return o + (-self)
+
+    def __mul__(self, other):
+        o = SymInt._of(other)
+        if o is None:
+            return NotImplemented
+        if self.is_affine and o.is_affine:
+            if not o._terms:
+                return SymInt({k: v * o._const for k, v in self._terms.items()}, self._const * o._const)
+            if not self._terms:
+                return o * self._const
+        return self._opaque("*", o)
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, other):
+        return self._opaque("//", other)
+
+    def __rfloordiv__(self, other):
+        return self._opaque("//", other, swap=True)
+
+    def __mod__(self, other):
+        return self._opaque("%", other)
+
+    def __rmod__(self, other):
+        return self._opaque("%", other, swap=True)
+
+    def min(self, other):
+        o = SymInt._of(other)
+        return SymInt(text=f"min({self._str()}, {o._str()})")
+
+    def max(self, other):
+        o = SymInt._of(other)
+        return SymInt(text=f"max({self._str()}, {o._str()})")
+
+    def constant_difference(self, other):
+        """``self - other`` when it is the same for every value of the indices, else
+        None."""
+        o = SymInt._of(other)
+        if o is None or not self.is_affine or not o.is_affine:
+            return None
+        d = self - o
+        return d._const if not d._terms else None
+
+    def _no(self, *args):
+        raise Error(located(f"{self!r} is known only when the kernel runs: use it in slices and "
+                            "window offsets (x[i], x[i * 64:(i + 1) * 64]); comparing it or "
+                            "turning it into a Python int is not supported yet"))
+
+    __index__ = __int__ = __bool__ = __lt__ = __le__ = __gt__ = __ge__ = _no
+    __hash__ = object.__hash__
+
+
+def is_symbolic(x):
+    return isinstance(x, SymInt)
+
+
+def offset_text(x):
+    """An offset as the text the IR takes (an int or an expression)."""
+    return str(x) if isinstance(x, SymInt) else str(int(x))
+
+
+# ----------------------------------------------------------------- scopes
+
+class Scope:
+    """A function being traced: the jit function itself (no parent) or a loop body.
+    A body's reads of tensors from outside it are windows (its arguments), its writes
+    into them windows too (its results)."""
+
+    def __init__(self, trace, builder, parent=None, name=None, index=None):
+        self.trace = trace
+        self.builder = builder
+        self.parent = parent
+        self.name = name
+        self.index = index
+        self.operands = []        # parent value ids, in operand order
+        self.operand_pos = {}     # parent value id -> operand position
+        self.ins = []             # [operand pos, offsets (text), sizes, placeholder id]
+        self.in_of = {}           # (pos, offsets, sizes) -> placeholder id
+        self.outs = []            # [operand pos, offsets, sizes, value id, outer tensor]
+        self.out_of = {}          # (pos, offsets, sizes) -> index into outs
+
+    def is_inside(self, other):
+        s = self
+        while s is not None:
+            if s is other:
+                return True
+            s = s.parent
+        return False
+
+    def _operand(self, tensor):
+        """The operand position of outer ``tensor`` (a value of the parent scope)."""
+        pid = self.parent.value_of(tensor)
+        pos = self.operand_pos.get(pid)
+        if pos is None:
+            pos = self.operand_pos[pid] = len(self.operands)
+            self.operands.append(pid)
+        return pos
+
+    def value_of(self, tensor):
+        """The id in this scope of ``tensor``'s current value: its own id, or the whole
+        tensor imported as a window."""
+        if tensor._scope is self:
+            return tensor._id
+        return self.window(tensor, [0] * tensor.ndim, list(tensor.shape), list(tensor.shape))
+
+    def window(self, tensor, offsets, sizes, shape=None):
+        """The id of a window of outer ``tensor`` read in this body, seen with
+        ``shape`` (default: ``sizes`` without their size-1 dims)."""
+        if tensor._scope is self:
+            raise Error(located("internal: a window of a local tensor"))
+        if not self.is_inside(tensor._scope):
+            raise Error(located(_escaped_message(tensor)))
+        pos = self._operand(tensor)
+        key = (pos, tuple(offset_text(o) for o in offsets), tuple(sizes))
+        written = self._written_overlap(pos, offsets, sizes)
+        if written is not None:
+            if written[0] == "same":
+                return self.outs[written[1]][3]
+            raise Error(located(
+                f"this iteration reads a part of a tensor from outside loop '{self.name}' that "
+                "it has written in an overlapping but different window; read exactly the window "
+                "written, or a part that cannot overlap it"))
+        pid = self.in_of.get(key)
+        if pid is None:
+            if shape is None:
+                shape = [s for s in sizes if s != 1] or [1]
+            pid = self.builder.placeholder(shape, tensor.dtype.ir_name, tensor._name or "w")
+            self.in_of[key] = pid
+            self.ins.append([pos, list(key[1]), list(sizes), pid])
+        return pid
+
+    def write(self, tensor, offsets, sizes, value_id):
+        """Records writing ``value_id`` (this scope's, of the window's shape with
+        size-1 dims dropped) into a window of outer ``tensor``."""
+        if not self.is_inside(tensor._scope):
+            raise Error(located(_escaped_message(tensor)))
+        pos = self._operand(tensor)
+        key = (pos, tuple(offset_text(o) for o in offsets), tuple(sizes))
+        i = self.out_of.get(key)
+        if i is not None:
+            self.outs[i][3] = value_id  # a later write of the same window replaces it
+            return
+        overlap = self._written_overlap(pos, offsets, sizes)
+        if overlap is not None:
+            raise Error(located(
+                f"this iteration writes two overlapping but different windows of one tensor "
+                f"from outside loop '{self.name}'; write each part once"))
+        self.out_of[key] = len(self.outs)
+        self.outs.append([pos, list(key[1]), list(sizes), value_id, tensor, list(offsets)])
+
+    def _written_overlap(self, pos, offsets, sizes):
+        """("same", i) when window i written this iteration is exactly this one,
+        ("overlap", i) when one may overlap it, None when none can."""
+        for i, (p, offs, szs, _, _, objs) in enumerate(self.outs):
+            if p != pos:
+                continue
+            if offs == [offset_text(o) for o in offsets] and szs == list(sizes):
+                return ("same", i)
+            if not _disjoint(objs, szs, offsets, sizes):
+                return ("overlap", i)
+        return None
+
+
+def _disjoint(offs_a, sizes_a, offs_b, sizes_b):
+    """Whether two windows provably never share an element: in some dimension their
+    offsets differ by a constant at least the earlier one's size."""
+    for a, sa, b, sb in zip(offs_a, sizes_a, offs_b, sizes_b):
+        d = SymInt._of(b).constant_difference(a)
+        if d is not None and (d >= sa or -d >= sb):
+            return True
+    return False
+
+
+def _escaped_message(tensor):
+    where = tensor._scope.name if tensor._scope is not None else "?"
+    return (f"a value computed inside loop '{where}' is used outside that loop's body; each "
+            "iteration has its own: write it into a tensor created before the loop "
+            "(t[...] = value) and use that tensor instead")
+
+
+# ----------------------------------------------------------------- the loop
+
+def loop(*bounds, name=None, idx_name=None):
+    """``for i in ptoc.loop(stop)`` / ``ptoc.loop(start, stop, step=1, name=...,
+    idx_name=...)``: the body is compiled once and runs once per value of ``i`` in
+    ``range(start, stop, step)``. ``i`` is a SymInt."""
+    if not 1 <= len(bounds) <= 3:
+        raise Error(located(f"ptoc.loop takes (stop), (start, stop) or (start, stop, step), "
+                            f"got {len(bounds)} values"))
+    start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (
+        bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1)
+    for what, v in (("start", start), ("stop", stop), ("step", step)):
+        if not (isinstance(v, SymInt) or (isinstance(v, numbers.Integral) and not isinstance(v, bool))):
+            raise Error(located(f"ptoc.loop: {what} must be an int or a symbolic scalar, got "
+                                f"{type(v).__name__}"))
+    if not isinstance(step, numbers.Integral) or step <= 0:
+        raise Error(located(f"ptoc.loop: step must be a positive int, got {step!r}"))
+    trace = current_trace("ptoc.loop")
+    name = name or f"loop{trace.loop_count}"
+    index = idx_name or name
+    if not index.isidentifier() or index in ("min", "max"):
+        raise Error(located(f"ptoc.loop: the index name {index!r} must be a Python identifier "
+                            "(and not min or max); pass idx_name="))
+    return _LoopIter(trace, start, stop, step, name, index)
+
+
+class _LoopIter:
+    def __init__(self, trace, start, stop, step, name, index):
+        self.trace, self.start, self.stop, self.step = trace, start, stop, step
+        self.name, self.index = name, index
+        self.done = False
+
+    def __iter__(self):
+        return self._run()
+
+    def _run(self):
+        trace = self.trace
+        trace.at_user_code()
+        location = trace.location
+        parent = trace.fn_scope
+        s = parent
+        while s is not None:
+            if s.index == self.index:
+                raise Error(located(f"ptoc.loop: index name {self.index!r} is already used by an "
+                                    "enclosing loop; pass another name= or idx_name="))
+            s = s.parent
+        trace.loop_count += 1
+        body_name = f"{trace.func_name}.{self.name}"
+        while body_name in trace.body_names:
+            body_name += "_"
+        trace.body_names.add(body_name)
+        builder = parent.builder.body(body_name, [])
+        scope = Scope(trace, builder, parent, self.name, self.index)
+        trace.push_scope(scope)
+        try:
+            yield SymInt.index(self.index)
+        finally:
+            trace.pop_scope(scope)
+        # The loop ends normally (no break, no exception): the body is complete.
+        results = [o[3] for o in scope.outs]
+        if not results:
+            raise Error(f"{location[0]}:{location[1]}: error: loop '{self.name}' writes nothing "
+                        "outside its body: write the values it computes into a tensor created "
+                        "before the loop (y[i] = ...)")
+        builder.finish_body(results, [i[3] for i in scope.ins])
+        parent.builder.adopt_settings(builder)
+        parent.builder.set_location(*location)
+        ids = parent.builder.loop(
+            scope.operands, body_name, self.name, self.index, offset_text(self.start),
+            offset_text(self.stop), offset_text(self.step),
+            [(pos, offs, sizes) for pos, offs, sizes, _ in scope.ins],
+            [(pos, offs, sizes) for pos, offs, sizes, _, _, _ in scope.outs])
+        # Each written tensor now holds the loop's result (an operand is written by
+        # the outs naming its position; results follow their first appearance).
+        order, tensors = [], {}
+        for pos, _, _, _, t, _ in scope.outs:
+            if pos not in tensors:
+                order.append(pos)
+                tensors[pos] = []
+            if not any(t is x for x in tensors[pos]):
+                tensors[pos].append(t)
+        for pos, rid in zip(order, ids):
+            for t in tensors[pos]:
+                if t._scope is parent:
+                    t._id = rid
+                    t._written = True
+                else:  # a tensor from further out: the enclosing body writes it whole
+                    parent.write(t, [0] * t.ndim, list(t.shape), rid)
