@@ -233,7 +233,11 @@ std::vector<Verdict> verdicts(const Summary &s, const SummaryOptions &options) {
   // stitches pay the per-stitch cost and the barrier fewer times; fewer, bigger
   // iterations (or views) give the control thread fewer iterations and tasks to build
   // for the same work.
-  if (s.loops && s.spanUs > 0 && s.loops->controlWaitShare > options.controlWaitShare) {
+  // Or the barrier between stitches held built stitches back (small stitches serialise
+  // iterations that could overlap).
+  if (s.loops && s.spanUs > 0 &&
+      (s.loops->controlWaitShare > options.controlWaitShare ||
+       (s.loops->stitches > 1 && s.loops->barrierWaitShare > options.controlWaitShare))) {
     const LoopSummary &l = *s.loops;
     const BodySummary *busiest = nullptr;
     for (const BodySummary &b : l.bodies)
@@ -246,10 +250,11 @@ std::vector<Verdict> verdicts(const Summary &s, const SummaryOptions &options) {
         "control_bound", "warn", "run",
         absl::StrFormat("every core sat idle %.3f us, %s of the %.3f us span, waiting for the "
                         "AICPU control thread to build the next stitch: it was busy %.3f us "
-                        "building %d stitch%s%s; built stitches waited %.3f us at the barrier "
-                        "for the stitch before",
+                        "building %d stitch%s%s; built stitches waited %.3f us (%s of the "
+                        "span) at the barrier for the tail of the stitch before",
                         l.controlWaitUs, percent(l.controlWaitShare), s.spanUs, l.controlBusyUs,
-                        l.stitches, l.stitches == 1 ? "" : "es", body, l.barrierWaitUs),
+                        l.stitches, l.stitches == 1 ? "" : "es", body, l.barrierWaitUs,
+                        percent(l.barrierWaitShare)),
         "bigger stitches (runtime option stitch_function_max_num), fewer and bigger "
         "iterations (ptoc.loop_unroll with a larger unroll_list factor), or a bigger view per "
         "iteration, so the control thread builds fewer iterations and tasks for the same work",

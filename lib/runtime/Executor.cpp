@@ -113,6 +113,9 @@ std::vector<int> bindableResults(const Program &program, llvm::ArrayRef<ConstTen
       int base = program.tensors[t].base;
       if (base >= 0 && size_t(base) < read.size()) read[base] = true;
     }
+  // A tensor that starts as a copy of an argument (a loop's in-place update) reads it.
+  for (const codegen::GmTensor &g : program.tensors)
+    if (g.initFrom >= 0 && size_t(g.initFrom) < read.size()) read[g.initFrom] = true;
   std::vector<bool> argRead(args.size(), true);
   for (size_t i = 0; i < args.size() && i < program.arguments.size(); ++i) {
     int t = program.arguments[i];
@@ -124,9 +127,16 @@ std::vector<int> bindableResults(const Program &program, llvm::ArrayRef<ConstTen
     if (program.tensors[t].kind != codegen::GmTensor::Kind::Intermediate) continue;
     if (std::count(program.results.begin(), program.results.end(), t) != 1) continue;
     bool clash = false;
-    for (size_t i = 0; i < args.size(); ++i)
-      clash |= argRead[i] &&
+    int initFrom = program.tensors[t].initFrom;
+    for (size_t i = 0; i < args.size(); ++i) {
+      // The argument it starts as, in the very same buffer: copied onto itself at
+      // start, then updated in place, as on the device.
+      bool inPlace = initFrom >= 0 && i < program.arguments.size() &&
+                     program.arguments[i] == initFrom && args[i].data == results[r].data &&
+                     args[i].sizeInBytes() == results[r].sizeInBytes();
+      clash |= argRead[i] && !inPlace &&
                overlaps(args[i].data, args[i].sizeInBytes(), results[r].data, results[r].sizeInBytes());
+    }
     for (size_t o = 0; o < results.size(); ++o)
       clash |= o != r && overlaps(results[o].data, results[o].sizeInBytes(), results[r].data,
                                   results[r].sizeInBytes());

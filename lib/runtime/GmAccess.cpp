@@ -233,8 +233,17 @@ absl::Status GmMemory::init(const codegen::Program &program, llvm::ArrayRef<Cons
         v.data = args[g.argIndex].data;
         ownerElements[t] = args[g.argIndex].numElements();
       } else if (size_t(t) < externalStorage.size() && externalStorage[t]) {
-        // Copy-outs may leave parts unwritten (as in owned memory, those read as 0).
-        std::memset(externalStorage[t], 0, size_t(elements) * ir::elementSize(g.dtype));
+        // Copy-outs may leave parts unwritten (as in owned memory, those read as 0, or
+        // as the argument a loop updates in place: the caller's buffer may be it).
+        size_t bytes = size_t(elements) * ir::elementSize(g.dtype);
+        if (g.initFrom >= 0 && g.initFrom < numTensors &&
+            tensors[g.initFrom].kind == GmTensor::Kind::Argument &&
+            tensors[g.initFrom].argIndex >= 0 &&
+            size_t(tensors[g.initFrom].argIndex) < args.size() &&
+            args[tensors[g.initFrom].argIndex].sizeInBytes() == bytes)
+          std::memmove(externalStorage[t], args[tensors[g.initFrom].argIndex].data, bytes);
+        else
+          std::memset(externalStorage[t], 0, bytes);
         v.writable = externalStorage[t];
         v.data = v.writable;
         ownerElements[t] = elements;

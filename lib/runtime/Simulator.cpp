@@ -124,10 +124,29 @@ absl::StatusOr<RunRecord> simulate(const PreparedProgram &prepared, const SimOpt
   rec.makespanCycles = std::max(head, lastEnd);
   if (sp.loops) {
     rec.controlBusyCycles = sp.stitchReady.back();
-    for (const StitchRecord &s : rec.stitches) {
-      rec.controlWaitCycles += s.controlWaitCycles();
-      rec.barrierWaitCycles += s.barrierWaitCycles();
+    for (const StitchRecord &s : rec.stitches) rec.controlWaitCycles += s.controlWaitCycles();
+    // A built stitch held at the barrier, from when it was built or the stitch before
+    // opened (whichever is later: the windows never overlap) until that stitch's last
+    // task ends, costs only the cores the tail leaves idle: the wait counts as the
+    // window times the idle share of the cores of the kinds the program uses.
+    std::vector<double> from(rec.stitches.size(), 0), until(rec.stitches.size(), 0);
+    for (size_t k = 1; k < rec.stitches.size(); ++k) {
+      from[k] = std::max(rec.stitches[k].readyCycle, rec.stitches[k - 1].openCycle);
+      until[k] = std::max(from[k], rec.stitches[k].barrierCycle);
     }
+    std::vector<double> busy(rec.stitches.size(), 0);
+    bool usesAic = false, usesAiv = false;
+    for (const TaskRecord &t : rec.tasks) {
+      usesAic |= t.core == target::CoreKind::AIC;
+      usesAiv |= t.core == target::CoreKind::AIV;
+      size_t k = size_t(t.stitch) + 1; // a task of stitch k-1 runs in window k
+      if (k >= rec.stitches.size()) continue;
+      double overlap = std::min(t.endCycle, until[k]) - std::max(t.startCycle, from[k]);
+      if (overlap > 0) busy[k] += overlap;
+    }
+    double cores = (usesAic ? rec.aicCores : 0) + (usesAiv ? rec.aivCores : 0);
+    for (size_t k = 1; k < rec.stitches.size() && cores > 0; ++k)
+      rec.barrierWaitCycles += std::max(0.0, (until[k] - from[k]) - busy[k] / cores);
   }
   rec.hbmReadBytes = memory.hbmReadBytes;
   rec.hbmWriteBytes = memory.hbmWriteBytes;

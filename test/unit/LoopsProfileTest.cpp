@@ -228,15 +228,28 @@ TEST_CASE("the summary's loops section and the control_bound verdict", "[profile
     CHECK(findVerdict(a.verdicts, "control_bound"));
     CHECK_THAT(profile::analysisText(a), Contains("loops: 4 stitches"));
   }
-  SECTION("a control thread that keeps ahead of the cores: no verdict") {
-    Program p = loopProgram(6, 2, 10);
+  SECTION("a control thread that keeps ahead of the cores, one stitch for the loop: no verdict") {
+    // Every iteration in one stitch, built early: nothing waits at a barrier.
+    Program p = loopProgram(6, 6, 10);
     RunRecord r = simulate(p);
     auto s = profile::summarize(p, r);
     REQUIRE(s.ok());
     REQUIRE(s->loops);
     CHECK(s->loops->controlWaitShare < 0.1);
-    CHECK(s->loops->barrierWaitUs > 0); // the stitches were built early and waited
+    CHECK(s->loops->barrierWaitShare < 0.1);
     CHECK_FALSE(findVerdict(s->verdicts, "control_bound"));
+  }
+  SECTION("stitches too small for the cores: the barrier serialises them, the verdict fires") {
+    // One iteration (two tasks) per stitch: every stitch waits for the one before while
+    // most cores idle.
+    Program p = loopProgram(6, 1, 10);
+    RunRecord r = simulate(p);
+    auto s = profile::summarize(p, r);
+    REQUIRE(s.ok());
+    REQUIRE(s->loops);
+    CHECK(s->loops->controlWaitShare < 0.1);
+    CHECK(s->loops->barrierWaitShare > 0.1);
+    CHECK(findVerdict(s->verdicts, "control_bound"));
   }
   SECTION("a program without loops has no loops section and no verdict on them") {
     Program p = loopProgram(6, 2, 20000);

@@ -127,9 +127,13 @@ struct RunRecord {
   /// The control thread's busy time: the last stitch's ready time after the head
   /// (Program::stitchReadyCycles.back()); 0 without loops.
   double controlBusyCycles = 0;
-  /// Sums over the stitches of StitchRecord::controlWaitCycles (time with no task on any
-  /// core because the next stitch was not built yet) and barrierWaitCycles (time a built
-  /// stitch waited for the last tasks of the one before). 0 without loops.
+  /// controlWaitCycles: the sum over the stitches of StitchRecord::controlWaitCycles
+  /// (time with no task on any core because the next stitch was not built yet).
+  /// barrierWaitCycles: what built stitches waiting for the last tasks of the one before
+  /// cost, as whole-device idle time: per stitch, the window from when it was built or
+  /// the stitch before opened (whichever is later; windows never overlap) to its
+  /// barrier, times the share of the cores (of the kinds the program uses) the tail
+  /// left idle. At most the span. 0 without loops.
   double controlWaitCycles = 0, barrierWaitCycles = 0;
 
   double toUs(double cycles) const { return cycles / clockMHz; }

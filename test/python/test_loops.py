@@ -1,0 +1,223 @@
+"""ptoc.loop: bodies compiled once, symbolic windows, in-place writes, accumulators,
+nested loops, stitching, and the errors a user meets."""
+
+import numpy as np
+import pytest
+
+import ptoc
+
+F32 = ptoc.DT_FP32
+
+
+def rand(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def test_per_batch_writes_match_numpy_and_compile_the_body_once():
+    @ptoc.jit
+    def rows(x: ptoc.Tensor([8, 4, 64], F32), y):
+        ptoc.set_vec_tile_shapes(4, 64)
+        for b in ptoc.loop(8, name="b"):
+            y[b] = ptoc.exp(x[b]) * 2.0
+
+    x = rand(8, 4, 64)
+    y = np.zeros_like(x)
+    rows(x, y)
+    np.testing.assert_allclose(y, np.exp(x) * 2.0, rtol=1e-6)
+    k = rows.compile(x, y)
+    assert k.stats["root_functions"] == 1
+    assert k.stats["tasks"] == 8              # one task per iteration
+    assert k.ir("tensor").count("func @") == 2  # the function and its one body
+    assert "loop %x, %y" in k.ir("tensor")
+
+
+def test_body_compiled_once_whatever_the_trip_count():
+    def make(n):
+        @ptoc.jit
+        def f(x: ptoc.Tensor([n, 64], F32), y):
+            ptoc.set_vec_tile_shapes(1, 64)
+            for i in ptoc.loop(n):
+                y[i] = x[i] + 1.0
+        return f
+
+    small, big = make(2), make(512)
+    xs, xb = rand(2, 64), rand(512, 64)
+    ks = small.compile(xs, np.zeros_like(xs))
+    kb = big.compile(xb, np.zeros_like(xb))
+    assert ks.stats["tile_ops"] == kb.stats["tile_ops"]   # the body's, once
+    assert kb.stats["tasks"] == 512 * ks.stats["tasks"] // 2
+    yb = np.zeros_like(xb)
+    big(xb, yb)
+    np.testing.assert_allclose(yb, xb + 1.0)
+
+
+def test_strided_windows_with_affine_offsets_and_a_start_and_step():
+    @ptoc.jit
+    def cols(x: ptoc.Tensor([16, 256], F32), y):
+        ptoc.set_vec_tile_shapes(16, 64)
+        y[:] = x * 0.0
+        for j in ptoc.loop(1, 4, 2, name="j"):
+            y[:, j * 64:(j + 1) * 64] = x[:, j * 64:(j + 1) * 64] * 3.0
+
+    x = rand(16, 256)
+    y = np.full_like(x, 7.0)
+    cols(x, y)
+    want = np.zeros_like(x)
+    for j in (1, 3):
+        want[:, j * 64:(j + 1) * 64] = x[:, j * 64:(j + 1) * 64] * 3.0
+    np.testing.assert_allclose(y, want)
+
+
+def test_unwritten_parts_of_an_output_keep_their_values():
+    @ptoc.jit
+    def some_rows(x: ptoc.Tensor([8, 64], F32), y):
+        ptoc.set_vec_tile_shapes(1, 64)
+        for i in ptoc.loop(2, 5):
+            y[i] = x[i] - 1.0
+
+    x = rand(8, 64)
+    y = np.full_like(x, 5.0)
+    some_rows(x, y)
+    want = np.full_like(x, 5.0)
+    want[2:5] = x[2:5] - 1.0
+    np.testing.assert_allclose(y, want)
+
+
+def test_accumulator_read_modify_write_across_iterations():
+    @ptoc.jit
+    def colsum(x: ptoc.Tensor([32, 4, 64], F32)):
+        ptoc.set_vec_tile_shapes(4, 64)
+        acc = ptoc.full([4, 64], 0.0, F32)
+        for i in ptoc.loop(32, name="k"):
+            acc[:] = acc + x[i] * x[i]
+        return acc + 0.0
+
+    x = rand(32, 4, 64)
+    got = colsum(x)
+    np.testing.assert_allclose(got, (x * x).sum(axis=0), rtol=1e-5)
+    summary = colsum.last_run.summary
+    assert "loops:" in summary
+    # The chain is real: every iteration waits for the previous one's write.
+    k = colsum.compile(x)
+    assert k.stats["root_functions"] == 3  # the zeros, the body, the final add
+
+
+def test_values_computed_before_the_loop_are_read_inside_it():
+    @ptoc.jit
+    def scaled(x: ptoc.Tensor([8, 64], F32), w: ptoc.Tensor([1, 64], F32), y):
+        ptoc.set_vec_tile_shapes(1, 64)
+        s = ptoc.exp(w)               # computed once, outside the loop
+        for i in ptoc.loop(8):
+            y[i] = x[i] * s
+        return s
+
+    x, w = rand(8, 64), rand(1, 64, seed=1)
+    y = np.zeros_like(x)
+    s = scaled(x, w, y)
+    np.testing.assert_allclose(s, np.exp(w), rtol=1e-6)
+    np.testing.assert_allclose(y, x * np.exp(w), rtol=1e-6)
+
+
+def test_nested_loops_over_heads_and_blocks():
+    @ptoc.jit
+    def blocks(x: ptoc.Tensor([4, 128, 64], F32), y):
+        ptoc.set_vec_tile_shapes(32, 64)
+        for h in ptoc.loop(4, name="h"):
+            for j in ptoc.loop(4, name="j"):
+                y[h, j * 32:(j + 1) * 32, :] = x[h, j * 32:(j + 1) * 32, :] + (1.0)
+
+    x = rand(4, 128, 64)
+    y = np.zeros_like(x)
+    blocks(x, y)
+    np.testing.assert_allclose(y, x + 1.0)
+    k = blocks.compile(x, y)
+    assert k.stats["root_functions"] == 1
+    assert k.stats["tasks"] == 16
+
+
+def test_stitch_size_changes_the_simulated_time_not_the_result():
+    @ptoc.jit
+    def rows(x: ptoc.Tensor([256, 64], F32), y):
+        ptoc.set_vec_tile_shapes(1, 64)
+        for i in ptoc.loop(256):
+            y[i] = x[i] * 2.0
+
+    x = rand(256, 64)
+    times = {}
+    for n in (1, 128):
+        y = np.zeros_like(x)
+        f = rows.with_config(runtime_options={"stitch_function_max_num": n})
+        f(x, y)
+        np.testing.assert_allclose(y, x * 2.0)
+        times[n] = f.last_run
+    # One iteration per stitch puts a barrier after every iteration.
+    assert times[1].simulated_us > times[128].simulated_us
+    assert "control_bound" in times[1].summary
+
+
+def test_a_value_computed_in_the_body_cannot_escape():
+    @ptoc.jit
+    def leak(x: ptoc.Tensor([4, 64], F32), y):
+        ptoc.set_vec_tile_shapes(1, 64)
+        for i in ptoc.loop(4):
+            t = x[i] * 2.0
+            y[i] = t
+        return t + 1.0
+
+    x = rand(4, 64)
+    with pytest.raises(ptoc.Error, match="computed inside loop"):
+        leak(x, np.zeros_like(x))
+
+
+def test_a_loop_that_writes_nothing_is_an_error():
+    @ptoc.jit
+    def idle(x: ptoc.Tensor([4, 64], F32)):
+        ptoc.set_vec_tile_shapes(1, 64)
+        for i in ptoc.loop(4, name="idle"):
+            _ = x[i] * 2.0
+        return x + 0.0
+
+    with pytest.raises(ptoc.Error, match="loop 'idle' writes nothing"):
+        idle(rand(4, 64))
+
+
+def test_overlapping_writes_in_one_iteration_are_refused():
+    @ptoc.jit
+    def clash(x: ptoc.Tensor([8, 64], F32), y):
+        ptoc.set_vec_tile_shapes(1, 64)
+        for i in ptoc.loop(4):
+            y[i:i + 2] = x[i:i + 2]
+            y[i + 1] = x[i] * 2.0
+
+    x = rand(8, 64)
+    with pytest.raises(ptoc.Error, match="overlapping"):
+        clash(x, np.zeros_like(x))
+
+
+def test_symbolic_scalars_are_not_python_ints():
+    @ptoc.jit
+    def branchy(x: ptoc.Tensor([4, 64], F32), y):
+        for i in ptoc.loop(4):
+            if i > 2:
+                y[i] = x[i]
+
+    x = rand(4, 64)
+    with pytest.raises(ptoc.Error, match="known only when the kernel runs"):
+        branchy(x, np.zeros_like(x))
+
+
+def test_an_out_of_range_window_is_reported_at_the_loop():
+    @ptoc.jit
+    def past(x: ptoc.Tensor([8, 64], F32), y):
+        ptoc.set_vec_tile_shapes(1, 64)
+        for i in ptoc.loop(8):
+            y[i] = x[i + 1]
+
+    x = rand(8, 64)
+    with pytest.raises(ptoc.Error, match="outside"):
+        past(x, np.zeros_like(x))
+
+
+def test_stitch_option_is_checked():
+    with pytest.raises(ptoc.OptionError):
+        ptoc.jit(runtime_options={"stitch_function_max_num": 0})(lambda x: x)
