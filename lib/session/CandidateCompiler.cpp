@@ -34,7 +34,9 @@ absl::StatusOr<runtime::PreparedProgram> compileCandidate(const Session &session
   compile.collectStats = false;
   absl::StatusOr<Kernel> kernel = session.compileText(config.moduleText, kCandidateFileName, compile);
   if (!kernel.ok()) return kernel.status();
-  return runtime::PreparedProgram::prepare(kernel->program, session.device());
+  absl::StatusOr<std::shared_ptr<const codegen::Program>> program = kernel->runnable();
+  if (!program.ok()) return program.status();
+  return runtime::PreparedProgram::prepare(**program, session.device());
 }
 
 } // namespace

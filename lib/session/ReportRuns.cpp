@@ -47,8 +47,10 @@ absl::StatusOr<profile::PerfReport> reportFromRuns(const Session &session, llvm:
     compileS.push_back(kernel->compileSeconds);
     simulateS.push_back(run->simulateSeconds);
     if (i > 0) continue;
-    absl::StatusOr<profile::Summary> summary =
-        profile::summarize(kernel->program, run->record);
+    absl::StatusOr<std::shared_ptr<const codegen::Program>> program =
+        kernel->runnable(ropts.stitchMaxNum);
+    if (!program.ok()) return program.status();
+    absl::StatusOr<profile::Summary> summary = profile::summarize(**program, run->record);
     if (!summary.ok()) return summary.status();
     report.func = kernel->funcName;
     report.args = tensorInfos(kernel->args);

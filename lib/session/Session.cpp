@@ -307,10 +307,6 @@ absl::StatusOr<Kernel> Session::compileUnguarded(ir::Module &module,
       absl::StatusOr<codegen::LoopProgram> lp =
           codegen::buildLoopProgram(module, *func, device_, options.codegen);
       if (!lp.ok()) return lp.status();
-      absl::StatusOr<codegen::Program> program =
-          runtime::expandLoops(*lp, device_, kernel.stitchMaxNum);
-      if (!program.ok()) return program.status();
-      kernel.program = *std::move(program);
       kernel.loops = std::make_shared<const codegen::LoopProgram>(*std::move(lp));
     } else if (ir::Level l = ir::levelOf(*func); l != ir::Level::Partitioned && l != ir::Level::Empty)
       return absl::InvalidArgumentError(absl::StrCat(
@@ -351,9 +347,9 @@ absl::StatusOr<RunReport> Session::run(const Kernel &kernel,
                                        const RunOptions &options) const {
   std::vector<runtime::ConstTensorRef> refs(args.begin(), args.end());
   return runWith(kernel, refs, nullptr, options,
-                 [&](llvm::ArrayRef<runtime::ConstTensorRef>, llvm::ArrayRef<int> order,
-                     const runtime::ExecOptions &exec) {
-                   return runtime::execute(kernel.program, args, results, order, exec);
+                 [&](const codegen::Program &program, llvm::ArrayRef<runtime::ConstTensorRef>,
+                     llvm::ArrayRef<int> order, const runtime::ExecOptions &exec) {
+                   return runtime::execute(program, args, results, order, exec);
                  });
 }
 
@@ -362,9 +358,9 @@ absl::StatusOr<RunReport> Session::run(const Kernel &kernel,
                                        llvm::ArrayRef<runtime::TensorRef> results,
                                        const RunOptions &options) const {
   return runWith(kernel, args, &results, options,
-                 [&](llvm::ArrayRef<runtime::ConstTensorRef> in, llvm::ArrayRef<int> order,
-                     const runtime::ExecOptions &exec) {
-                   return runtime::executeInto(kernel.program, in, results, order, exec);
+                 [&](const codegen::Program &program, llvm::ArrayRef<runtime::ConstTensorRef> in,
+                     llvm::ArrayRef<int> order, const runtime::ExecOptions &exec) {
+                   return runtime::executeInto(program, in, results, order, exec);
                  });
 }
 
@@ -401,7 +397,7 @@ absl::StatusOr<RunReport> Session::runWith(const Kernel &kernel,
   } catch (const std::bad_alloc &) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "running '", kernel.funcName, "' ran out of host memory (simulating ",
-        kernel.program.calls.size(), " tasks", options.numerics ? " and computing its tensors" : "",
+        kernel.loops ? "the loops'" : std::to_string(kernel.program.calls.size()), " tasks", options.numerics ? " and computing its tensors" : "",
         "): use bigger tiles (fewer tasks)",
         options.numerics ? ", or run_numerics=False to simulate only" : ""));
   }
@@ -416,16 +412,11 @@ absl::StatusOr<RunReport> Session::runGuarded(const Kernel &kernel,
   sim.schedMode = options.schedMode;
   sim.recordPipes = options.debugMode >= 2;
   sim.kernelKind = options.kernelKind;
-  // A kernel with loops stitches its iterations by the run's stitch_function_max_num.
-  const codegen::Program *program = &kernel.program;
-  codegen::Program restitched;
-  if (!kernel.program.instances.empty() && options.stitchMaxNum != kernel.stitchMaxNum) {
-    restitched = kernel.program;
-    if (absl::Status st = runtime::assignStitches(restitched, device_, options.stitchMaxNum);
-        !st.ok())
-      return st;
-    program = &restitched;
-  }
+  // A kernel with loops has its iterations instantiated (once per stitch size).
+  absl::StatusOr<std::shared_ptr<const codegen::Program>> runnable =
+      kernel.runnable(options.stitchMaxNum);
+  if (!runnable.ok()) return runnable.status();
+  const codegen::Program *program = runnable->get();
   auto simStart = Clock::now();
   absl::StatusOr<runtime::RunRecord> record = runtime::simulate(*program, device_, sim);
   if (!record.ok()) return record.status();
@@ -442,7 +433,7 @@ absl::StatusOr<RunReport> Session::runGuarded(const Kernel &kernel,
     runtime::ExecOptions exec;
     exec.threads = options.hostThreads;
     auto execStart = Clock::now();
-    if (absl::Status st = execute(args, order, exec); !st.ok()) return st;
+    if (absl::Status st = execute(*program, args, order, exec); !st.ok()) return st;
     report.executeSeconds = secondsSince(execStart);
   }
 

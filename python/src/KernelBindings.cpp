@@ -102,9 +102,16 @@ py::dict statsToPython(const Kernel &k) {
   }
   d["passes"] = passes;
   d["merges"] = merges;
-  d["tasks"] = k.program.calls.size();
+  // With loops: the tasks of every iteration (instantiated on first use, as a run
+  // would); the leaves of every root function.
+  const codegen::Program *program = &k.program;
+  if (k.loops && k.stage == session::Stage::Codegen) {
+    absl::StatusOr<std::shared_ptr<const codegen::Program>> runnable = k.runnable();
+    if (runnable.ok()) program = runnable->get();
+  }
+  d["tasks"] = program->calls.size();
   d["root_functions"] = s.rootFunctions;
-  d["leaves"] = k.program.leaves.size();
+  d["leaves"] = program->leaves.size();
   return d;
 }
 

@@ -101,15 +101,24 @@ struct Kernel {
   /// expand-tiles (tile), after the pipeline (partitioned), the program as
   /// `ptoc-opt --stage=codegen` prints it (codegen).
   std::map<Stage, std::string> irByStage;
-  /// The program (stage == Codegen only). With loops: every iteration instantiated
-  /// (runtime::expandLoops), stitched by `stitchMaxNum`.
+  /// The program (stage == Codegen only, without loops; empty with loops: see
+  /// runnable()).
   codegen::Program program;
   /// With loops: the root functions, each compiled once, and the control functions'
-  /// loops (what `program` was expanded from); null without loops.
+  /// loops; null without loops.
   std::shared_ptr<const codegen::LoopProgram> loops;
-  /// The stitch size `program` was expanded with; a run with another
-  /// stitch_function_max_num restitches a copy.
-  int stitchMaxNum = runtime::kDefaultStitchMaxNum;
+
+  /// What a run simulates and executes, with `stitchMaxNum` loop iterations per stitch:
+  /// `program` without loops; with loops, every iteration instantiated as the AICPU
+  /// control thread would at run time (runtime::expandLoops), on first use, and kept
+  /// for later runs (copies of the kernel share it; thread-safe). Errors: a window out
+  /// of range at some iteration, a bad stitch size.
+  absl::StatusOr<std::shared_ptr<const codegen::Program>> runnable(
+      int stitchMaxNum = runtime::kDefaultStitchMaxNum) const;
+
+  struct Expansions; ///< the instantiated programs, by stitch size (Kernel.cpp)
+  static std::shared_ptr<Expansions> newExpansions();
+  std::shared_ptr<Expansions> expansions = newExpansions();
   /// Subgraphs, groups and merge decisions.
   CompileStats stats;
   /// The pipeline that ran, and the knobs it was configured with (a bank config's,
