@@ -66,7 +66,9 @@
 //    before any write covered it, so a tensor written slice by slice is never
 //    copied at all.
 //  - concat: a new gm_tensor; each input's tiles are copied to their place.
-//  - return: values are written to GM; an argument is returned as is; an alias is
+//  - return: values are written to GM; an argument is returned as is (a loop body's is
+//    copied, as its results land in windows of other tensors: whole-row tiles of a
+//    quarter of UB); an alias is
 //    copied into a gm_tensor of its own (tiled with the alias op's vec_tile).
 // Every tile op, copies included, takes the location and sg_scope of the tensor op
 // it was made for (copy_outs that write V: V's producer; the fresh `full` tile a
@@ -107,6 +109,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringSet.h"
 
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Func.h"
@@ -342,9 +345,11 @@ struct Statistics {
 
 class Expander {
 public:
+  /// `loopBody`: a loop runs `f` (its results are written into the loop's windows), so
+  /// an argument it returns is copied into a tensor of its own like an alias.
   Expander(ir::Func &f, const ExpandTilesOptions &options, const PassContext &pass,
-           Statistics stats)
-      : f_(f), ctx_(f.context()), options_(options), device_(pass.device),
+           Statistics stats, bool loopBody)
+      : f_(f), ctx_(f.context()), options_(options), device_(pass.device), loopBody_(loopBody),
         log_(pass.debugStream("expand-tiles")), budget_(pass.budget), stats_(stats) {
     offsetsId_ = ctx_.id("offsets");
     scopeId_ = ctx_.id("sg_scope");
@@ -360,7 +365,10 @@ public:
       if (op.isTileOp() || op.code() == OpCode::GmTensor || op.code() == OpCode::Subgraph)
         return Outcome::Unchanged;
     ret_ = f_.returnOp();
-    if (!ret_ || f_.numOps() == 1) return Outcome::Unchanged;
+    if (!ret_) return Outcome::Unchanged;
+    bool returnsArg = false;
+    for (Value *v : ret_->operands()) returnsArg |= v->isArgument();
+    if (f_.numOps() == 1 && !(loopBody_ && returnsArg)) return Outcome::Unchanged;
     anchor_ = &f_.ops().front();
 
     // Liveness: ops whose results reach the return (users follow their definers).
@@ -1397,7 +1405,21 @@ private:
 
   /// The GM tensor to return for `v` (null after an error).
   Value *returnValue(ValueInfo &v) {
-    if (v.kind == ValueInfo::Kind::Arg) return v.home->value;
+    if (v.kind == ValueInfo::Kind::Arg && !loopBody_) return v.home->value;
+    if (v.kind == ValueInfo::Kind::Arg) {
+      // A loop body's result lands in a window of another tensor: copy the argument,
+      // in whole rows of the largest tile a copy through UB (one buffer) allows.
+      if (v.returnCopy) return v.returnCopy;
+      Dims vt = copyTile(v.type);
+      if (!checkVec(*ret_, vt, v.type.shape(), 1, "a loop body returns its argument, which is copied in tiles: "))
+        return nullptr;
+      Home *copy = newRoot(v.type, v.home->value, ret_->loc());
+      Grid g(v.type.shape(), vt);
+      Dims zero(v.type.rank(), 0);
+      if (!copyPieces(v, g, zero, zero, *copy, stepOf(*ret_))) return nullptr;
+      v.returnCopy = copy->value;
+      return copy->value;
+    }
     Home *h = materialise(v);
     if (!h) return nullptr;
     if (h->kind == Home::Kind::Root) {
@@ -1418,10 +1440,27 @@ private:
     return copy->value;
   }
 
+  /// The tile of a copy of `t` through UB: the last dim whole (rounded up to the
+  /// transfer granule), as many rows of the second-last as a quarter of UB holds.
+  Dims copyTile(Type t) const {
+    Dims tile(t.rank(), 1);
+    if (t.rank() == 0) return tile;
+    int64_t esize = ir::elementSize(t.dtype());
+    int64_t granule = std::max<int64_t>(1, device_.buffers.blockBytes / esize);
+    int64_t last = t.shape().back();
+    int64_t budget = std::max<int64_t>(granule, device_.buffers.ub / 4 / esize);
+    int64_t cols = std::min((last + granule - 1) / granule * granule, budget / granule * granule);
+    tile.back() = cols;
+    if (t.rank() >= 2)
+      tile[t.rank() - 2] = std::max<int64_t>(1, std::min(t.shape()[t.rank() - 2], budget / cols));
+    return tile;
+  }
+
   ir::Func &f_;
   ir::Context &ctx_;
   const ExpandTilesOptions &options_;
   const target::DeviceSpec &device_;
+  const bool loopBody_;
   llvm::raw_ostream *log_;
   CompileBudget budget_;
   Statistics stats_;
@@ -1445,11 +1484,17 @@ public:
 
   PassResult run(ir::Module &m, PassContext &ctx) override {
     bool changed = false;
+    llvm::StringSet<> bodies; // functions some loop runs
+    for (ir::Func &f : m.funcs())
+      for (const Operation &op : f.ops())
+        if (op.code() == OpCode::Loop)
+          if (Attribute b = op.attr("body"); b && b.isString()) bodies.insert(b.getString());
     for (ir::Func &f : m.funcs()) {
       if (ir::levelOf(f) == ir::Level::Control) continue; // its loops' bodies are expanded
       Expander e(f, options_, ctx,
                  {tileOps_, copyInBytes_, copyOutBytes_, fused_, sliceWrites_, fillBytes_,
-                  unfused_});
+                  unfused_},
+                 bodies.contains(f.name()));
       switch (e.run()) {
       case Expander::Outcome::Failed: return PassResult::failure();
       case Expander::Outcome::Changed: changed = true; break;

@@ -369,3 +369,51 @@ class _LoopIter:
                     t._written = True
                 else:  # a tensor from further out: the enclosing body writes it whole
                     parent.write(t, [0] * t.ndim, list(t.shape), rid)
+
+
+def loop_unroll(*bounds, unroll_list=(1,), name=None, idx_name=None):
+    """``for i, f in ptoc.loop_unroll(start, stop, step, unroll_list=[4, 2, 1])``: the
+    iterations of ``range(start, stop, step)`` covered greedily from the largest factor:
+    a body traced for factor ``f`` processes ``f`` steps at once, from index ``i``
+    (``x[i:i + f]`` with step 1). Each factor's body is a loop of its own, compiled once;
+    the trip count must be static here."""
+    if not 1 <= len(bounds) <= 3:
+        raise Error(located(f"ptoc.loop_unroll takes (stop), (start, stop) or (start, stop, "
+                            f"step), got {len(bounds)} values"))
+    start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (
+        bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1)
+    for what, v in (("start", start), ("stop", stop), ("step", step)):
+        if not isinstance(v, numbers.Integral) or isinstance(v, bool):
+            raise Error(located(f"ptoc.loop_unroll: {what} must be an int (a static trip "
+                                f"count), got {type(v).__name__}"))
+    if step <= 0:
+        raise Error(located(f"ptoc.loop_unroll: step must be a positive int, got {step}"))
+    try:
+        factors = sorted({int(f) for f in unroll_list}, reverse=True)
+    except (TypeError, ValueError):
+        factors = []
+    if not factors or any(f <= 0 for f in factors) or any(
+            isinstance(f, bool) or not isinstance(f, numbers.Integral) for f in unroll_list):
+        raise Error(located(f"ptoc.loop_unroll: unroll_list must be positive ints, got "
+                            f"{unroll_list!r}"))
+    trip = len(range(start, stop, step))
+    trace = current_trace("ptoc.loop_unroll")
+    name = name or f"loop{trace.loop_count}"
+    index = idx_name or name
+    covered, plan = 0, []
+    for f in factors:
+        count = (trip - covered) // f
+        if count:
+            plan.append((f, covered, count))
+            covered += count * f
+    if covered != trip:
+        raise Error(located(f"ptoc.loop_unroll: the factors {factors} cannot cover {trip} "
+                            f"iterations (a tail of {trip - covered} is left); add 1 to "
+                            "unroll_list"))
+    return _unrolled(plan, start, step, name, index)
+
+
+def _unrolled(plan, start, step, name, index):
+    for f, first, count in plan:
+        for k in loop(count, name=f"{name}_x{f}", idx_name=f"{index}_x{f}"):
+            yield start + first * step + k * (f * step), f

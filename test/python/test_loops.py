@@ -221,3 +221,51 @@ def test_an_out_of_range_window_is_reported_at_the_loop():
 def test_stitch_option_is_checked():
     with pytest.raises(ptoc.OptionError):
         ptoc.jit(runtime_options={"stitch_function_max_num": 0})(lambda x: x)
+
+
+def test_loop_unroll_covers_the_trip_greedily_with_one_body_per_factor():
+    @ptoc.jit
+    def scaled(x: ptoc.Tensor([11, 64], F32), y):
+        ptoc.set_vec_tile_shapes(4, 64)
+        for i, f in ptoc.loop_unroll(11, unroll_list=[4, 2, 1], name="u"):
+            y[i:i + f] = x[i:i + f] * float(f)
+
+    x = rand(11, 64)
+    y = np.zeros_like(x)
+    scaled(x, y)
+    want = x.copy()
+    want[:8] *= 4.0     # two steps of 4
+    want[8:10] *= 2.0   # one of 2
+    want[10:] *= 1.0    # one of 1
+    np.testing.assert_allclose(y, want)
+    k = scaled.compile(x, y)
+    assert k.stats["root_functions"] == 3
+    assert k.ir("tensor").count("loop %") == 3
+
+
+def test_loop_unroll_without_a_factor_for_the_tail_is_an_error():
+    @ptoc.jit
+    def odd(x: ptoc.Tensor([7, 64], F32), y):
+        for i, f in ptoc.loop_unroll(7, unroll_list=[4, 2]):
+            y[i:i + f] = x[i:i + f]
+
+    x = rand(7, 64)
+    with pytest.raises(ptoc.Error, match="cannot cover 7 iterations"):
+        odd(x, np.zeros_like(x))
+
+
+def test_an_inner_bound_may_use_the_outer_index():
+    @ptoc.jit
+    def tri(x: ptoc.Tensor([4, 4, 64], F32)):
+        ptoc.set_vec_tile_shapes(1, 64)
+        acc = ptoc.full([4, 64], 0.0, F32)
+        for q in ptoc.loop(4, name="q"):
+            row = ptoc.full([1, 64], 0.0, F32)
+            for k in ptoc.loop(0, q + 1, name="k"):
+                row[:] = row + x[q, k]
+            acc[q] = row
+        return acc + 0.0
+
+    x = rand(4, 4, 64)
+    want = np.stack([x[q, :q + 1].sum(axis=0) for q in range(4)])
+    np.testing.assert_allclose(tri(x), want, rtol=1e-5)
