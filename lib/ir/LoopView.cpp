@@ -254,7 +254,11 @@ private:
       *range = e->bounds(scope);
     }
     std::vector<SymBinding> inner = scope;
-    bool ranged = startRange && stopRange;
+    // An index whose bounds depend on other indices moves with them: interval bounds
+    // over independent ranges would include combinations that never happen.
+    bool ranged = startRange && stopRange && v.start.names().empty() && v.stop.names().empty();
+    for (const SymBinding &b : scope) ranged &= !dependent_.count(b.name);
+    if (!(v.start.names().empty() && v.stop.names().empty())) dependent_.insert(v.index);
     int64_t lo = ranged ? startRange->first : 0, hi = ranged ? stopRange->second - 1 : 0;
     bool empty = ranged && hi < lo;
     // An index without a known range is still in scope; its windows are checked per
@@ -402,6 +406,7 @@ private:
   Context &ctx_;
   bool ok_ = true;
   std::map<const Func *, const Operation *> runner_;
+  std::set<std::string> dependent_; ///< indices whose bounds name other indices
   std::set<const Func *> visited_;
 };
 

@@ -23,10 +23,22 @@ namespace ptoc::profile {
 
 namespace {
 
+/// F of a group key "func<F>_<order>"; 0 for anything else.
+int64_t funcOfGroupKey(llvm::StringRef key) {
+  int64_t f = 0;
+  if (!key.consume_front("func")) return 0;
+  llvm::StringRef digits = key.take_until([](char c) { return c == '_'; });
+  if (digits.size() > 9 || digits.getAsInteger(10, f)) return 0;
+  return f;
+}
+
 /// One task ('X' event with cat "task") as read.
 struct LoadedTask {
   int64_t call = -1;
   int subgraph = -1, leaf = -1, hashOrder = -1;
+  /// The root function of its group key func<F>_<order> (args.group; 0 when absent): a
+  /// program with loops has groups of the same hash order in several functions.
+  int64_t func = 0;
   std::string kind;          ///< "AIC" / "AIV" (from the lane's process name)
   int coreIndex = -1;        ///< from the lane name "AIV_17"
   double startUs = 0, durUs = 0;
@@ -59,7 +71,8 @@ struct LoadedGroup {
 
 /// A trace as read: otherData, tasks by call, pipes and the flows bound to tasks.
 struct LoadedTrace {
-  std::map<int, LoadedGroup> groups; ///< by hash order
+  /// By (function, hash order).
+  std::map<std::pair<int64_t, int>, LoadedGroup> groups;
   std::string func, device, limiter;
   int schedMode = 0;
   double clockMHz = 0;
@@ -222,7 +235,7 @@ private:
   std::unordered_map<std::string, size_t> stringFlows_;
   std::vector<std::string> flowStrings_;
   std::vector<LoadedTask> tasks_;
-  std::map<int, LoadedGroup> groups_;
+  std::map<std::pair<int64_t, int>, LoadedGroup> groups_;
   std::vector<LoadedPipe> pipes_;
   /// Running totals of the byte counts, so the analysis's sums cannot overflow.
   int64_t bytesIn_ = 0, bytesOut_ = 0, pipeBytes_ = 0;
@@ -473,6 +486,7 @@ void Loader::readEvent(size_t i, JsonRef event, size_t offset) {
       if (std::string why = readIntArg(*args, key, lo, hi, absent, *out); !why.empty())
         return fail(kArgNumbers, why);
     task.hashOrder = static_cast<int>(order64);
+    task.func = funcOfGroupKey(args->getString("group").value_or(""));
     task.subgraph = static_cast<int>(subgraph);
     task.leaf = static_cast<int>(leaf);
     task.thread = static_cast<int>(thread);
@@ -510,7 +524,7 @@ void Loader::readEvent(size_t i, JsonRef event, size_t offset) {
       taskSource_.resize(task.call + 1);
     }
     taskSource_[task.call] = Source{i, offset, key};
-    LoadedGroup &group = groups_[task.hashOrder];
+    LoadedGroup &group = groups_[{task.func, task.hashOrder}];
     if (group.call < 0 || task.call < group.call)
       group = LoadedGroup{task.call, args->getString("leaf_hash").value_or("").str(),
                           args->getString("group").value_or("").str(),
@@ -769,9 +783,10 @@ std::optional<absl::StatusOr<Timeline>> readPtocTrace(llvm::StringRef text,
   t.bound = bound;
 
   // Groups by hash order, each described by its first task in call order.
-  std::map<int, int> groupOfOrder;
-  for (const auto &[order, loaded] : in.groups) {
-    groupOfOrder.emplace(order, static_cast<int>(t.groups.size()));
+  std::map<std::pair<int64_t, int>, int> groupOfOrder;
+  for (const auto &[funcAndOrder, loaded] : in.groups) {
+    int order = funcAndOrder.second;
+    groupOfOrder.emplace(funcAndOrder, static_cast<int>(t.groups.size()));
     TimelineGroup g;
     // A trace from before ptoc wrote args.group names groups of function 0.
     g.key = loaded.key.empty() ? analysis::hashOrderKey(0, order) : loaded.key;
@@ -788,7 +803,7 @@ std::optional<absl::StatusOr<Timeline>> readPtocTrace(llvm::StringRef text,
   t.tasks.resize(in.tasks.size());
   for (size_t c = 0; c < in.tasks.size(); ++c) {
     const LoadedTask &task = in.tasks[c];
-    int group = groupOfOrder[task.hashOrder];
+    int group = groupOfOrder[{task.func, task.hashOrder}];
     if (!described[group]) { // its first task in call order gives its core kind
       described[group] = 1;
       t.groups[group].core = task.kind;

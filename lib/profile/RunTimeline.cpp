@@ -49,19 +49,21 @@ absl::StatusOr<Timeline> timelineOf(const codegen::Program &program,
   t.traffic = TimelineTraffic{record.copyInBytes,  record.copyOutBytes,   record.hbmReadBytes,
                               record.hbmWriteBytes, record.l2ReadHitBytes, record.l2ReadMissBytes};
 
-  // Groups by hash order, each described by the leaf of its first call.
-  std::map<int, int> groupOfOrder;
+  // Groups by root function and hash order (a program with loops has several root
+  // functions), each described by the leaf of its first call.
+  std::map<std::pair<unsigned, int>, int> groupOfOrder;
   std::vector<int> firstLeaf;
-  for (const codegen::Call &call : program.calls) {
-    int order = program.leaves[call.leaf].hashOrder;
-    if (groupOfOrder.emplace(order, 0).second) firstLeaf.push_back(call.leaf);
-  }
+  auto keyOf = [&](int leaf) {
+    return std::make_pair(program.leaves[leaf].funcIndex, program.leaves[leaf].hashOrder);
+  };
+  for (const codegen::Call &call : program.calls)
+    if (groupOfOrder.emplace(keyOf(call.leaf), 0).second) firstLeaf.push_back(call.leaf);
   int index = 0;
   for (auto &[order, group] : groupOfOrder) group = index++;
   t.groups.resize(groupOfOrder.size());
   for (int leafIndex : firstLeaf) {
     const codegen::Leaf &leaf = program.leaves[leafIndex];
-    TimelineGroup &g = t.groups[groupOfOrder[leaf.hashOrder]];
+    TimelineGroup &g = t.groups[groupOfOrder[keyOf(leafIndex)]];
     g.key = program.groupKey(leafIndex);
     g.hashOrder = leaf.hashOrder;
     g.core = coreKindLabel(leaf.core).str();
@@ -88,7 +90,7 @@ absl::StatusOr<Timeline> timelineOf(const codegen::Program &program,
     }
     TimelineTask &task = t.tasks[c];
     task.lane = lane;
-    task.group = groupOfOrder[program.leaves[call.leaf].hashOrder];
+    task.group = groupOfOrder[keyOf(call.leaf)];
     task.start = r.startCycle;
     task.dur = r.endCycle - r.startCycle;
     task.ready = r.readyCycle;

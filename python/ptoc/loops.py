@@ -44,12 +44,15 @@ class SymInt:
     def _str(self):
         if self._text is not None:
             return self._text
-        parts = []
+        text = ""
         for name, coef in self._terms.items():
-            parts.append(name if coef == 1 else f"{coef} * {name}" if coef > 0 else f"({coef}) * {name}")
-        if self._const or not parts:
-            parts.append(str(self._const) if self._const >= 0 else f"({self._const})")
-        return " + ".join(parts)
+            term = name if abs(coef) == 1 else f"{abs(coef)} * {name}"
+            text += (f" - {term}" if text else f"-{term}") if coef < 0 else (
+                f" + {term}" if text else term)
+        if self._const or not text:
+            c = self._const
+            text += (f" - {-c}" if c < 0 else f" + {c}") if text else str(c)
+        return text
 
     def __str__(self):
         return self._str()

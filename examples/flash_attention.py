@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""FlashAttention-2 through ptoc.loop: O = softmax(Q K^T / sqrt(d)) V, one query block
+at a time, never materialising the score matrix.
+
+Loops over batch x heads and over query blocks, and for each query block over the
+key/value blocks with an online softmax: a running row max `m`, a running row sum `l`
+and an fp32 accumulator rescaled by exp(m_old - m_new) whenever the max grows. Q, K
+and V are fp16; the scores and the accumulator are fp32; P is cast to fp16 for the
+P V product, as fused attention kernels do. Each loop body is compiled once.
+
+Causal attention stops the key loop at the query block (its bound is an expression
+of the outer index), and the diagonal block adds a -inf mask above the diagonal: the
+body picks the mask or zeros with a window whose offset is min(qb - kb, 1).
+
+    PYTHONPATH=build/python /usr/bin/python3 examples/flash_attention.py [--causal]
+        [--batch 1 --heads 8 --seq 2048 --dim 128] [--timing-only] [--debug-mode N]
+"""
+
+import argparse
+import math
+import sys
+
+import numpy as np
+
+import ptoc
+from example_support import check
+
+BLOCK = 128  # query and key block (rows of Q, K, V per step)
+
+
+def make_flash_attention(batch, heads, seq, dim, causal, device="a2", debug_mode=0,
+                         runtime_options=None):
+    """A jit kernel: fa(q, k, v, bias, o) with q, k, v, o of [batch * heads, seq, dim]
+    fp16 and bias [2, BLOCK, BLOCK] fp32 (bias[0] the causal mask of the diagonal
+    block, bias[1] zeros)."""
+    if seq % BLOCK:
+        raise ValueError(f"seq must be a multiple of {BLOCK}")
+    bh_count, blocks = batch * heads, seq // BLOCK
+    scale = 1.0 / math.sqrt(dim)
+    f16, f32 = ptoc.DT_FP16, ptoc.DT_FP32
+
+    @ptoc.jit(device=device, debug_options={"runtime_debug_mode": debug_mode},
+              runtime_options=runtime_options)
+    def flash_attention(q: ptoc.Tensor([bh_count, seq, dim], f16),
+                        k: ptoc.Tensor([bh_count, seq, dim], f16),
+                        v: ptoc.Tensor([bh_count, seq, dim], f16),
+                        bias: ptoc.Tensor([2, BLOCK, BLOCK], f32),
+                        o: ptoc.Tensor([bh_count, seq, dim], f16)):
+        ptoc.set_cube_tile_shapes([BLOCK, BLOCK], [64, dim], [BLOCK, BLOCK])
+        ptoc.set_vec_tile_shapes(32, BLOCK)
+        for bh in ptoc.loop(bh_count, name="bh"):
+            for qb in ptoc.loop(blocks, name="qb"):
+                rows = slice(qb * BLOCK, (qb + 1) * BLOCK)
+                qi = q[bh, rows, :]
+                m = ptoc.full([BLOCK, 1], -math.inf, f32)
+                l = ptoc.full([BLOCK, 1], 0.0, f32)
+                acc = ptoc.full([BLOCK, dim], 0.0, f32)
+                for kb in ptoc.loop(0, qb + 1 if causal else blocks, name="kb"):
+                    cols = slice(kb * BLOCK, (kb + 1) * BLOCK)
+                    s = ptoc.matmul(qi, k[bh, cols, :], out_dtype=f32, b_trans=True) * scale
+                    if causal:
+                        s = s + bias[(qb - kb).min(1)]
+                    m_new = ptoc.maximum(m, ptoc.amax(s, dim=-1, keepdim=True))
+                    p = ptoc.exp(s - m_new)
+                    alpha = ptoc.exp(m - m_new)
+                    l[:] = l * alpha + ptoc.sum(p, dim=-1, keepdim=True)
+                    pv = ptoc.matmul(ptoc.cast(p, f16), v[bh, cols, :], out_dtype=f32)
+                    acc[:] = acc * alpha + pv
+                    m[:] = m_new
+                o[bh, rows, :] = ptoc.cast(acc / l, f16)
+
+    return flash_attention
+
+
+def causal_bias():
+    bias = np.zeros((2, BLOCK, BLOCK), np.float32)
+    bias[0][np.triu_indices(BLOCK, 1)] = -np.inf
+    return bias
+
+
+def reference(q, k, v, causal):
+    """Exact attention in float64 (no blocking): what the online softmax must match."""
+    q64, k64, v64 = (a.astype(np.float64) for a in (q, k, v))
+    s = q64 @ np.swapaxes(k64, -1, -2) / math.sqrt(q.shape[-1])
+    if causal:
+        s = s + np.triu(np.full(s.shape[-2:], -np.inf), 1)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return (p / p.sum(-1, keepdims=True)) @ v64
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--heads", type=int, default=8)
+    ap.add_argument("--seq", type=int, default=2048)
+    ap.add_argument("--dim", type=int, default=128)
+    ap.add_argument("--causal", action="store_true")
+    ap.add_argument("--timing-only", action="store_true",
+                    help="simulate only (run_numerics=False): for the full-size shapes")
+    ap.add_argument("--device", default="a2")
+    ap.add_argument("--debug-mode", type=int, default=1, choices=(0, 1, 2))
+    args = ap.parse_args()
+
+    bh = args.batch * args.heads
+    shape = (bh, args.seq, args.dim)
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal(shape).astype(np.float16) for _ in range(3))
+    o = np.zeros(shape, np.float16)
+    fa = make_flash_attention(args.batch, args.heads, args.seq, args.dim, args.causal,
+                              args.device, args.debug_mode,
+                              {"run_numerics": not args.timing_only})
+    fa(q, k, v, causal_bias(), o)
+    ok = True
+    if not args.timing_only:
+        ok = check("O", o, reference(q, k, v, args.causal), rtol=2e-2, atol=2e-3)
+    run = fa.last_run
+    print(run.summary)
+    if args.debug_mode >= 1:
+        print(f"swimlane: {run.swimlane_path}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
