@@ -165,6 +165,22 @@ bool isControlFunc(const Func &f) {
   return false;
 }
 
+Func *loopEntry(Module &m) {
+  std::set<std::string> bodies;
+  for (const Func &f : m.funcs())
+    for (const Operation &op : f.ops())
+      if (op.code() == OpCode::Loop)
+        if (Attribute b = op.attr("body"); b && b.isString()) bodies.insert(b.getString().str());
+  if (bodies.empty()) return nullptr;
+  Func *entry = nullptr;
+  for (Func &f : m.funcs()) {
+    if (bodies.count(f.name().str())) continue;
+    if (entry) return nullptr;
+    entry = &f;
+  }
+  return entry;
+}
+
 bool sameElements(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> sizes) {
   llvm::SmallVector<int64_t, 4> a, b;
   for (int64_t d : shape)

@@ -7,13 +7,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "llvm/ADT/StringSet.h"
 #include "ptoc/analysis/Subgraphs.h"
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Diagnostics.h"
 #include "ptoc/ir/Func.h"
 #include "ptoc/codegen/BuildLoopProgram.h"
 #include "ptoc/ir/Level.h"
+#include "ptoc/ir/LoopView.h"
 #include "ptoc/ir/Module.h"
 #include "ptoc/ir/Operation.h"
 #include "ptoc/ir/Parser.h"
@@ -85,24 +85,6 @@ absl::Status checkBuffers(const Kernel &kernel, llvm::ArrayRef<TensorSpec> specs
                                                    describe(got)));
   }
   return absl::OkStatus();
-}
-
-/// The only function of `module` that no loop runs as its body, when the module has
-/// loops and exactly one such function; else null.
-ir::Func *loopEntry(ir::Module &module) {
-  llvm::StringSet<> bodies;
-  for (const ir::Func &f : module.funcs())
-    for (const ir::Operation &op : f.ops())
-      if (op.code() == ir::OpCode::Loop)
-        if (ir::Attribute b = op.attr("body"); b && b.isString()) bodies.insert(b.getString());
-  if (bodies.empty()) return nullptr;
-  ir::Func *entry = nullptr;
-  for (ir::Func &f : module.funcs()) {
-    if (bodies.contains(f.name())) continue;
-    if (entry) return nullptr;
-    entry = &f;
-  }
-  return entry;
 }
 
 } // namespace
@@ -228,7 +210,7 @@ absl::StatusOr<Kernel> Session::compileUnguarded(ir::Module &module,
           absl::StrCat("no function named '", options.funcName, "' in the module"));
   } else if (module.numFuncs() == 1) {
     func = &module.func(0);
-  } else if (ir::Func *entry = loopEntry(module)) {
+  } else if (ir::Func *entry = ir::loopEntry(module)) {
     func = entry; // the one function no loop runs: the others are its bodies
   } else {
     return absl::InvalidArgumentError(absl::StrCat(

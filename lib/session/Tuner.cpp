@@ -142,10 +142,18 @@ absl::StatusOr<std::vector<tune::MergeGroup>> mergeGroups(const Session &session
     if (absl::Status s = compile.knobs.set(mode, int64_t(0)); !s.ok()) return s;
   absl::StatusOr<Kernel> kernel = session.compileText(moduleText, "<tune>", compile);
   if (!kernel.ok()) return kernel.status();
+  // A module with loops has groups of one hash order in several root functions: the
+  // merge settings key by hash order, so one knob serves them all (the largest size).
   std::vector<tune::MergeGroup> groups;
-  for (const GroupStats &g : kernel->stats.groups)
-    if (g.size >= 2 && (g.core == target::CoreKind::AIV || g.core == target::CoreKind::AIC))
-      groups.push_back({g.hashOrder, g.core, g.size});
+  for (const GroupStats &g : kernel->stats.groups) {
+    if (g.size < 2 || (g.core != target::CoreKind::AIV && g.core != target::CoreKind::AIC))
+      continue;
+    auto same = std::find_if(groups.begin(), groups.end(), [&](const tune::MergeGroup &m) {
+      return m.hashOrder == g.hashOrder && m.core == g.core;
+    });
+    if (same == groups.end()) groups.push_back({g.hashOrder, g.core, g.size});
+    else same->size = std::max(same->size, g.size);
+  }
   return groups;
 }
 

@@ -12,6 +12,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/Context.h"
+#include "ptoc/ir/LoopView.h"
 #include "ptoc/ir/OpDef.h"
 #include "ptoc/ir/Parser.h"
 #include "ptoc/ir/Printer.h"
@@ -222,6 +223,7 @@ absl::StatusOr<ir::Func *> selectFunc(ir::Module &module, llvm::StringRef funcNa
     return absl::NotFoundError(absl::StrCat("no function named '", funcName.str(),
                                             "' in the module to tune"));
   }
+  if (ir::Func *entry = ir::loopEntry(module)) return entry; // its bodies are tuned with it
   if (module.numFuncs() != 1)
     return absl::InvalidArgumentError(
         absl::StrCat("the module to tune has ", module.numFuncs(),
@@ -242,8 +244,9 @@ absl::StatusOr<ParsedFunc> parseFunc(llvm::StringRef moduleText, llvm::StringRef
   return parsed;
 }
 
-TileSites collectTileSites(ir::Func &func) {
+TileSites collectTileSites(ir::Module &module) {
   TileSites sites;
+  for (ir::Func &func : module.funcs())
   for (ir::Operation &op : func.ops()) {
     if (ir::Attribute vt = op.attr("vec_tile")) {
       llvm::ArrayRef<int64_t> shape = vt.getIntArray();
@@ -281,7 +284,7 @@ absl::StatusOr<SearchSpace> deriveSearchSpace(llvm::StringRef moduleText,
   absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText, funcName);
   if (!parsed.ok()) return parsed.status();
   ir::Func *func = parsed->func;
-  TileSites sites = collectTileSites(*func);
+  TileSites sites = collectTileSites(*parsed->module);
 
   SearchSpace space;
   for (size_t k = 0; k < sites.vecTiles.size(); ++k) {
@@ -351,7 +354,7 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, KnobVa
   absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText);
   if (!parsed.ok()) return parsed.status();
   ir::Func *func = parsed->func;
-  TileSites sites = collectTileSites(*func);
+  TileSites sites = collectTileSites(*parsed->module);
 
   TunedConfig out;
   out.knobs = baseKnobs;
@@ -444,7 +447,7 @@ std::optional<Config> writtenConfig(const SearchSpace &space,
   absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText);
   if (!parsed.ok()) return std::nullopt;
   ir::Func *func = parsed->func;
-  TileSites sites = collectTileSites(*func);
+  TileSites sites = collectTileSites(*parsed->module);
   auto knobSet = [&](const char *a, const char *b) {
     return baseKnobs.values().count(a) != 0 || baseKnobs.values().count(b) != 0;
   };
@@ -492,7 +495,7 @@ absl::StatusOr<PruneTable> PruneTable::build(const SearchSpace &space,
                                              const target::DeviceSpec &device) {
   absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText);
   if (!parsed.ok()) return parsed.status();
-  TileSites sites = collectTileSites(*parsed->func);
+  TileSites sites = collectTileSites(*parsed->module);
   PruneTable table;
   for (const Dimension &dim : space.dimensions()) {
     std::vector<std::string> &reasons = table.reasons_.emplace_back(dim.values.size());
@@ -610,7 +613,7 @@ absl::StatusOr<SearchSpace> parseSearchSpace(llvm::StringRef text) {
 absl::Status checkSpaceApplies(const SearchSpace &space, llvm::StringRef moduleText) {
   absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText);
   if (!parsed.ok()) return parsed.status();
-  TileSites sites = collectTileSites(*parsed->func);
+  TileSites sites = collectTileSites(*parsed->module);
   for (const Dimension &dim : space.dimensions()) {
     if (absl::Status s = checkKnobName(dim.name); !s.ok()) return s;
     for (bool vector : {true, false}) {

@@ -302,3 +302,21 @@ def test_flash_attention_matches_exact_attention(causal):
     iterations = 2 * (blocks * (blocks + 1) // 2 if causal else blocks * blocks)
     assert f"{iterations}" in kernel.last_run.summary.split("flash_attention.kb")[1].split()[1]
     assert stats["root_functions"] >= 2
+
+
+def test_tune_turns_the_knobs_inside_loop_bodies(tmp_path):
+    @ptoc.jit(host_options={"use_tune_bank": False})
+    def rows(x: ptoc.Tensor([64, 4, 256], F32), y):
+        ptoc.set_vec_tile_shapes(4, 64)
+        for b in ptoc.loop(64, name="b"):
+            y[b] = ptoc.exp(x[b]) * 2.0
+
+    x = rand(64, 4, 256)
+    y = np.zeros_like(x)
+    result = ptoc.tune(rows, x, y, budget=8, seed=1, bank=str(tmp_path / "bank"),
+                       progress=False)
+    assert "vec_tile[0]" in result.config          # the body's tile shape is a knob
+    assert result.best_us < result.baseline_us
+    rows(x, y)                                     # later calls run the tuned kernel
+    np.testing.assert_allclose(y, np.exp(x) * 2.0, rtol=1e-6)
+    assert rows.last_run.simulated_us == pytest.approx(result.best_us, rel=1e-9)

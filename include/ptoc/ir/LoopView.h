@@ -59,6 +59,9 @@ Attribute symAttr(Context &ctx, const SymExpr &e);
 
 /// Whether `f` is a control function (it has a loop op).
 bool isControlFunc(const Func &f);
+/// The module's entry when it has loops: its only function that no loop runs as its
+/// body; null when it has no loops or several such functions.
+Func *loopEntry(Module &m);
 /// Whether `shape` has the elements of a box of `sizes` in the same order (equal
 /// after dropping size-1 dimensions).
 bool sameElements(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> sizes);

@@ -75,7 +75,9 @@ struct ParsedFunc {
 };
 /// Parses `moduleText` and selects its function (selectFunc).
 absl::StatusOr<ParsedFunc> parseFunc(llvm::StringRef moduleText, llvm::StringRef funcName = "");
-TileSites collectTileSites(ir::Func &func);
+/// The tile shapes of every function of `module` (a module with loops keeps them in its
+/// loop bodies), each distinct shape one site.
+TileSites collectTileSites(ir::Module &module);
 
 /// Derives the search space of the (only or `funcName`) function of `moduleText` on
 /// `device`: tile candidates per distinct tile shape (variants that pass the
