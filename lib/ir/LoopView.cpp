@@ -192,6 +192,18 @@ bool sameElements(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> sizes) 
 
 namespace {
 
+/// The loop indices in scope at a body, with their ranges. A range is *exact* when
+/// every index value in it is the first or last of its loop and the indices vary
+/// independently (a loop with constant bounds): then a window whose offset bounds are
+/// exact (SymExpr::boundsAreExact) and out of range is out of range in some
+/// iteration. An index of a loop whose bounds depend on other indices, or are not
+/// known, only has an enclosure (`enclosed`): its windows are checked per iteration
+/// at run time.
+struct LoopScope {
+  std::vector<SymBinding> ranges;
+  std::set<std::string> enclosed;
+};
+
 /// The module-level check: walks control functions from the roots (functions no loop
 /// runs), so each body knows the indices in scope and their ranges.
 class LoopChecker {
@@ -228,9 +240,9 @@ public:
       }
     // Roots first, then bodies as their loops are reached (a cycle is never reached).
     for (const Func &f : m_.funcs())
-      if (!runner_.count(&f)) visit(f, {});
+      if (!runner_.count(&f)) visit(f, LoopScope());
     for (auto &[body, op] : runner_)
-      if (!visited_.count(body))
+      if (!reached_.count(body))
         error(*op) << "runs '@" << body->name() << "', which (through its own loops) runs this "
                    << "loop again; loops cannot recurse";
     return ok_;
@@ -244,19 +256,22 @@ private:
     return d;
   }
 
-  void visit(const Func &f, std::vector<SymBinding> scope) {
+  void visit(const Func &f, const LoopScope &scope) {
     if (!visited_.insert(&f).second) return;
     for (const Operation &op : f.ops())
       if (op.code() == OpCode::Loop) checkLoop(f, op, scope);
   }
 
-  void checkLoop(const Func &f, const Operation &op, const std::vector<SymBinding> &scope) {
+  void checkLoop(const Func &f, const Operation &op, const LoopScope &scope) {
     absl::StatusOr<LoopView> view = LoopView::of(op);
     if (!view.ok()) return; // reported in run()
     const LoopView &v = *view;
     const Func *body = m_.lookup(v.body);
     if (!body || body == &f) return;
-    for (const SymBinding &b : scope)
+    // Reached from a root (not a cycle), even when an error below stops the check
+    // before its body is visited.
+    reached_.insert(body);
+    for (const SymBinding &b : scope.ranges)
       if (b.name == v.index) {
         error(op) << "index '" << v.index << "' is already the index of an enclosing loop; "
                   << "give the inner loop another name";
@@ -266,21 +281,30 @@ private:
     std::optional<std::pair<int64_t, int64_t>> startRange, stopRange;
     for (auto [key, e, range] : {std::tuple{"start", &v.start, &startRange},
                                  std::tuple{"stop", &v.stop, &stopRange}}) {
-      if (!namesInScope(op, *e, scope, key)) return;
-      *range = e->bounds(scope);
+      if (!namesInScope(op, *e, scope.ranges, key)) return;
+      *range = e->bounds(scope.ranges);
     }
-    std::vector<SymBinding> inner = scope;
-    // An index whose bounds depend on other indices moves with them: interval bounds
-    // over independent ranges would include combinations that never happen.
-    bool ranged = startRange && stopRange && v.start.names().empty() && v.stop.names().empty();
-    for (const SymBinding &b : scope) ranged &= !dependent_.count(b.name);
-    if (!(v.start.names().empty() && v.stop.names().empty())) dependent_.insert(v.index);
-    int64_t lo = ranged ? startRange->first : 0, hi = ranged ? stopRange->second - 1 : 0;
-    bool empty = ranged && hi < lo;
+    // The index runs over start, start + step, ... below stop: with constant bounds
+    // its first and last values are known exactly, else [min start, max stop - 1]
+    // encloses them. (Wide: stop - 1 and last - start may not fit in 64 bits.)
+    LoopScope inner = scope;
+    bool ranged = startRange && stopRange;
+    int64_t lo = ranged ? startRange->first : 0, hi = lo;
+    bool empty = false;
+    if (ranged) {
+      __int128 last = __int128(stopRange->second) - 1;
+      empty = last < lo;
+      if (!empty && v.start.names().empty()) {
+        __int128 step = v.step.constantValue();
+        last = lo + (last - lo) / step * step;
+      }
+      if (!empty) hi = int64_t(last);
+    }
+    bool indexExact = ranged && !empty && v.start.names().empty() && v.stop.names().empty();
     // An index without a known range is still in scope; its windows are checked per
     // iteration at run time.
-    inner.push_back({v.index, lo, ranged && !empty ? hi : lo});
-    bool indexRanged = ranged && !empty;
+    inner.ranges.push_back({v.index, lo, hi});
+    if (!indexExact) inner.enclosed.insert(v.index);
 
     // Windows against operands and the body's signature.
     unsigned numOperands = op.numOperands();
@@ -328,9 +352,12 @@ private:
                       << shape[d];
             break;
           }
-          if (!namesInScope(op, w.offsets[d], inner, what)) return;
-          if (!indexRanged && !w.offsets[d].names().empty()) continue;
-          std::optional<std::pair<int64_t, int64_t>> b = w.offsets[d].bounds(inner);
+          if (!namesInScope(op, w.offsets[d], inner.ranges, what)) return;
+          std::vector<std::string> names = w.offsets[d].names();
+          if (std::any_of(names.begin(), names.end(),
+                          [&](const std::string &n) { return inner.enclosed.count(n) > 0; }))
+            continue; // checked per iteration
+          std::optional<std::pair<int64_t, int64_t>> b = w.offsets[d].bounds(inner.ranges);
           if (!b || !w.offsets[d].boundsAreExact()) continue; // checked per iteration
           if (b->first < 0 || b->second + w.sizes[d] > shape[d]) {
             error(op) << what << " window " << i << " " << windowStr(w) << " of operand "
@@ -422,8 +449,8 @@ private:
   Context &ctx_;
   bool ok_ = true;
   std::map<const Func *, const Operation *> runner_;
-  std::set<std::string> dependent_; ///< indices whose bounds name other indices
   std::set<const Func *> visited_;
+  std::set<const Func *> reached_; ///< bodies of loops in functions reached from a root
 };
 
 } // namespace

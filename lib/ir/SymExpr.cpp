@@ -134,6 +134,10 @@ int64_t floorDiv(int64_t a, int64_t b) {
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 int64_t floorMod(int64_t a, int64_t b) { return a - floorDiv(a, b) * b; }
+__int128 floorDiv128(__int128 a, __int128 b) {
+  __int128 q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
 
 bool lookup(llvm::ArrayRef<SymBinding> bindings, llvm::StringRef name, int64_t &lo, int64_t &hi) {
   for (const SymBinding &b : bindings)
@@ -279,17 +283,21 @@ SymExpr::bounds(llvm::ArrayRef<SymBinding> bindings) const {
     }
     case Kind::FloorDiv: {
       if (b.first <= 0 && b.second >= 0) return std::nullopt;
-      int64_t c[4] = {floorDiv(a.first, b.first), floorDiv(a.first, b.second),
-                      floorDiv(a.second, b.first), floorDiv(a.second, b.second)};
+      // Wide: INT64_MIN // -1 does not fit (and traps in 64 bits).
+      __int128 c[4] = {floorDiv128(a.first, b.first), floorDiv128(a.first, b.second),
+                       floorDiv128(a.second, b.first), floorDiv128(a.second, b.second)};
       lo = *std::min_element(c, c + 4);
       hi = *std::max_element(c, c + 4);
       break;
     }
     case Kind::Mod: {
       if (b.first <= 0 && b.second >= 0) return std::nullopt;
-      // Python's modulo takes the divisor's sign: [0, |b|-1] or [-(|b|-1), 0].
-      int64_t m = std::max(std::abs(b.first), std::abs(b.second)) - 1;
-      if (b.first > 0 && a.first >= 0 && a.second < b.first) {
+      // Python's modulo takes the divisor's sign: [0, |b|-1] or [-(|b|-1), 0]. The
+      // divisor's range has one sign; wide, as |INT64_MIN| does not fit.
+      __int128 m = (b.first > 0 ? __int128(b.second) : -__int128(b.first)) - 1;
+      if (a.first == a.second && b.first == b.second) {
+        lo = hi = __int128(a.first) - floorDiv128(a.first, b.first) * b.first; // one value
+      } else if (b.first > 0 && a.first >= 0 && a.second < b.first) {
         lo = a.first;  // already reduced
         hi = a.second;
       } else if (b.first > 0) {

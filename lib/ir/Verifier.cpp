@@ -270,8 +270,12 @@ private:
         return false;
       }
       if (!attrHasShape(a.value, spec->shape)) {
-        opError(op) << "attribute '" << name << "' must be " << attrShapeName(spec->shape)
-                    << ", got " << a.value.str();
+        InFlightDiagnostic d = opError(op);
+        d << "attribute '" << name << "' must be " << attrShapeName(spec->shape) << ", got "
+          << a.value.str();
+        // Which window entry is wrong, and why (a bad offset expression: its column).
+        if (spec->shape == AttrShape::Windows)
+          d << "; " << std::string(parseWindows(a.value).status().message());
         return false;
       }
     }

@@ -162,6 +162,25 @@ absl::Status GmMemory::init(const codegen::Program &program, llvm::ArrayRef<Cons
     return ir::internalError(absl::StrCat("program @", program.funcName, ": tensor ", t, " (%",
                                           tensors[t].name, "): ", what));
   };
+  // An intermediate's first contents: zeros, or a copy of the argument it starts as
+  // (GmTensor::initFrom: an argument a loop updates), wherever its memory lives.
+  auto initialize = [&](int t, int64_t elements, std::byte *dst) -> absl::Status {
+    const GmTensor &g = tensors[t];
+    size_t bytes = size_t(elements) * ir::elementSize(g.dtype);
+    if (g.initFrom < 0) {
+      std::memset(dst, 0, bytes);
+      return absl::OkStatus();
+    }
+    int from = g.initFrom;
+    if (from >= numTensors || tensors[from].kind != GmTensor::Kind::Argument ||
+        tensors[from].dtype != g.dtype || tensors[from].shape != g.shape ||
+        tensors[from].argIndex < 0 || size_t(tensors[from].argIndex) >= args.size())
+      return bad(t, absl::StrCat("starts as a copy of tensor ", from,
+                                 ", which is not an argument of its type"));
+    // memmove: the caller may pass the argument's own buffer as the result's.
+    std::memmove(dst, args[tensors[from].argIndex].data, bytes);
+    return absl::OkStatus();
+  };
 
   // Arguments: the caller's mistakes, so InvalidArgument naming the argument.
   if (args.size() != program.arguments.size())
@@ -233,19 +252,11 @@ absl::Status GmMemory::init(const codegen::Program &program, llvm::ArrayRef<Cons
         v.data = args[g.argIndex].data;
         ownerElements[t] = args[g.argIndex].numElements();
       } else if (size_t(t) < externalStorage.size() && externalStorage[t]) {
-        // Copy-outs may leave parts unwritten (as in owned memory, those read as 0, or
-        // as the argument a loop updates in place: the caller's buffer may be it).
-        size_t bytes = size_t(elements) * ir::elementSize(g.dtype);
-        if (g.initFrom >= 0 && g.initFrom < numTensors &&
-            tensors[g.initFrom].kind == GmTensor::Kind::Argument &&
-            tensors[g.initFrom].argIndex >= 0 &&
-            size_t(tensors[g.initFrom].argIndex) < args.size() &&
-            args[tensors[g.initFrom].argIndex].sizeInBytes() == bytes)
-          std::memmove(externalStorage[t], args[tensors[g.initFrom].argIndex].data, bytes);
-        else
-          std::memset(externalStorage[t], 0, bytes);
+        // Copy-outs may leave parts unwritten (as in owned memory, those read as 0,
+        // or as the argument the tensor starts as a copy of).
         v.writable = externalStorage[t];
         v.data = v.writable;
+        if (absl::Status st = initialize(t, elements, v.writable); !st.ok()) return st;
         ownerElements[t] = elements;
       } else {
         try {
@@ -257,16 +268,8 @@ absl::Status GmMemory::init(const codegen::Program &program, llvm::ArrayRef<Cons
         }
         v.writable = owned_[t].data();
         v.data = v.writable;
-        if (g.initFrom >= 0) {
-          int from = g.initFrom;
-          if (from >= numTensors || tensors[from].kind != GmTensor::Kind::Argument ||
-              tensors[from].dtype != g.dtype || tensors[from].shape != g.shape ||
-              tensors[from].argIndex < 0 || size_t(tensors[from].argIndex) >= args.size())
-            return bad(t, absl::StrCat("starts as a copy of tensor ", from,
-                                       ", which is not an argument of its type"));
-          const ConstTensorRef &src = args[tensors[from].argIndex];
-          std::memcpy(v.writable, src.data, size_t(elements) * ir::elementSize(g.dtype));
-        }
+        if (g.initFrom >= 0) // (else it is zero-filled already)
+          if (absl::Status st = initialize(t, elements, v.writable); !st.ok()) return st;
         ownerElements[t] = elements;
       }
       if (elements == 0) continue;

@@ -23,8 +23,14 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include "DiagnosticVerifier.h"
+#include "absl/strings/str_cat.h"
+#include "llvm/ADT/StringSet.h"
+#include "ptoc/codegen/BuildLoopProgram.h"
 #include "ptoc/codegen/Codegen.h"
 #include "ptoc/ir/Context.h"
+#include "ptoc/ir/Level.h"
+#include "ptoc/ir/LoopView.h"
+#include "ptoc/ir/Operation.h"
 #include "ptoc/ir/Parser.h"
 #include "ptoc/ir/Printer.h"
 #include "ptoc/ir/Verifier.h"
@@ -187,21 +193,47 @@ private:
   }
 
   // --stage=codegen: the compiled program of every function replaces the IR text
-  // (the round trip above still checked the IR).
+  // (the round trip above still checked the IR). A control function no loop runs
+  // prints as its loop program, with each root function its loops run compiled once;
+  // those root functions are not printed again on their own.
   bool printPrograms(const ir::Module &module, ir::Context &ctx, std::string &output) {
     std::string text;
     llvm::raw_string_ostream os(text);
+    llvm::StringSet<> bodies;
+    for (const ir::Func &f : module.funcs())
+      for (const ir::Operation &op : f.ops())
+        if (op.code() == ir::OpCode::Loop)
+          if (absl::StatusOr<ir::LoopView> v = ir::LoopView::of(op); v.ok()) bodies.insert(v->body);
+    auto fail = [&](const ir::Func &f, const absl::Status &st) {
+      ctx.emitError(f.loc()) << "codegen of @" << f.name() << ": " << ir::messageOf(st);
+      output.clear();
+      return false;
+    };
     unsigned funcIndex = 0;
     for (const ir::Func &f : module.funcs()) {
-      absl::StatusOr<codegen::Program> program =
-          codegen::buildProgram(f, device_, config_.codegen, funcIndex++);
-      if (!program.ok()) {
-        ctx.emitError(f.loc()) << "codegen of @" << f.name() << ": "
-                               << ir::messageOf(program.status());
-        output.clear();
-        return false;
-      }
+      unsigned index = funcIndex++;
+      if (bodies.contains(f.name())) continue;
       if (!text.empty()) os << "\n";
+      if (ir::levelOf(f) == ir::Level::Control) {
+        for (const ir::Func &g : module.funcs())
+          if (ir::levelOf(g) == ir::Level::Control)
+            for (const ir::Operation &op : g.ops())
+              if (op.code() != ir::OpCode::Loop && op.code() != ir::OpCode::GmTensor &&
+                  op.code() != ir::OpCode::Return)
+                return fail(f, absl::InvalidArgumentError(absl::StrCat(
+                                   "the control function @", g.name().str(), " still computes ('",
+                                   op.name().str(), "' at ", op.loc().str(),
+                                   "); run outline-segments before the pipeline, e.g. "
+                                   "--pass-pipeline=outline-segments,default")));
+        absl::StatusOr<codegen::LoopProgram> lp =
+            codegen::buildLoopProgram(module, f, device_, config_.codegen);
+        if (!lp.ok()) return fail(f, lp.status());
+        codegen::printLoopProgram(*lp, os);
+        continue;
+      }
+      absl::StatusOr<codegen::Program> program =
+          codegen::buildProgram(f, device_, config_.codegen, index);
+      if (!program.ok()) return fail(f, program.status());
       codegen::printProgram(*program, os);
     }
     output = std::move(os.str());
