@@ -102,6 +102,11 @@ private:
         };
         if (absl::Status st = windows(v->ins, s.ins); !st.ok()) return st;
         if (absl::Status st = windows(v->outs, s.outs); !st.ok()) return st;
+        auto reads = [](const ir::SymExpr &e) { return !e.tensorReads().empty(); };
+        out_.readsTensors |= reads(s.start) || reads(s.stop) || reads(s.step);
+        for (const std::vector<StepWindow> *ws : {&s.ins, &s.outs})
+          for (const StepWindow &w : *ws)
+            for (const ir::SymExpr &e : w.offsets) out_.readsTensors |= reads(e);
         // A loop's results are its written operands, updated in place.
         for (size_t r = 0; r < v->written.size(); ++r)
           tensorOf[op.result(r)] = tensorOf.lookup(op.operand(v->written[r]));

@@ -2,6 +2,7 @@
 #include "ptoc/ir/LoopView.h"
 
 #include <algorithm>
+#include <utility>
 #include <map>
 #include <set>
 
@@ -165,15 +166,17 @@ bool isControlFunc(const Func &f) {
   return false;
 }
 
-Func *loopEntry(Module &m) {
+Func *loopEntry(Module &m) { return const_cast<Func *>(loopEntry(std::as_const(m))); }
+
+const Func *loopEntry(const Module &m) {
   std::set<std::string> bodies;
   for (const Func &f : m.funcs())
     for (const Operation &op : f.ops())
       if (op.code() == OpCode::Loop)
         if (Attribute b = op.attr("body"); b && b.isString()) bodies.insert(b.getString().str());
   if (bodies.empty()) return nullptr;
-  Func *entry = nullptr;
-  for (Func &f : m.funcs()) {
+  const Func *entry = nullptr;
+  for (const Func &f : m.funcs()) {
     if (bodies.count(f.name().str())) continue;
     if (entry) return nullptr;
     entry = &f;
@@ -208,7 +211,8 @@ struct LoopScope {
 /// runs), so each body knows the indices in scope and their ranges.
 class LoopChecker {
 public:
-  explicit LoopChecker(const Module &m) : m_(m), ctx_(m.context()) {}
+  explicit LoopChecker(const Module &m)
+      : m_(m), ctx_(m.context()), entry_(loopEntry(m)) {}
 
   bool run() {
     // Which loop runs each body.
@@ -434,7 +438,50 @@ private:
         return false;
       }
     }
+    // Values read from tensors: the control thread reads them from the kernel's inputs.
+    for (const auto &[name, rank] : e.tensorReads()) {
+      const Value *arg = entryArg(name);
+      if (!arg) {
+        error(op) << what << " expression '" << e.str() << "' reads '" << name << "', which is "
+                  << "not an argument of the kernel's function"
+                  << (entry_ ? absl::StrCat(" '@", entry_->name().str(), "'") : std::string())
+                  << "; only the kernel's integer inputs can be read as values";
+        return false;
+      }
+      Type t = arg->type();
+      if (t.dtype() != DType::I32 && t.dtype() != DType::I8) {
+        error(op) << what << " expression '" << e.str() << "' reads '" << name << "' of type "
+                  << t.str() << "; values read as loop bounds or offsets come from integer "
+                  << "tensors (i32, i8)";
+        return false;
+      }
+      if (t.shape().size() != rank) {
+        error(op) << what << " expression '" << e.str() << "' indexes '" << name << "' ("
+                  << t.str() << ") with " << rank << " index" << (rank == 1 ? "" : "es")
+                  << "; give one per dimension";
+        return false;
+      }
+      for (const OpOperand &use : arg->uses())
+        if (use.owner()->code() == OpCode::Loop) {
+          absl::StatusOr<LoopView> w = LoopView::of(*use.owner());
+          if (w.ok() && std::find(w->written.begin(), w->written.end(), int(use.index())) !=
+                            w->written.end()) {
+            error(op) << what << " expression '" << e.str() << "' reads '" << name
+                      << "', which the loop at " << use.owner()->loc().str() << " writes; "
+                      << "values are read when the kernel starts: read a tensor no loop writes";
+            return false;
+          }
+        }
+    }
     return true;
+  }
+
+  /// The argument of the entry function named `name`, or null.
+  const Value *entryArg(llvm::StringRef name) const {
+    if (!entry_) return nullptr;
+    for (const Value &a : entry_->args())
+      if (a.nameHint() && a.nameHint().str() == name) return &a;
+    return nullptr;
   }
 
   static bool isAfter(const Func &f, const Operation *a, const Operation *b) {
@@ -447,6 +494,7 @@ private:
 
   const Module &m_;
   Context &ctx_;
+  const Func *entry_; ///< the kernel's function (the only one no loop runs)
   bool ok_ = true;
   std::map<const Func *, const Operation *> runner_;
   std::set<const Func *> visited_;

@@ -115,6 +115,16 @@ private:
       if (!eat(")")) fail("')'");
       return binary(name == "min" ? Kind::Min : Kind::Max, a, b);
     }
+    if (eat("[")) { // an element of a tensor: name[e0, e1, ...]
+      SymExpr::Node n;
+      n.kind = Kind::Element;
+      n.name = name.str();
+      do {
+        n.args.push_back(expr());
+      } while (error_.empty() && eat(","));
+      if (!eat("]")) fail("']' closing the index of " + name.str());
+      return add(std::move(n));
+    }
     SymExpr::Node n;
     n.kind = Kind::Name;
     n.name = name.str();
@@ -169,6 +179,15 @@ std::vector<std::string> SymExpr::names() const {
   return out;
 }
 
+std::vector<std::pair<std::string, size_t>> SymExpr::tensorReads() const {
+  std::vector<std::pair<std::string, size_t>> out;
+  for (const Node &n : nodes_)
+    if (n.kind == Kind::Element &&
+        std::find(out.begin(), out.end(), std::make_pair(n.name, n.args.size())) == out.end())
+      out.emplace_back(n.name, n.args.size());
+  return out;
+}
+
 std::string SymExpr::str() const {
   // Precedence: 1 additive, 2 multiplicative, 3 atoms (names, numbers, calls, negation).
   struct Printed {
@@ -186,6 +205,13 @@ std::string SymExpr::str() const {
       done[i] = {n.value < 0 ? absl::StrCat("(", n.value, ")") : absl::StrCat(n.value), 3};
       break;
     case Kind::Name: done[i] = {n.name, 3}; break;
+    case Kind::Element: {
+      std::string text = n.name + "[";
+      for (size_t a = 0; a < n.args.size(); ++a)
+        text += (a ? ", " : "") + done[n.args[a]].text;
+      done[i] = {text + "]", 3};
+      break;
+    }
     case Kind::Neg: done[i] = {absl::StrCat("-", wrap(done[n.lhs], 3)), 3}; break;
     case Kind::Add: done[i] = {absl::StrCat(wrap(done[n.lhs], 1), " + ", wrap(done[n.rhs], 2)), 1}; break;
     case Kind::Sub: done[i] = {absl::StrCat(wrap(done[n.lhs], 1), " - ", wrap(done[n.rhs], 2)), 1}; break;
@@ -199,7 +225,8 @@ std::string SymExpr::str() const {
   return nodes_.empty() ? "0" : done.back().text;
 }
 
-absl::StatusOr<int64_t> SymExpr::evaluate(llvm::ArrayRef<SymBinding> bindings) const {
+absl::StatusOr<int64_t> SymExpr::evaluate(llvm::ArrayRef<SymBinding> bindings,
+                                          const ElementReader &reader) const {
   std::vector<int64_t> v(nodes_.size());
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node &n = nodes_[i];
@@ -228,6 +255,19 @@ absl::StatusOr<int64_t> SymExpr::evaluate(llvm::ArrayRef<SymBinding> bindings) c
       break;
     case Kind::Min: v[i] = std::min(a, b); break;
     case Kind::Max: v[i] = std::max(a, b); break;
+    case Kind::Element: {
+      if (!reader)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "'", str(), "' reads tensor '", n.name,
+            "', whose values are known only when the kernel runs with its inputs"));
+      llvm::SmallVector<int64_t, 4> index;
+      for (int arg : n.args) index.push_back(v[arg]);
+      absl::StatusOr<int64_t> e = reader(n.name, index);
+      if (!e.ok())
+        return absl::InvalidArgumentError(absl::StrCat("'", str(), "': ", e.status().message()));
+      v[i] = *e;
+      break;
+    }
     }
     if (overflow)
       return absl::InvalidArgumentError(absl::StrCat("'", str(), "' overflows 64 bits"));
@@ -242,6 +282,7 @@ bool SymExpr::boundsAreExact() const {
     const Node &n = nodes_[i];
     bool l = n.lhs >= 0 && hasName[n.lhs], r = n.rhs >= 0 && hasName[n.rhs];
     if (n.kind == Kind::Name) ++nameNodes;
+    if (n.kind == Kind::Element) return false; // a value read when the kernel runs
     if (n.kind == Kind::Mod && (l || r)) return false;
     if (n.kind == Kind::FloorDiv && r) return false;
     // A product is monotonic in each factor only while the other keeps one sign:
@@ -271,6 +312,7 @@ SymExpr::bounds(llvm::ArrayRef<SymBinding> bindings) const {
       hi = h;
       break;
     }
+    case Kind::Element: return std::nullopt; // known when the kernel runs
     case Kind::Neg: lo = -__int128(a.second); hi = -__int128(a.first); break;
     case Kind::Add: lo = __int128(a.first) + b.first; hi = __int128(a.second) + b.second; break;
     case Kind::Sub: lo = __int128(a.first) - b.second; hi = __int128(a.second) - b.first; break;

@@ -19,6 +19,7 @@
 #include "ptoc/runtime/ExpandLoops.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <unordered_map>
 
@@ -55,7 +56,12 @@ struct Access {
 
 class Expander {
 public:
-  explicit Expander(const LoopProgram &lp) : lp_(lp) {}
+  Expander(const LoopProgram &lp, llvm::ArrayRef<ConstTensorRef> args) : lp_(lp), args_(args) {
+    if (lp.readsTensors)
+      reader_ = [this](llvm::StringRef tensor, llvm::ArrayRef<int64_t> index) {
+        return readElement(tensor, index);
+      };
+  }
 
   absl::StatusOr<Program> run() {
     out_.funcName = lp_.funcName;
@@ -159,7 +165,7 @@ private:
     int64_t offset = g.baseOffset;
     llvm::SmallVector<int64_t, 4> offsets;
     for (size_t d = 0; d < w.offsets.size(); ++d) {
-      absl::StatusOr<int64_t> o = w.offsets[d].evaluate(bindings_);
+      absl::StatusOr<int64_t> o = w.offsets[d].evaluate(bindings_, reader_);
       if (!o.ok())
         return absl::InvalidArgumentError(absl::StrCat(where(s, iteration), ": ", side, " window ",
                                                        i, " offset ", d, ": ", o.status().message()));
@@ -196,9 +202,9 @@ private:
 
   absl::Status runControl(const ControlFunc &c, llvm::ArrayRef<int> tensors) {
     for (const LoopStep &s : c.steps) {
-      absl::StatusOr<int64_t> start = s.start.evaluate(bindings_),
-                              stop = s.stop.evaluate(bindings_),
-                              step = s.step.evaluate(bindings_);
+      absl::StatusOr<int64_t> start = s.start.evaluate(bindings_, reader_),
+                              stop = s.stop.evaluate(bindings_, reader_),
+                              step = s.step.evaluate(bindings_, reader_);
       for (auto [what, v] : {std::pair{"start", &start}, std::pair{"stop", &stop},
                              std::pair{"step", &step}})
         if (!v->ok())
@@ -602,7 +608,39 @@ private:
     return absl::OkStatus();
   }
 
+  /// The control thread reading element `index` of kernel input `tensor` (an
+  /// argument of the entry function, by name) from GM.
+  absl::StatusOr<int64_t> readElement(llvm::StringRef tensor, llvm::ArrayRef<int64_t> index) const {
+    const ControlFunc &entry = lp_.controls[lp_.entry];
+    const codegen::ControlTensor *t = nullptr;
+    for (const codegen::ControlTensor &c : entry.tensors)
+      if (c.kind == codegen::ControlTensor::Kind::Argument && c.name == tensor) t = &c;
+    if (!t) return absl::InvalidArgumentError(absl::StrCat("no kernel input named '", tensor.str(), "'"));
+    if (t->argIndex < 0 || size_t(t->argIndex) >= args_.size())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "reads input '", tensor.str(), "', which this run did not provide (the iterations "
+          "depend on its values: run the kernel with its inputs)"));
+    const ConstTensorRef &a = args_[t->argIndex];
+    if (index.size() != a.shape.size() || (a.dtype != ir::DType::I32 && a.dtype != ir::DType::I8))
+      return ir::internalError(absl::StrCat("input '", tensor.str(), "' is not the integer tensor "
+                                            "of the rank the verifier checked"));
+    int64_t linear = 0;
+    for (size_t d = 0; d < index.size(); ++d) {
+      if (index[d] < 0 || index[d] >= a.shape[d])
+        return absl::InvalidArgumentError(absl::StrCat(
+            "index ", index[d], " in dimension ", d, " of input '", tensor.str(), "' (shape ",
+            absl::StrJoin(a.shape, "x"), ") is out of range"));
+      linear = linear * a.shape[d] + index[d];
+    }
+    if (a.dtype == ir::DType::I8) return int64_t(reinterpret_cast<const int8_t *>(a.data)[linear]);
+    int32_t v;
+    std::memcpy(&v, a.data + linear * sizeof(int32_t), sizeof v);
+    return int64_t(v);
+  }
+
   const LoopProgram &lp_;
+  llvm::ArrayRef<ConstTensorRef> args_;
+  ir::SymExpr::ElementReader reader_;
   Program out_;
   std::vector<int> leafOffset_;
   std::vector<bool> shared_;      ///< per flat tensor: a base iterations share
@@ -614,8 +652,8 @@ private:
 } // namespace
 
 absl::StatusOr<Program> expandLoops(const LoopProgram &lp, const target::DeviceSpec &device,
-                                    int stitchMaxNum) {
-  absl::StatusOr<Program> p = Expander(lp).run();
+                                    int stitchMaxNum, llvm::ArrayRef<ConstTensorRef> args) {
+  absl::StatusOr<Program> p = Expander(lp, args).run();
   if (!p.ok()) return p.status();
   if (absl::Status s = assignStitches(*p, device, stitchMaxNum); !s.ok()) return s;
   return p;

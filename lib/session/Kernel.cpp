@@ -18,9 +18,15 @@ struct Kernel::Expansions {
 
 std::shared_ptr<Kernel::Expansions> Kernel::newExpansions() { return std::make_shared<Expansions>(); }
 
-absl::StatusOr<std::shared_ptr<const codegen::Program>> Kernel::runnable(int stitchMaxNum) const {
+absl::StatusOr<std::shared_ptr<const codegen::Program>> Kernel::runnable(
+    int stitchMaxNum, llvm::ArrayRef<runtime::ConstTensorRef> args) const {
   if (!loops) // no copy: the kernel outlives its runs
     return std::shared_ptr<const codegen::Program>(std::shared_ptr<void>(), &program);
+  if (loops->readsTensors) { // the iterations depend on this call's inputs
+    absl::StatusOr<codegen::Program> p = runtime::expandLoops(*loops, device, stitchMaxNum, args);
+    if (!p.ok()) return p.status();
+    return std::make_shared<const codegen::Program>(*std::move(p));
+  }
   std::lock_guard<std::mutex> lock(expansions->mutex);
   auto it = expansions->byStitch.find(stitchMaxNum);
   if (it != expansions->byStitch.end()) return it->second;

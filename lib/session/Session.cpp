@@ -396,7 +396,7 @@ absl::StatusOr<RunReport> Session::runGuarded(const Kernel &kernel,
   sim.kernelKind = options.kernelKind;
   // A kernel with loops has its iterations instantiated (once per stitch size).
   absl::StatusOr<std::shared_ptr<const codegen::Program>> runnable =
-      kernel.runnable(options.stitchMaxNum);
+      kernel.runnable(options.stitchMaxNum, args);
   if (!runnable.ok()) return runnable.status();
   const codegen::Program *program = runnable->get();
   auto simStart = Clock::now();

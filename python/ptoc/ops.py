@@ -13,7 +13,7 @@ from . import tensor as _tensor
 from .dtypes import DT_FP32, as_dtype, promote
 from .errors import ArgumentError, DTypeError, Error, ShapeError
 from .options import INT64_MAX
-from .loops import SymInt, is_symbolic
+from .loops import SymInt, is_symbolic, offset_text
 from .tracing import current_trace, located
 
 
@@ -382,11 +382,40 @@ def _region(x, key, what):
     return offsets, sizes, kept
 
 
+def _scalar_read(trace, x, key):
+    """``t[i, j]`` of an integer input of the kernel, every dimension indexed: the
+    value as a symbolic scalar (read by the control thread when the kernel runs; usable
+    in loop bounds and window offsets). None for any other index."""
+    if x._trace is None or x.dtype.is_float or x._scope is not trace.root:
+        return None
+    if not x._name or x._written or x._id != x._original_id:
+        return None
+    key = key if isinstance(key, tuple) else (key,)
+    if len(key) != x.ndim or not all(is_symbolic(k) or (isinstance(k, numbers.Integral) and
+                                                           not isinstance(k, bool)) for k in key):
+        return None
+    if not any(is_symbolic(k) for k in key) and trace.fn_scope is trace.root:
+        return None  # a static element outside loops stays a tensor
+    index = []
+    for d, (k, n) in enumerate(zip(key, x.shape)):
+        if not is_symbolic(k):
+            k = int(k) + n if k < 0 else int(k)
+            if not 0 <= k < n:
+                raise ShapeError(located(f"index {k} is out of range for dimension {d} of "
+                                         f"'{x._name}' (size {n})"))
+        index.append(offset_text(k))
+    x._read = True
+    return SymInt(text=f"{x._name}[{', '.join(index)}]")
+
+
 def slice_view(x, key):
     """``x[key]``: a slice (ints drop their dimension, like numpy). Inside a
     ``ptoc.loop`` body, a slice of a tensor from outside the loop is a window the
     body reads, and its offsets may be symbolic (the loop index)."""
     trace = _trace_of("slice", x)
+    scalar = _scalar_read(trace, x, key)
+    if scalar is not None:
+        return scalar
     offsets, sizes, kept = _region(x, key, "slice")
     visible = [s for s, k in zip(sizes, kept) if k]
     if x._trace is not None and x._scope is not trace.fn_scope:

@@ -24,7 +24,7 @@ EXAMPLES = sorted(p for p in EXAMPLES_DIR.glob("*.py") if p.name != "example_sup
 # The issue's list of examples; each must exist (a missing one is a failure, not a
 # test that silently does not run).
 REQUIRED = {"softmax", "layernorm", "rmsnorm", "matmul", "matmul_bias_gelu", "attention",
-            "mlp", "flash_attention"}
+            "mlp", "flash_attention", "paged_attention"}
 
 # The first line of every run summary (lib/profile/Summary.cpp, summaryText):
 # "simulated 36.94 us (bound 20.41 us, 55% of roofline, limited by hbm)".

@@ -320,3 +320,74 @@ def test_tune_turns_the_knobs_inside_loop_bodies(tmp_path):
     rows(x, y)                                     # later calls run the tuned kernel
     np.testing.assert_allclose(y, np.exp(x) * 2.0, rtol=1e-6)
     assert rows.last_run.simulated_us == pytest.approx(result.best_us, rel=1e-9)
+
+
+def _example(name):
+    import importlib.util
+    import os
+    import pathlib
+    import sys
+    src = pathlib.Path(os.environ.get("PTOC_SOURCE_DIR") or
+                       pathlib.Path(__file__).resolve().parents[2]) / "examples"
+    sys.path.insert(0, str(src))
+    spec = importlib.util.spec_from_file_location(name, src / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_paged_attention_reads_the_block_table_and_ragged_lengths():
+    pa = _example("paged_attention")
+    lens = [70, 256, 5, 129]
+    q, k, v, table, seq, nb, mb = pa.random_problem(4, 2, 64, lens, seed=5)
+    o = np.zeros_like(q)
+    kernel = pa.make_paged_attention(4, 2, 64, nb, mb)
+    kernel(q, k, v, table, seq, pa.mask_rows(), o)
+    np.testing.assert_allclose(o.astype(np.float64), pa.reference(q, k, v, table, seq),
+                               rtol=2e-2, atol=4e-3)
+    # The key-block loop ran ceil(len / 64) times per sequence and head.
+    blocks = sum(-(-n // 64) for n in lens) * 2
+    row = kernel.last_run.summary.split("paged_attention.j")[1].split()
+    assert int(row[1]) == blocks
+    # Other lengths and tables: the same compiled kernel, iterations from the new values.
+    lens2 = [200, 129, 65, 1]  # as many blocks in all, as long a table
+    q2, k2, v2, table2, seq2, nb2, mb2 = pa.random_problem(4, 2, 64, lens2, seed=6)
+    assert (nb2, mb2) == (nb, mb)
+    o2 = np.zeros_like(q2)
+    kernel(q2, k2, v2, table2, seq2, pa.mask_rows(), o2)
+    assert kernel.cache_info().currsize == 1
+    np.testing.assert_allclose(o2.astype(np.float64), pa.reference(q2, k2, v2, table2, seq2),
+                               rtol=2e-2, atol=4e-3)
+
+
+def test_values_read_from_an_int_tensor_select_windows():
+    @ptoc.jit
+    def gather_rows(x: ptoc.Tensor([16, 64], F32), idx: ptoc.Tensor([5], ptoc.DT_INT32), y):
+        ptoc.set_vec_tile_shapes(1, 64)
+        for i in ptoc.loop(5):
+            y[i] = x[idx[i]] + 0.5
+
+    x = rand(16, 64)
+    idx = np.array([3, 0, 15, 3, 7], np.int32)
+    y = np.zeros((5, 64), np.float32)
+    gather_rows(x, idx, y)
+    np.testing.assert_allclose(y, x[idx] + 0.5)
+    bad = np.array([3, 0, 16, 3, 7], np.int32)
+    with pytest.raises(ptoc.RunError, match="iteration"):
+        gather_rows(x, bad, y)
+
+
+def test_a_value_read_must_come_from_an_input_no_loop_writes():
+    @ptoc.jit
+    def self_indexed(x: ptoc.Tensor([4, 64], F32), idx: ptoc.Tensor([4], ptoc.DT_INT32)):
+        ptoc.set_vec_tile_shapes(1, 64)
+        out = ptoc.full([4, 64], 0.0, F32)
+        for i in ptoc.loop(4):
+            out[idx[i]] = x[i]
+        for i in ptoc.loop(4, name="w"):
+            idx[i:i + 1] = idx[i:i + 1]
+        return out + 0.0
+
+    x = rand(4, 64)
+    with pytest.raises(ptoc.Error, match="reads 'idx', which the loop at"):
+        self_indexed(x, np.arange(4, dtype=np.int32))

@@ -60,6 +60,9 @@ struct LoopProgram {
   std::vector<Program> programs;     ///< the root functions, each compiled once
   std::vector<ControlFunc> controls; ///< controls[entry] is the kernel's function
   int entry = 0;
+  /// Some bound or offset reads elements of the kernel's inputs (`t[i, j]`): the
+  /// iterations depend on the data, so each run instantiates them anew.
+  bool readsTensors = false;
 };
 
 } // namespace ptoc::codegen

@@ -62,6 +62,7 @@ bool isControlFunc(const Func &f);
 /// The module's entry when it has loops: its only function that no loop runs as its
 /// body; null when it has no loops or several such functions.
 Func *loopEntry(Module &m);
+const Func *loopEntry(const Module &m);
 /// Whether `shape` has the elements of a box of `sizes` in the same order (equal
 /// after dropping size-1 dimensions).
 bool sameElements(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> sizes);

@@ -1,11 +1,13 @@
 // Symbolic integer expressions: the bounds of a loop and the offsets of its windows
 // as functions of loop indices (docs/ir.md, "Loops"). Text form: integers, index
-// names, `+ - * // %`, unary minus, parentheses, `min(a, b)`, `max(a, b)`; `//` and
-// `%` round toward minus infinity like Python's. Plain data: evaluated by the
+// names, `+ - * // %`, unary minus, parentheses, `min(a, b)`, `max(a, b)`, and
+// elements of integer tensors `t[e0, e1, ...]` (values the control thread reads from
+// GM when the kernel runs); `//` and `%` round toward minus infinity like Python's. Plain data: evaluated by the
 // runtime for every iteration, bounded over index ranges by the verifier.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,7 +26,12 @@ struct SymBinding {
 
 class SymExpr {
 public:
-  enum class Kind : uint8_t { Const, Name, Add, Sub, Mul, FloorDiv, Mod, Min, Max, Neg };
+  enum class Kind : uint8_t { Const, Name, Add, Sub, Mul, FloorDiv, Mod, Min, Max, Neg, Element };
+
+  /// Reads element `index` of tensor `tensor` (a kernel argument) when a run
+  /// evaluates an expression that reads one.
+  using ElementReader =
+      std::function<absl::StatusOr<int64_t>(llvm::StringRef tensor, llvm::ArrayRef<int64_t> index)>;
 
   /// The constant `v`.
   static SymExpr constant(int64_t v);
@@ -34,18 +41,22 @@ public:
   bool isConstant() const { return nodes_.size() == 1 && nodes_[0].kind == Kind::Const; }
   /// The value of a constant expression.
   int64_t constantValue() const { return nodes_[0].value; }
-  /// The names it mentions, each once, in order of first appearance.
+  /// The index names it mentions, each once, in order of first appearance.
   std::vector<std::string> names() const;
+  /// The tensors it reads elements of (name and index count), each once.
+  std::vector<std::pair<std::string, size_t>> tensorReads() const;
   /// The text form (fully parenthesised where precedence needs it).
   std::string str() const;
 
   /// Its value with each name bound to `lo` of its binding. Errors: an unbound name,
   /// division or modulo by zero, overflow.
-  absl::StatusOr<int64_t> evaluate(llvm::ArrayRef<SymBinding> bindings) const;
+  /// Tensor elements are read through `reader` (an error without one).
+  absl::StatusOr<int64_t> evaluate(llvm::ArrayRef<SymBinding> bindings,
+                                   const ElementReader &reader = nullptr) const;
   /// The smallest and largest values over every combination of the names in their
   /// [lo, hi] ranges (interval arithmetic: exact for an affine expression of distinct
   /// names, a safe enclosure otherwise); nullopt when a name is unbound or a divisor
-  /// range contains zero.
+  /// range contains zero, or it reads a tensor.
   std::optional<std::pair<int64_t, int64_t>> bounds(llvm::ArrayRef<SymBinding> bindings) const;
   /// Whether bounds() are attained (not just an enclosure): every name appears once
   /// and no `%` or divisor depends on a name, so the expression is monotonic in each
@@ -56,8 +67,9 @@ private:
   struct Node {
     Kind kind = Kind::Const;
     int64_t value = 0;  ///< Const
-    std::string name;   ///< Name
+    std::string name;   ///< Name; Element: the tensor
     int lhs = -1, rhs = -1;
+    std::vector<int> args; ///< Element: the index expressions' nodes
   };
   friend class SymParser;
   std::vector<Node> nodes_; ///< postorder; the root is last

@@ -6,6 +6,7 @@
 #include "absl/status/statusor.h"
 #include "ptoc/codegen/LoopProgram.h"
 #include "ptoc/codegen/Program.h"
+#include "ptoc/runtime/TensorRef.h"
 #include "ptoc/target/DeviceSpec.h"
 
 namespace ptoc::runtime {
@@ -24,9 +25,13 @@ inline constexpr int kMinStitchMaxNum = 1, kMaxStitchMaxNum = 1024;
 /// (an accumulator's read-modify-write). Then stitches are assigned
 /// (assignStitches). Errors name the loop, the iteration and the window (an offset out
 /// of range, a bound that does not evaluate).
+/// `args`: the kernel's inputs, which the control thread reads values of tensors from
+/// (`t[i, j]` in a bound or an offset; LoopProgram::readsTensors); an error names a read
+/// without them, or out of the tensor's range.
 absl::StatusOr<codegen::Program> expandLoops(const codegen::LoopProgram &lp,
                                              const target::DeviceSpec &device,
-                                             int stitchMaxNum = kDefaultStitchMaxNum);
+                                             int stitchMaxNum = kDefaultStitchMaxNum,
+                                             llvm::ArrayRef<ConstTensorRef> args = {});
 
 /// Groups an expanded program's iterations into stitches of at most `stitchMaxNum`
 /// iterations, in order, and computes when the control thread has built each one:

@@ -113,8 +113,11 @@ struct Kernel {
   /// control thread would at run time (runtime::expandLoops), on first use, and kept
   /// for later runs (copies of the kernel share it; thread-safe). Errors: a window out
   /// of range at some iteration, a bad stitch size.
+  /// A kernel whose loops read values of its inputs (LoopProgram::readsTensors) is
+  /// instantiated from `args` on every call, and not kept.
   absl::StatusOr<std::shared_ptr<const codegen::Program>> runnable(
-      int stitchMaxNum = runtime::kDefaultStitchMaxNum) const;
+      int stitchMaxNum = runtime::kDefaultStitchMaxNum,
+      llvm::ArrayRef<runtime::ConstTensorRef> args = {}) const;
 
   struct Expansions; ///< the instantiated programs, by stitch size (Kernel.cpp)
   static std::shared_ptr<Expansions> newExpansions();
