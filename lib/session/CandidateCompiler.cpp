@@ -34,6 +34,12 @@ absl::StatusOr<runtime::PreparedProgram> compileCandidate(const Session &session
   compile.collectStats = false;
   absl::StatusOr<Kernel> kernel = session.compileText(config.moduleText, kCandidateFileName, compile);
   if (!kernel.ok()) return kernel.status();
+  if (kernel->loops && kernel->loops->readsTensors)
+    return absl::UnimplementedError(
+        "the tuner cannot tune a kernel whose loops read values of its inputs (t[i, j] in a "
+        "bound or an offset) yet: it simulates candidates without inputs, and the iterations "
+        "depend on them. Tune a version with the trip counts fixed (a typical length), then "
+        "use its tile shapes");
   absl::StatusOr<std::shared_ptr<const codegen::Program>> program = kernel->runnable();
   if (!program.ok()) return program.status();
   return runtime::PreparedProgram::prepare(**program, session.device());

@@ -391,3 +391,16 @@ def test_a_value_read_must_come_from_an_input_no_loop_writes():
     x = rand(4, 64)
     with pytest.raises(ptoc.Error, match="reads 'idx', which the loop at"):
         self_indexed(x, np.arange(4, dtype=np.int32))
+
+
+def test_tuning_a_kernel_whose_loops_read_values_says_why_not(tmp_path):
+    @ptoc.jit(host_options={"use_tune_bank": False})
+    def gather_rows(x: ptoc.Tensor([16, 64], F32), idx: ptoc.Tensor([5], ptoc.DT_INT32), y):
+        ptoc.set_vec_tile_shapes(1, 64)
+        for i in ptoc.loop(5):
+            y[i] = x[idx[i]] + 0.5
+
+    x, y = rand(16, 64), np.zeros((5, 64), np.float32)
+    with pytest.raises(ptoc.Error, match="loops read values of its inputs"):
+        ptoc.tune(gather_rows, x, np.zeros(5, np.int32), y, budget=2, progress=False,
+                  use_bank=False)
