@@ -215,6 +215,8 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
     compile.knobs = options.baseKnobs;
     absl::StatusOr<Kernel> kernel = session.compileText(moduleText, "<tune>", compile);
     if (!kernel.ok()) return kernel.status();
+    // A limitation of the tuner (not a bug) is reported as itself.
+    if (absl::IsUnimplemented(baseline.status())) return baseline.status();
     return absl::InternalError("the function as written compiles but does not simulate");
   }
   report.baselineUs = baseline->simulatedUs();
