@@ -23,7 +23,7 @@ import sys
 import numpy as np
 
 import ptoc
-from example_support import check
+from example_support import check, report
 
 BLOCK = 128  # query and key block (rows of Q, K, V per step)
 
@@ -113,11 +113,7 @@ def main():
     ok = True
     if not args.timing_only:
         ok = check("O", o, reference(q, k, v, args.causal), rtol=2e-2, atol=2e-3)
-    run = fa.last_run
-    print(run.summary)
-    if args.debug_mode >= 1:
-        print(f"swimlane: {run.swimlane_path}")
-    return 0 if ok else 1
+    return report(fa, ok, args.debug_mode)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import sys
 import numpy as np
 
 import ptoc
-from example_support import check
+from example_support import check, report
 
 BLOCK = 64  # tokens per cache block
 
@@ -121,11 +121,7 @@ def main():
                               args.device, args.debug_mode)
     fa(q, k, v, table, lens, mask_rows(), o)
     ok = check("O", o, reference(q, k, v, table, lens), rtol=2e-2, atol=2e-3)
-    run = fa.last_run
-    print(run.summary)
-    if args.debug_mode >= 1:
-        print(f"swimlane: {run.swimlane_path}")
-    return 0 if ok else 1
+    return report(fa, ok, args.debug_mode)
 
 
 if __name__ == "__main__":

@@ -286,21 +286,30 @@ def _escaped_message(tensor):
 
 # ----------------------------------------------------------------- the loop
 
+def _range(what, bounds, symbolic):
+    """(start, stop, step) of ``what``'s (stop) / (start, stop) / (start, stop, step);
+    each an int, or with ``symbolic`` also a SymInt (but the step)."""
+    if not 1 <= len(bounds) <= 3:
+        raise Error(located(f"{what} takes (stop), (start, stop) or (start, stop, step), "
+                            f"got {len(bounds)} values"))
+    start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (
+        bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1)
+    for name, v in (("start", start), ("stop", stop), ("step", step)):
+        is_int = isinstance(v, numbers.Integral) and not isinstance(v, bool)
+        if not (is_int or (symbolic and name != "step" and isinstance(v, SymInt))):
+            kind = "an int or a symbolic scalar" if symbolic and name != "step" else (
+                "an int" if name == "step" else "an int (a static trip count)")
+            raise Error(located(f"{what}: {name} must be {kind}, got {type(v).__name__}"))
+    if step <= 0:
+        raise Error(located(f"{what}: step must be a positive int, got {step!r}"))
+    return start, stop, step
+
+
 def loop(*bounds, name=None, idx_name=None):
     """``for i in ptoc.loop(stop)`` / ``ptoc.loop(start, stop, step=1, name=...,
     idx_name=...)``: the body is compiled once and runs once per value of ``i`` in
     ``range(start, stop, step)``. ``i`` is a SymInt."""
-    if not 1 <= len(bounds) <= 3:
-        raise Error(located(f"ptoc.loop takes (stop), (start, stop) or (start, stop, step), "
-                            f"got {len(bounds)} values"))
-    start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (
-        bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1)
-    for what, v in (("start", start), ("stop", stop), ("step", step)):
-        if not (isinstance(v, SymInt) or (isinstance(v, numbers.Integral) and not isinstance(v, bool))):
-            raise Error(located(f"ptoc.loop: {what} must be an int or a symbolic scalar, got "
-                                f"{type(v).__name__}"))
-    if not isinstance(step, numbers.Integral) or step <= 0:
-        raise Error(located(f"ptoc.loop: step must be a positive int, got {step!r}"))
+    start, stop, step = _range("ptoc.loop", bounds, symbolic=True)
     trace = current_trace("ptoc.loop")
     name = name or f"loop{trace.loop_count}"
     index = idx_name or name
@@ -380,17 +389,7 @@ def loop_unroll(*bounds, unroll_list=(1,), name=None, idx_name=None):
     a body traced for factor ``f`` processes ``f`` steps at once, from index ``i``
     (``x[i:i + f]`` with step 1). Each factor's body is a loop of its own, compiled once;
     the trip count must be static here."""
-    if not 1 <= len(bounds) <= 3:
-        raise Error(located(f"ptoc.loop_unroll takes (stop), (start, stop) or (start, stop, "
-                            f"step), got {len(bounds)} values"))
-    start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (
-        bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1)
-    for what, v in (("start", start), ("stop", stop), ("step", step)):
-        if not isinstance(v, numbers.Integral) or isinstance(v, bool):
-            raise Error(located(f"ptoc.loop_unroll: {what} must be an int (a static trip "
-                                f"count), got {type(v).__name__}"))
-    if step <= 0:
-        raise Error(located(f"ptoc.loop_unroll: step must be a positive int, got {step}"))
+    start, stop, step = _range("ptoc.loop_unroll", bounds, symbolic=False)
     try:
         factors = sorted({int(f) for f in unroll_list}, reverse=True)
     except (TypeError, ValueError):

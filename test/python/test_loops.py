@@ -271,7 +271,7 @@ def test_an_inner_bound_may_use_the_outer_index():
     np.testing.assert_allclose(tri(x), want, rtol=1e-5)
 
 
-def _flash_example():
+def _example(name):
     import importlib.util
     import os
     import pathlib
@@ -279,7 +279,7 @@ def _flash_example():
     src = pathlib.Path(os.environ.get("PTOC_SOURCE_DIR") or
                        pathlib.Path(__file__).resolve().parents[2]) / "examples"
     sys.path.insert(0, str(src))
-    spec = importlib.util.spec_from_file_location("flash_attention", src / "flash_attention.py")
+    spec = importlib.util.spec_from_file_location(name, src / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -287,7 +287,7 @@ def _flash_example():
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 def test_flash_attention_matches_exact_attention(causal):
-    fa = _flash_example()
+    fa = _example("flash_attention")
     rng = np.random.default_rng(3)
     shape = (2, 384, 64)
     q, k, v = (rng.standard_normal(shape).astype(np.float16) for _ in range(3))
@@ -320,20 +320,6 @@ def test_tune_turns_the_knobs_inside_loop_bodies(tmp_path):
     rows(x, y)                                     # later calls run the tuned kernel
     np.testing.assert_allclose(y, np.exp(x) * 2.0, rtol=1e-6)
     assert rows.last_run.simulated_us == pytest.approx(result.best_us, rel=1e-9)
-
-
-def _example(name):
-    import importlib.util
-    import os
-    import pathlib
-    import sys
-    src = pathlib.Path(os.environ.get("PTOC_SOURCE_DIR") or
-                       pathlib.Path(__file__).resolve().parents[2]) / "examples"
-    sys.path.insert(0, str(src))
-    spec = importlib.util.spec_from_file_location(name, src / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_paged_attention_reads_the_block_table_and_ragged_lengths():
