@@ -241,7 +241,9 @@ private:
   int64_t bytesIn_ = 0, bytesOut_ = 0, pipeBytes_ = 0;
   /// Loop bodies (name, hash) and iterations (body, loop, iteration) named by tasks.
   std::map<std::pair<std::string, std::string>, size_t> bodyIndex_;
-  std::map<std::tuple<int, std::string, int64_t>, size_t> instanceIndex_;
+  /// (body, loop, iteration, args.instance or -1): iteration values repeat under an
+  /// enclosing loop, the instance number tells the runs apart.
+  std::map<std::tuple<int, std::string, int64_t, int64_t>, size_t> instanceIndex_;
   std::vector<TimelineBody> bodies_;
   std::vector<TimelineInstance> instances_;
 };
@@ -507,8 +509,10 @@ void Loader::readEvent(size_t i, JsonRef event, size_t offset) {
                                  "args.body and args.body_hash and an integer args.iteration");
       auto [b, newBody] = bodyIndex_.try_emplace({body->str(), hash->str()}, bodies_.size());
       if (newBody) bodies_.push_back({body->str(), hash->str()});
+      int64_t run = args->getInteger("instance").value_or(-1);
       auto [it, newInstance] = instanceIndex_.try_emplace(
-          std::make_tuple(static_cast<int>(b->second), loop->str(), *iteration), instances_.size());
+          std::make_tuple(static_cast<int>(b->second), loop->str(), *iteration, run),
+          instances_.size());
       if (newInstance)
         instances_.push_back({static_cast<int>(b->second), loop->str(), *iteration});
       task.instance = static_cast<int>(it->second);

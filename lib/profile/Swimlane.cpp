@@ -210,6 +210,8 @@ void writeTasks(EventWriter &events, const Program &program, const RunRecord &re
           const codegen::Body &body = program.bodies[instance.body];
           json.attribute("loop", instance.loop);
           json.attribute("iteration", instance.iteration);
+          // Which run of the body: iteration values repeat under an enclosing loop.
+          json.attribute("instance", call.instance);
           json.attribute("body", body.name);
           json.attribute("body_hash", body.hash);
         }

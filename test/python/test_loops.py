@@ -390,3 +390,22 @@ def test_tuning_a_kernel_whose_loops_read_values_says_why_not(tmp_path):
     with pytest.raises(ptoc.Error, match="loops read values of its inputs"):
         ptoc.tune(gather_rows, x, np.zeros(5, np.int32), y, budget=2, progress=False,
                   use_bank=False)
+
+
+def test_a_trace_of_nested_loops_counts_every_run_of_a_body(tmp_path):
+    @ptoc.jit(debug_options={"runtime_debug_mode": 1, "output_dir": str(tmp_path)})
+    def blocks(x: ptoc.Tensor([4, 128, 64], F32), y):
+        ptoc.set_vec_tile_shapes(32, 64)
+        for h in ptoc.loop(4, name="h"):
+            for j in ptoc.loop(4, name="j"):
+                y[h, j * 32:(j + 1) * 32, :] = x[h, j * 32:(j + 1) * 32, :] + 1.0
+
+    x = rand(4, 128, 64)
+    blocks(x, np.zeros_like(x))
+    # The same iteration values recur under every h: 16 runs of the body, not 4.
+    analysis = ptoc.profile.analyze(blocks.last_run.output_folder)
+    bodies = {b["name"]: b for b in analysis["loops"]["bodies"]}
+    assert bodies["blocks.j"]["iterations"] == 16
+    assert "blocks.j" in blocks.last_run.summary
+    row = blocks.last_run.summary.split("blocks.j")[1].split()
+    assert int(row[1]) == 16
