@@ -1,5 +1,6 @@
-// The whole-tensor reference evaluator (double math, one rounding per op), random
-// test tensors and tolerance-aware comparison.
+// The whole-tensor reference evaluator (double math, one rounding per op; loops run
+// their bodies iteration by iteration), random test tensors and tolerance-aware
+// comparison.
 #include "ptoc/runtime/Reference.h"
 
 #include <algorithm>
@@ -15,6 +16,9 @@
 
 #include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/Func.h"
+#include "ptoc/ir/Level.h"
+#include "ptoc/ir/LoopView.h"
+#include "ptoc/ir/Module.h"
 #include "ptoc/ir/OpDef.h"
 #include "ptoc/ir/Operation.h"
 
@@ -276,12 +280,11 @@ absl::Status checkArgs(const ir::Func &f, llvm::ArrayRef<HostTensor> args) {
   return absl::OkStatus();
 }
 
-} // namespace
-
-absl::Status evaluateReference(const ir::Func &f, llvm::ArrayRef<HostTensor> args,
-                               std::vector<HostTensor> &results) {
-  results.clear();
+/// Rejects tile-level ops (a control function's gm_tensor workspaces are fine).
+absl::Status checkLevel(const ir::Func &f) {
+  bool control = ir::levelOf(f) == ir::Level::Control;
   for (const ir::Operation &op : f.ops()) {
+    if (control && op.code() == OpCode::GmTensor) continue;
     bool tileLevel = op.code() == OpCode::GmTensor || op.code() == OpCode::CopyIn ||
                      op.code() == OpCode::CopyOut || op.code() == OpCode::Subgraph ||
                      op.isTileOp();
@@ -292,10 +295,48 @@ absl::Status evaluateReference(const ir::Func &f, llvm::ArrayRef<HostTensor> arg
           "functions (run it before expand-tiles)",
           f.name().str(), opWhere(op)));
   }
-  if (absl::Status st = checkArgs(f, args); !st.ok()) return st;
+  return absl::OkStatus();
+}
+
+/// Evaluates functions op by op; a `loop` op runs its body (a function of the module)
+/// once per index value on copies of its windows (docs/ir.md, "Loops").
+class Evaluator {
+public:
+  explicit Evaluator(const ir::Module *module) : module_(module) {}
+
+  absl::Status run(const ir::Func &f, std::vector<Dense> args, std::vector<Dense> &results);
+
+private:
+  /// The values of `op`'s results (the written operands after every iteration).
+  absl::Status runLoop(const ir::Func &f, const ir::Operation &op,
+                       llvm::ArrayRef<const Dense *> in, std::vector<Dense> &out);
+  /// `<loc>: error: reference for @f: loop 'r' iteration r = 5[ (with b = 1)]`, in an
+  /// iteration (its index is the last binding).
+  std::string where(const ir::Func &f, const ir::Operation &op, const ir::LoopView &lv,
+                    int64_t iteration) const;
+  /// The row-major offset of window `w` of `operand` for the current bindings.
+  absl::StatusOr<int64_t> windowBase(const ir::Func &f, const ir::Operation &op,
+                                     const ir::LoopView &lv, int64_t iteration,
+                                     const ir::LoopWindow &w, const char *side, size_t i,
+                                     const Dense &operand) const;
+
+  const ir::Module *module_;
+  std::vector<ir::SymBinding> bindings_; ///< the indices of the enclosing loops
+  std::vector<const ir::Func *> active_;  ///< the functions being evaluated (a stack)
+};
+
+absl::Status Evaluator::run(const ir::Func &f, std::vector<Dense> args,
+                            std::vector<Dense> &results) {
+  results.clear();
+  if (absl::Status st = checkLevel(f); !st.ok()) return st;
+  active_.push_back(&f);
+  struct Pop {
+    std::vector<const ir::Func *> &v;
+    ~Pop() { v.pop_back(); }
+  } pop{active_};
 
   llvm::DenseMap<const ir::Value *, Dense> values;
-  for (unsigned i = 0; i < f.numArgs(); ++i) values[f.arg(i)] = fromHost(args[i]);
+  for (unsigned i = 0; i < f.numArgs(); ++i) values[f.arg(i)] = std::move(args[i]);
   auto get = [&](const ir::Operation &op, unsigned i) -> const Dense * {
     auto it = values.find(op.operand(i));
     return it == values.end() ? nullptr : &it->second;
@@ -313,8 +354,14 @@ absl::Status evaluateReference(const ir::Func &f, llvm::ArrayRef<HostTensor> arg
       in.push_back(d);
     }
     if (op.code() == OpCode::Return) {
-      for (const Dense *d : in) results.push_back(toHost(*d));
+      for (const Dense *d : in) results.push_back(*d);
       return absl::OkStatus();
+    }
+    if (op.code() == OpCode::Loop) {
+      std::vector<Dense> outs;
+      if (absl::Status st = runLoop(f, op, in, outs); !st.ok()) return st;
+      for (unsigned r = 0; r < op.numResults(); ++r) values[op.result(r)] = std::move(outs[r]);
+      continue;
     }
     Dense out;
     switch (op.def().cls) {
@@ -340,6 +387,7 @@ absl::Status evaluateReference(const ir::Func &f, llvm::ArrayRef<HostTensor> arg
       std::fill(out.data.begin(), out.data.end(),
                 ir::roundToDType(op.attr("value").getNumber(), out.dtype));
       break;
+    case OpClass::GmTensor: out = make(op); break; // a control function's workspace: zeros
     default:
       return absl::InternalError(absl::StrFormat(
           "reference for @%s: %s has no reference semantics (a bug: every tensor-level op "
@@ -350,6 +398,188 @@ absl::Status evaluateReference(const ir::Func &f, llvm::ArrayRef<HostTensor> arg
   }
   return absl::InvalidArgumentError(
       absl::StrFormat("reference for @%s: the function has no 'return'", f.name().str()));
+}
+
+std::string Evaluator::where(const ir::Func &f, const ir::Operation &op, const ir::LoopView &lv,
+                             int64_t iteration) const {
+  std::string s = absl::StrCat(op.loc().str(), ": error: reference for @", f.name().str(),
+                               ": loop '", lv.name, "' iteration ", lv.index, " = ", iteration);
+  // The last binding is this iteration's index; the ones before it the enclosing loops'.
+  if (bindings_.size() > 1) {
+    std::vector<std::string> outer;
+    for (size_t k = 0; k + 1 < bindings_.size(); ++k)
+      outer.push_back(absl::StrCat(bindings_[k].name, " = ", bindings_[k].lo));
+    absl::StrAppend(&s, " (with ", absl::StrJoin(outer, ", "), ")");
+  }
+  return s;
+}
+
+absl::StatusOr<int64_t> Evaluator::windowBase(const ir::Func &f, const ir::Operation &op,
+                                              const ir::LoopView &lv, int64_t iteration,
+                                              const ir::LoopWindow &w, const char *side, size_t i,
+                                              const Dense &operand) const {
+  std::string name = valueName(op.operand(w.operand), w.operand);
+  if (w.offsets.size() != operand.shape.size() || w.sizes.size() != operand.shape.size())
+    return absl::InvalidArgumentError(absl::StrCat(
+        where(f, op, lv, iteration), ": ", side, " window ", i, " has ", w.offsets.size(),
+        " offsets and ", w.sizes.size(), " sizes but ", name, " has ", operand.shape.size(),
+        " dimensions; verify the module first"));
+  Shape strides = rowMajorStrides(operand.shape);
+  int64_t base = 0;
+  for (size_t d = 0; d < w.offsets.size(); ++d) {
+    absl::StatusOr<int64_t> o = w.offsets[d].evaluate(bindings_);
+    if (!o.ok())
+      return absl::InvalidArgumentError(absl::StrCat(where(f, op, lv, iteration), ": ", side,
+                                                     " window ", i, " offset ", d, ": ",
+                                                     o.status().message()));
+    if (*o < 0 || w.sizes[d] < 1 || *o > operand.shape[d] - w.sizes[d]) {
+      std::vector<std::string> parts;
+      for (size_t e = 0; e < w.offsets.size(); ++e)
+        parts.push_back(absl::StrCat(w.offsets[e].str(), " +", w.sizes[e]));
+      return absl::InvalidArgumentError(absl::StrCat(
+          where(f, op, lv, iteration), ": ", side, " window ", i, " [", absl::StrJoin(parts, ", "),
+          "] of ", name, " (", absl::StrJoin(operand.shape, "x"), ") starts at ", *o,
+          " in dimension ", d, " and so reaches [", *o, ", ", *o + w.sizes[d], "), outside [0, ",
+          operand.shape[d], "); fix the window's offsets or the loop's bounds"));
+    }
+    base += *o * strides[d];
+  }
+  return base;
+}
+
+absl::Status Evaluator::runLoop(const ir::Func &f, const ir::Operation &op,
+                                llvm::ArrayRef<const Dense *> in, std::vector<Dense> &out) {
+  absl::StatusOr<ir::LoopView> view = ir::LoopView::of(op);
+  if (!view.ok())
+    return absl::InvalidArgumentError(absl::StrCat("reference for @", f.name().str(), ": ",
+                                                   opWhere(op), ": ", view.status().message()));
+  const ir::LoopView &lv = *view;
+  auto bad = [&](const std::string &what) {
+    return absl::InvalidArgumentError(absl::StrCat(op.loc().str(), ": error: reference for @",
+                                                   f.name().str(), ": loop '", lv.name, "' ",
+                                                   what));
+  };
+  if (!module_)
+    return bad(absl::StrCat("runs @", lv.body, ", which the reference cannot find without the "
+                            "module: call evaluateReference(module, func, args, results)"));
+  const ir::Func *body = module_->lookup(lv.body);
+  if (!body) return bad(absl::StrCat("runs @", lv.body, ", which is not in the module"));
+  if (std::find(active_.begin(), active_.end(), body) != active_.end())
+    return bad(absl::StrCat("runs @", lv.body, ", which is already running (a loop may not run "
+                            "itself); verify the module first"));
+  if (lv.ins.size() != body->numArgs() || lv.outs.size() != body->resultTypes().size() ||
+      lv.written.size() != op.numResults())
+    return bad(absl::StrCat("has ", lv.ins.size(), " ins, ", lv.outs.size(), " outs and ",
+                            op.numResults(), " results but @", lv.body, " takes ",
+                            body->numArgs(), " arguments and returns ",
+                            body->resultTypes().size(), " values, and the loop writes ",
+                            lv.written.size(), " operands; verify the module first"));
+  for (const std::vector<ir::LoopWindow> *ws : {&lv.ins, &lv.outs})
+    for (const ir::LoopWindow &w : *ws)
+      if (w.operand < 0 || unsigned(w.operand) >= op.numOperands())
+        return bad(absl::StrCat("has a window of operand ", w.operand, " but only ",
+                                op.numOperands(), " operands; verify the module first"));
+
+  // The written operands' values, updated by every iteration in turn.
+  std::vector<int> slot(op.numOperands(), -1);
+  out.clear();
+  for (int w : lv.written) {
+    slot[w] = int(out.size());
+    out.push_back(*in[w]);
+  }
+  auto current = [&](int operand) -> const Dense & {
+    return slot[operand] >= 0 ? out[slot[operand]] : *in[operand];
+  };
+
+  absl::StatusOr<int64_t> start = lv.start.evaluate(bindings_), stop = lv.stop.evaluate(bindings_),
+                          step = lv.step.evaluate(bindings_);
+  for (auto [what, v] :
+       {std::pair{"start", &start}, std::pair{"stop", &stop}, std::pair{"step", &step}})
+    if (!v->ok()) return bad(absl::StrCat("evaluating its ", what, ": ", v->status().message()));
+  if (*step <= 0) return bad(absl::StrCat("has step ", *step, ", which is not positive"));
+
+  for (int64_t i = *start; i < *stop; i += *step) {
+    bindings_.push_back({lv.index, i, i});
+    struct Unbind {
+      std::vector<ir::SymBinding> &b;
+      ~Unbind() { b.pop_back(); }
+    } unbind{bindings_};
+    // Every window's place first: a window out of range fails before the body runs.
+    std::vector<int64_t> inBase, outBase;
+    for (size_t k = 0; k < lv.ins.size(); ++k) {
+      absl::StatusOr<int64_t> b =
+          windowBase(f, op, lv, i, lv.ins[k], "ins", k, current(lv.ins[k].operand));
+      if (!b.ok()) return b.status();
+      inBase.push_back(*b);
+    }
+    for (size_t k = 0; k < lv.outs.size(); ++k) {
+      absl::StatusOr<int64_t> b =
+          windowBase(f, op, lv, i, lv.outs[k], "outs", k, current(lv.outs[k].operand));
+      if (!b.ok()) return b.status();
+      outBase.push_back(*b);
+    }
+    // The body's arguments: copies of the windows as they are before this iteration.
+    std::vector<Dense> args;
+    for (size_t k = 0; k < lv.ins.size(); ++k) {
+      const ir::LoopWindow &w = lv.ins[k];
+      const Dense &src = current(w.operand);
+      ir::Type t = body->arg(unsigned(k))->type();
+      if (t.dtype() != src.dtype || product(t.shape()) != product(w.sizes))
+        return bad(absl::StrCat("ins window ", k, " does not match argument ", k, " of @",
+                                lv.body, " (", t.str(), "); verify the module first"));
+      Dense a;
+      a.dtype = src.dtype;
+      a.shape.assign(w.sizes.begin(), w.sizes.end());
+      a.data.resize(product(w.sizes));
+      gather(src, inBase[k], rowMajorStrides(src.shape), a);
+      a.shape.assign(t.shape().begin(), t.shape().end());
+      args.push_back(std::move(a));
+    }
+    std::vector<Dense> results;
+    if (absl::Status st = run(*body, std::move(args), results); !st.ok()) return st;
+    // Each result into its window of the written operand.
+    for (size_t k = 0; k < lv.outs.size(); ++k) {
+      const ir::LoopWindow &w = lv.outs[k];
+      Dense &dst = out[slot[w.operand]];
+      const Dense &r = results[k];
+      if (r.dtype != dst.dtype || product(r.shape) != product(w.sizes))
+        return bad(absl::StrCat("outs window ", k, " does not match result ", k, " of @",
+                                lv.body, "; verify the module first"));
+      Shape strides = rowMajorStrides(dst.shape);
+      walk<1>(w.sizes, {&strides}, {outBase[k]},
+              [&](int64_t e, const std::array<int64_t, 1> &off) { dst.data[off[0]] = r.data[e]; });
+    }
+    if (*stop - i <= *step) break; // i += step would overflow near INT64_MAX
+  }
+  return absl::OkStatus();
+}
+
+} // namespace
+
+namespace {
+
+absl::Status evaluate(const ir::Module *module, const ir::Func &f, llvm::ArrayRef<HostTensor> args,
+                      std::vector<HostTensor> &results) {
+  results.clear();
+  if (absl::Status st = checkLevel(f); !st.ok()) return st;
+  if (absl::Status st = checkArgs(f, args); !st.ok()) return st;
+  std::vector<Dense> in, out;
+  for (const HostTensor &a : args) in.push_back(fromHost(a));
+  if (absl::Status st = Evaluator(module).run(f, std::move(in), out); !st.ok()) return st;
+  for (const Dense &d : out) results.push_back(toHost(d));
+  return absl::OkStatus();
+}
+
+} // namespace
+
+absl::Status evaluateReference(const ir::Func &f, llvm::ArrayRef<HostTensor> args,
+                               std::vector<HostTensor> &results) {
+  return evaluate(nullptr, f, args, results);
+}
+
+absl::Status evaluateReference(const ir::Module &module, const ir::Func &f,
+                               llvm::ArrayRef<HostTensor> args, std::vector<HostTensor> &results) {
+  return evaluate(&module, f, args, results);
 }
 
 // ------------------------------------------------------------------ random tensors

@@ -23,6 +23,7 @@
 #include "ptoc/ir/Parser.h"
 #include "ptoc/profile/OutputDir.h"
 #include "ptoc/runtime/Executor.h"
+#include "ptoc/runtime/ExpandLoops.h"
 #include "ptoc/runtime/Npy.h"
 #include "ptoc/runtime/Reference.h"
 #include "ptoc/runtime/Simulator.h"
@@ -106,6 +107,10 @@ CommandSpec runSpec(RunArgs &a) {
           pipelineOption(&a.compile.pipeline),
           passOptionOption(&a.passOptions),
           noDoubleBufferOption(&a.compile.codegen.doubleBuffer),
+          {"stitch-function-max-num", &a.run.stitchMaxNum, "N",
+           "stitch_function_max_num: loop iterations per stitch, the scheduling unit the "
+           "control thread builds (modules with loops)",
+           Bounds::between(runtime::kMinStitchMaxNum, runtime::kMaxStitchMaxNum)},
           {"threads", &a.run.hostThreads, "N", "host threads for numerics (0 = all cores)",
            Bounds::atMost(runtime::kMaxHostThreads)},
           {"check", &a.check, "", "compare the outputs with a whole-tensor reference"},
@@ -240,15 +245,18 @@ int runCommand(const std::vector<std::string> &argv) {
   }
 
   if (args.check && ropts.numerics) {
-    // The reference evaluates the tensor-level function, so parse it again.
+    // The reference evaluates the tensor-level module as written, so parse it again;
+    // the function is the one compiled (with loops: the entry, its bodies in the module).
     ir::Context ctx;
     absl::StatusOr<std::unique_ptr<ir::Module>> module =
         ir::parseModuleOrError(text, args.file, ctx);
     if (!module.ok()) return fail(ir::messageOf(module.status()));
-    ir::Func *func = args.compile.funcName.empty() ? &(*module)->func(0)
-                                                 : (*module)->lookup(args.compile.funcName);
+    ir::Func *func = (*module)->lookup(kernel->funcName);
+    if (!func)
+      return fail(absl::StrCat("a bug: the compiled function '", kernel->funcName,
+                               "' is not in the module parsed again for --check"));
     std::vector<runtime::HostTensor> want;
-    if (absl::Status st = runtime::evaluateReference(*func, *inputs, want); !st.ok())
+    if (absl::Status st = runtime::evaluateReference(**module, *func, *inputs, want); !st.ok())
       return fail(ir::messageOf(st));
     bool ok = true;
     for (size_t i = 0; i < results.size(); ++i) {

@@ -1,5 +1,6 @@
 // The whole-tensor reference evaluator: runs a tensor-level function op by op on host
-// tensors, in double precision, as the golden that tiled execution is checked against;
+// tensors, in double precision, as the golden that tiled execution is checked against
+// (a module with loops iteration by iteration);
 // plus deterministic random inputs and a tolerance-aware tensor comparison.
 #pragma once
 
@@ -16,6 +17,7 @@
 
 namespace ptoc::ir {
 class Func;
+class Module;
 }
 
 namespace ptoc::runtime {
@@ -39,8 +41,27 @@ namespace ptoc::runtime {
 ///  - cast rounds to the target type; full rounds `value` to the result type;
 ///  - reshape, transpose, view, assemble and concat only move elements.
 /// Argument dtypes and shapes must match the signature (errors name the argument).
+///
+/// A function with loops (a control function, docs/ir.md "Loops") needs the module
+/// that holds its bodies: use the overload below; this one reports such a loop as
+/// an error.
 absl::Status evaluateReference(const ir::Func &f, llvm::ArrayRef<HostTensor> args,
                                std::vector<HostTensor> &results);
+
+/// Evaluates `f` of `module` as above; a `loop` op runs its body, a function of
+/// `module`, once per index value in order, as written (before outline-segments):
+///  - start, stop and step are evaluated with the indices of the enclosing loops;
+///  - per index value, each `ins` window of its operand's current value is copied and
+///    shaped as the body's argument, the body is evaluated (a body with loops of its
+///    own recursively, with this index in scope), then each body result is written
+///    into its `outs` window of the written operand;
+///  - the loop's results are its written operands after the last iteration (parts
+///    no iteration writes keep their values); a `gm_tensor` workspace starts as zeros;
+///  - ordinary ops of a control function (between its loops) are evaluated as above.
+/// A window out of range at some iteration is an error naming the loop, the
+/// iteration (and the enclosing indices) and the window.
+absl::Status evaluateReference(const ir::Module &module, const ir::Func &f,
+                               llvm::ArrayRef<HostTensor> args, std::vector<HostTensor> &results);
 
 /// A deterministic tensor for tests and benchmarks: the same (dtype, shape, seed)
 /// gives the same bits on every platform (a counter-based generator, no std::
