@@ -355,7 +355,7 @@ absl::StatusOr<RunReport> Session::runWith(const Kernel &kernel,
     return absl::InvalidArgumentError(absl::StrCat(
         "kernel '", kernel.funcName, "' was compiled only to the ", stageName(kernel.stage).str(),
         " stage; compile to the codegen stage to run it"));
-  if (options.debugMode < 0 || options.debugMode > 2)
+  if (options.debugMode < 0 || options.debugMode > kMaxDebugMode)
     return absl::InvalidArgumentError(absl::StrCat(
         "runtime_debug_mode must be 0 (off), 1 (swimlane) or 2 (swimlane with pipe lanes), got ",
         options.debugMode));

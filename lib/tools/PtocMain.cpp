@@ -99,7 +99,7 @@ CommandSpec runSpec(RunArgs &a) {
           {"seed", &a.seed, "S", "seed for random inputs", Bounds::atMost(INT64_MAX)},
           {"debug-mode", &a.run.debugMode, "N",
            "runtime_debug_mode: 1 writes the swimlane and summary, 2 also per-pipe lanes",
-           Bounds::between(0, 2)},
+           Bounds::between(0, session::kMaxDebugMode)},
           {"output-dir", &a.run.outputDir, "DIR", "base folder of run folders", {},
            "$PTOC_OUTPUT_DIR, else ./output"},
           {"outputs", &a.outputs, "DIR", "where result<i>.npy go", {}, "the run folder"},

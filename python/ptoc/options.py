@@ -72,7 +72,7 @@ RUNTIME_OPTIONS = _table("runtime_options", {
                                 "loop iterations the AICPU control thread submits per stitch"),
 })
 DEBUG_OPTIONS = _table("debug_options", {
-    "runtime_debug_mode": (_int_in(0, 2),
+    "runtime_debug_mode": (_int_in(0, _ptoc.MAX_DEBUG_MODE),
                            "0 off, 1 swimlane + summary in a run folder, 2 also pipe lanes"),
     "compile_debug_mode": (_int_in(0, 1),
                            "1: the IR after every pass is written into a run folder"),

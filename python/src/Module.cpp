@@ -89,6 +89,7 @@ PYBIND11_MODULE(_ptoc, m) {
   m.attr("MAX_HOST_THREADS") = runtime::kMaxHostThreads;
   m.attr("MIN_SCHED_MODE") = runtime::kMinSchedMode;
   m.attr("MAX_SCHED_MODE") = runtime::kMaxSchedMode;
+  m.attr("MAX_DEBUG_MODE") = session::kMaxDebugMode;
   m.attr("MIN_STITCH") = runtime::kMinStitchMaxNum;
   m.attr("MAX_STITCH") = runtime::kMaxStitchMaxNum;
   m.attr("MAX_TOP") = profile::kMaxTop;

@@ -140,6 +140,9 @@ struct Kernel {
   absl::StatusOr<std::string> irAt(Stage stage) const;
 };
 
+/// The largest runtime_debug_mode (RunOptions::debugMode is 0..kMaxDebugMode).
+inline constexpr int kMaxDebugMode = 2;
+
 /// Run options (one struct, defaults here).
 struct RunOptions {
   /// device_sched_mode 0..3 (see runtime::SimOptions).
