@@ -363,10 +363,14 @@ private:
             continue; // checked per iteration
           std::optional<std::pair<int64_t, int64_t>> b = w.offsets[d].bounds(inner.ranges);
           if (!b || !w.offsets[d].boundsAreExact()) continue; // checked per iteration
-          if (b->first < 0 || b->second + w.sizes[d] > shape[d]) {
+          // Wide: an offset near INT64_MAX plus the size must not overflow.
+          __int128 end = __int128(b->second) + w.sizes[d];
+          if (b->first < 0 || end > shape[d]) {
             error(op) << what << " window " << i << " " << windowStr(w) << " of operand "
                       << w.operand << " (" << t.str() << ") reaches [" << b->first << ", "
-                      << b->second + w.sizes[d] << ") in dimension " << d << " for "
+                      << (end > INT64_MAX ? std::string("2^63 or beyond")
+                                          : std::to_string(int64_t(end)))
+                      << ") in dimension " << d << " for "
                       << v.index << " in [" << lo << ", " << hi << "], outside [0, " << shape[d]
                       << "); fix the offsets, the sizes or the loop's bounds";
             break;

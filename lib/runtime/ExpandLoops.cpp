@@ -176,7 +176,10 @@ private:
         return absl::InvalidArgumentError(absl::StrCat(
             where(s, iteration), ": ", side, " window ", i, " [", absl::StrJoin(parts, ", "),
             "] of %", g.name, " (", absl::StrJoin(g.shape, "x"), ") starts at ", *o,
-            " in dimension ", d, " and so reaches [", *o, ", ", *o + w.sizes[d],
+            " in dimension ", d, " and so reaches [", *o, ", ",
+            // Wide: an offset near INT64_MAX plus the size must not overflow.
+            __int128(*o) + w.sizes[d] > INT64_MAX ? std::string("2^63 or beyond")
+                                                  : std::to_string(*o + w.sizes[d]),
             "), outside [0, ", g.shape[d], "); fix the window's offsets or the loop's bounds"));
       }
       offsets.push_back(*o);
