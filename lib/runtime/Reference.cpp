@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -302,7 +303,38 @@ absl::Status checkLevel(const ir::Func &f) {
 /// once per index value on copies of its windows (docs/ir.md, "Loops").
 class Evaluator {
 public:
-  explicit Evaluator(const ir::Module *module) : module_(module) {}
+  /// `entry` and `args`: the kernel's function and inputs, which loop bounds and
+  /// offsets may read values of (`t[i, j]`, ir/SymExpr.h).
+  Evaluator(const ir::Module *module, const ir::Func &entry, llvm::ArrayRef<HostTensor> args)
+      : module_(module) {
+    reader_ = [&entry, args](llvm::StringRef tensor,
+                             llvm::ArrayRef<int64_t> index) -> absl::StatusOr<int64_t> {
+      for (unsigned a = 0; a < entry.numArgs() && a < args.size(); ++a) {
+        ir::Identifier hint = entry.arg(a)->nameHint();
+        if (!hint || hint.str() != tensor) continue;
+        const HostTensor &t = args[a];
+        if (index.size() != t.shape().size() ||
+            (t.dtype() != ir::DType::I32 && t.dtype() != ir::DType::I8))
+          return absl::InvalidArgumentError(absl::StrCat(
+              "input '", tensor.str(), "' is not an integer tensor of rank ", index.size()));
+        int64_t linear = 0;
+        for (size_t d = 0; d < index.size(); ++d) {
+          if (index[d] < 0 || index[d] >= t.shape()[d])
+            return absl::InvalidArgumentError(absl::StrCat(
+                "index ", index[d], " in dimension ", d, " of input '", tensor.str(), "' (shape ",
+                absl::StrJoin(t.shape(), "x"), ") is out of range"));
+          linear = linear * t.shape()[d] + index[d];
+        }
+        if (t.dtype() == ir::DType::I8)
+          return int64_t(reinterpret_cast<const int8_t *>(t.data())[linear]);
+        int32_t v;
+        std::memcpy(&v, t.data() + linear * sizeof(int32_t), sizeof v);
+        return int64_t(v);
+      }
+      return absl::InvalidArgumentError(
+          absl::StrCat("no input of @", entry.name().str(), " is named '", tensor.str(), "'"));
+    };
+  }
 
   absl::Status run(const ir::Func &f, std::vector<Dense> args, std::vector<Dense> &results);
 
@@ -321,6 +353,7 @@ private:
                                      const Dense &operand) const;
 
   const ir::Module *module_;
+  ir::SymExpr::ElementReader reader_;
   std::vector<ir::SymBinding> bindings_; ///< the indices of the enclosing loops
   std::vector<const ir::Func *> active_;  ///< the functions being evaluated (a stack)
 };
@@ -427,7 +460,7 @@ absl::StatusOr<int64_t> Evaluator::windowBase(const ir::Func &f, const ir::Opera
   Shape strides = rowMajorStrides(operand.shape);
   int64_t base = 0;
   for (size_t d = 0; d < w.offsets.size(); ++d) {
-    absl::StatusOr<int64_t> o = w.offsets[d].evaluate(bindings_);
+    absl::StatusOr<int64_t> o = w.offsets[d].evaluate(bindings_, reader_);
     if (!o.ok())
       return absl::InvalidArgumentError(absl::StrCat(where(f, op, lv, iteration), ": ", side,
                                                      " window ", i, " offset ", d, ": ",
@@ -491,8 +524,8 @@ absl::Status Evaluator::runLoop(const ir::Func &f, const ir::Operation &op,
     return slot[operand] >= 0 ? out[slot[operand]] : *in[operand];
   };
 
-  absl::StatusOr<int64_t> start = lv.start.evaluate(bindings_), stop = lv.stop.evaluate(bindings_),
-                          step = lv.step.evaluate(bindings_);
+  absl::StatusOr<int64_t> start = lv.start.evaluate(bindings_, reader_), stop = lv.stop.evaluate(bindings_, reader_),
+                          step = lv.step.evaluate(bindings_, reader_);
   for (auto [what, v] :
        {std::pair{"start", &start}, std::pair{"stop", &stop}, std::pair{"step", &step}})
     if (!v->ok()) return bad(absl::StrCat("evaluating its ", what, ": ", v->status().message()));
@@ -565,7 +598,7 @@ absl::Status evaluate(const ir::Module *module, const ir::Func &f, llvm::ArrayRe
   if (absl::Status st = checkArgs(f, args); !st.ok()) return st;
   std::vector<Dense> in, out;
   for (const HostTensor &a : args) in.push_back(fromHost(a));
-  if (absl::Status st = Evaluator(module).run(f, std::move(in), out); !st.ok()) return st;
+  if (absl::Status st = Evaluator(module, f, args).run(f, std::move(in), out); !st.ok()) return st;
   for (const Dense &d : out) results.push_back(toHost(d));
   return absl::OkStatus();
 }

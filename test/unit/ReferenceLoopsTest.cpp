@@ -243,3 +243,41 @@ TEST_CASE("reference: a control function needs its module", "[reference][loops]"
   CHECK_THAT(std::string(st.message()), Contains("runs @acc_i"));
   CHECK_THAT(std::string(st.message()), Contains("evaluateReference(module, func"));
 }
+
+TEST_CASE("reference: window offsets read from an integer input, like the run",
+          "[reference][loops]") {
+  // y[i] = x[idx[i]] * 2: the reference reads idx as the control thread does.
+  const std::string text = R"(
+func @gather(%x: tensor<8x64xf32>, %idx: tensor<4xi32>, %y: tensor<4x64xf32>) -> tensor<4x64xf32> {
+  %y1 = loop %x, %y {body = "gather_i", name = "i", stop = 4, ins = [{of = 0, offsets = ["idx[i]", 0], sizes = [1, 64]}], outs = [{of = 1, offsets = ["i", 0], sizes = [1, 64]}]} : tensor<4x64xf32>
+  return %y1
+}
+func @gather_i(%r: tensor<64xf32>) -> tensor<64xf32> {
+  %two = full {value = 2.0, vec_tile = [64]} : tensor<1xf32>
+  %s = mul %r, %two {vec_tile = [64]} : tensor<64xf32>
+  return %s
+}
+)";
+  HostTensor x = tensorOf({8, 64}, [](int64_t i) { return double(i % 97) - 40; });
+  HostTensor idx(DType::I32, {4});
+  const int picks[] = {5, 0, 7, 5};
+  for (int i = 0; i < 4; ++i) idx.set(i, picks[i]);
+  HostTensor y(DType::F32, {4, 64});
+  std::vector<HostTensor> want = reference(text, {x, idx, y});
+  REQUIRE(want.size() == 1);
+  for (int i = 0; i < 4; ++i)
+    for (int c = 0; c < 64; ++c)
+      CHECK(want[0].get(i * 64 + c) == 2 * x.get(picks[i] * 64 + c));
+  std::vector<HostTensor> got = runSession(text, {x, idx, y});
+  for (int64_t e = 0; e < got[0].numElements(); ++e) CHECK(got[0].get(e) == want[0].get(e));
+  // A value that puts the window past x: the error names the iteration and the window.
+  idx.set(2, 8);
+  std::string err = referenceError(text, {x, idx, y});
+  CHECK_THAT(err, Contains("loop 'i' iteration i = 2"));
+  CHECK_THAT(err, Contains("[idx[i] +1, 0 +64] of %x (8x64) starts at 8"));
+  // Reading past idx itself (five iterations, four values).
+  idx.set(2, 7);
+  std::string five = absl::StrReplaceAll(text, {{"stop = 4", "stop = 5"}});
+  CHECK_THAT(referenceError(five, {x, idx, y}),
+             Contains("index 4 in dimension 0 of input 'idx' (shape 4) is out of range"));
+}
