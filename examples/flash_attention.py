@@ -47,7 +47,7 @@ def make_flash_attention(batch, heads, seq, dim, causal, device="a2", debug_mode
                         bias: ptoc.Tensor([2, BLOCK, BLOCK], f32),
                         o: ptoc.Tensor([bh_count, seq, dim], f16)):
         ptoc.set_cube_tile_shapes([BLOCK, BLOCK], [64, dim], [BLOCK, BLOCK])
-        ptoc.set_vec_tile_shapes(32, BLOCK)
+        ptoc.set_vec_tile_shapes(64, BLOCK)
         for bh in ptoc.loop(bh_count, name="bh"):
             for qb in ptoc.loop(blocks, name="qb"):
                 rows = slice(qb * BLOCK, (qb + 1) * BLOCK)
