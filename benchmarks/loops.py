@@ -148,7 +148,7 @@ def flash(budget):
     kernel(q, q, q, fa.causal_bias(), o)
     first = time.perf_counter() - start
     r = kernel.last_run
-    print(f"   trace + compile {compile_s:.2f} s; first run {first:.2f} s (instantiate "
+    print(f"   trace + compile {compile_s:.4f} s; first run {first:.2f} s (instantiate "
           f"{first - r.simulate_seconds:.2f} s, simulate {r.simulate_seconds:.2f} s)")
     print(f"   default: simulated {r.simulated_us:10.1f} us, bound {r.bound_us:8.1f} us: "
           f"{r.simulated_us / r.bound_us:6.2f}x the bound (goal <= 2.5); control thread busy "
