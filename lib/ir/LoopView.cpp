@@ -154,10 +154,59 @@ absl::StatusOr<LoopView> LoopView::of(const Operation &op) {
     if (!w.ok()) return absl::InvalidArgumentError(absl::StrCat(key, ": ", w.status().message()));
     *into = *std::move(w);
   }
-  for (const LoopWindow &w : v.outs)
-    if (std::find(v.written.begin(), v.written.end(), w.operand) == v.written.end())
-      v.written.push_back(w.operand);
+  v.written = writtenOperands(v.outs);
   return v;
+}
+
+Attribute LoopView::toAttr(Context &ctx) const {
+  std::vector<NamedAttr> attrs = {
+      {ctx.id("body"), ctx.stringAttr(body)},   {ctx.id("index"), ctx.stringAttr(index)},
+      {ctx.id("ins"), windowsAttr(ctx, ins)},   {ctx.id("name"), ctx.stringAttr(name)},
+      {ctx.id("outs"), windowsAttr(ctx, outs)}, {ctx.id("stop"), symAttr(ctx, stop)},
+  };
+  // Defaults are left out (start 0, step 1), as of() reads them.
+  if (!start.isConstant() || start.constantValue() != 0)
+    attrs.push_back({ctx.id("start"), symAttr(ctx, start)});
+  if (!step.isConstant() || step.constantValue() != 1)
+    attrs.push_back({ctx.id("step"), symAttr(ctx, step)});
+  return ctx.dictAttr(attrs, /*sortByName=*/true);
+}
+
+llvm::SmallVector<int, 4> writtenOperands(llvm::ArrayRef<LoopWindow> outs) {
+  llvm::SmallVector<int, 4> written;
+  for (const LoopWindow &w : outs)
+    if (std::find(written.begin(), written.end(), w.operand) == written.end())
+      written.push_back(w.operand);
+  return written;
+}
+
+absl::StatusOr<llvm::SmallVector<int64_t, 4>>
+evaluateWindow(llvm::ArrayRef<SymExpr> offsets, llvm::ArrayRef<int64_t> sizes,
+               llvm::ArrayRef<int64_t> shape, llvm::StringRef tensor,
+               llvm::ArrayRef<SymBinding> bindings, const SymExpr::ElementReader &reader,
+               llvm::StringRef side, size_t i) {
+  llvm::SmallVector<int64_t, 4> out;
+  for (size_t d = 0; d < offsets.size() && d < sizes.size() && d < shape.size(); ++d) {
+    absl::StatusOr<int64_t> o = offsets[d].evaluate(bindings, reader);
+    if (!o.ok())
+      return absl::InvalidArgumentError(absl::StrCat(side.str(), " window ", i, " offset ", d,
+                                                     ": ", o.status().message()));
+    if (*o < 0 || sizes[d] < 1 || *o > shape[d] - sizes[d]) {
+      std::vector<std::string> parts;
+      for (size_t e = 0; e < offsets.size() && e < sizes.size(); ++e)
+        parts.push_back(absl::StrCat(offsets[e].str(), " +", sizes[e]));
+      // Wide: an offset near INT64_MAX plus the size must not overflow.
+      __int128 end = __int128(*o) + sizes[d];
+      return absl::InvalidArgumentError(absl::StrCat(
+          side.str(), " window ", i, " [", absl::StrJoin(parts, ", "), "] of ", tensor.str(),
+          " (", absl::StrJoin(shape, "x"), ") starts at ", *o, " in dimension ", d,
+          " and so reaches [", *o, ", ",
+          end > INT64_MAX ? std::string("2^63 or beyond") : std::to_string(int64_t(end)),
+          "), outside [0, ", shape[d], "); fix the window's offsets or the loop's bounds"));
+    }
+    out.push_back(*o);
+  }
+  return out;
 }
 
 bool isControlFunc(const Func &f) {
@@ -166,14 +215,19 @@ bool isControlFunc(const Func &f) {
   return false;
 }
 
-Func *loopEntry(Module &m) { return const_cast<Func *>(loopEntry(std::as_const(m))); }
-
-const Func *loopEntry(const Module &m) {
+std::set<std::string> loopBodyNames(const Module &m) {
   std::set<std::string> bodies;
   for (const Func &f : m.funcs())
     for (const Operation &op : f.ops())
       if (op.code() == OpCode::Loop)
         if (Attribute b = op.attr("body"); b && b.isString()) bodies.insert(b.getString().str());
+  return bodies;
+}
+
+Func *loopEntry(Module &m) { return const_cast<Func *>(loopEntry(std::as_const(m))); }
+
+const Func *loopEntry(const Module &m) {
+  std::set<std::string> bodies = loopBodyNames(m);
   if (bodies.empty()) return nullptr;
   const Func *entry = nullptr;
   for (const Func &f : m.funcs()) {

@@ -109,11 +109,11 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringSet.h"
 
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Func.h"
 #include "ptoc/ir/Level.h"
+#include "ptoc/ir/LoopView.h"
 #include "ptoc/ir/MemoryOrder.h"
 #include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/Region.h"
@@ -1484,17 +1484,13 @@ public:
 
   PassResult run(ir::Module &m, PassContext &ctx) override {
     bool changed = false;
-    llvm::StringSet<> bodies; // functions some loop runs
-    for (ir::Func &f : m.funcs())
-      for (const Operation &op : f.ops())
-        if (op.code() == OpCode::Loop)
-          if (Attribute b = op.attr("body"); b && b.isString()) bodies.insert(b.getString());
+    std::set<std::string> bodies = ir::loopBodyNames(m); // functions some loop runs
     for (ir::Func &f : m.funcs()) {
       if (ir::levelOf(f) == ir::Level::Control) continue; // its loops' bodies are expanded
       Expander e(f, options_, ctx,
                  {tileOps_, copyInBytes_, copyOutBytes_, fused_, sliceWrites_, fillBytes_,
                   unfused_},
-                 bodies.contains(f.name()));
+                 bodies.count(f.name().str()) > 0);
       switch (e.run()) {
       case Expander::Outcome::Failed: return PassResult::failure();
       case Expander::Outcome::Changed: changed = true; break;

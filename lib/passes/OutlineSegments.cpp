@@ -104,7 +104,11 @@ private:
     // them whole, later uses reading the loop's results.
     Operation *at = ops.front();
     std::vector<Value *> loopOperands(inputs.begin(), inputs.end());
-    std::vector<ir::LoopWindow> ins, outs;
+    ir::LoopView loop;
+    loop.body = loop.name = name;
+    loop.index = absl::StrCat("seg", k);
+    loop.start = ir::SymExpr::constant(0);
+    loop.stop = loop.step = ir::SymExpr::constant(1);
     auto whole = [](int operand, ir::Type t) {
       ir::LoopWindow w;
       w.operand = operand;
@@ -114,27 +118,20 @@ private:
       }
       return w;
     };
-    for (size_t i = 0; i < inputs.size(); ++i) ins.push_back(whole(int(i), inputs[i]->type()));
+    for (size_t i = 0; i < inputs.size(); ++i)
+      loop.ins.push_back(whole(int(i), inputs[i]->type()));
     for (Value *v : outputs) {
       Operation *ws = f_.createOp(ctx_.opDef(ir::OpCode::GmTensor), {}, {v->type()},
                                   ir::Attribute(), v->definingOp()->loc(), at);
       ws->result()->setNameHint(v->nameHint());
-      outs.push_back(whole(int(loopOperands.size()), v->type()));
+      loop.outs.push_back(whole(int(loopOperands.size()), v->type()));
       loopOperands.push_back(ws->result());
     }
-    ir::NamedAttr attrs[] = {
-        {ctx_.id("body"), ctx_.stringAttr(name)},
-        {ctx_.id("index"), ctx_.stringAttr(absl::StrCat("seg", k))},
-        {ctx_.id("ins"), ir::windowsAttr(ctx_, ins)},
-        {ctx_.id("name"), ctx_.stringAttr(name)},
-        {ctx_.id("outs"), ir::windowsAttr(ctx_, outs)},
-        {ctx_.id("stop"), ctx_.intAttr(1)},
-    };
-    Operation *loop = f_.createOp(ctx_.opDef(ir::OpCode::Loop), loopOperands, resultTypes,
-                                  ctx_.dictAttr(attrs, /*sortByName=*/true), at->loc(), at);
+    Operation *loopOp = f_.createOp(ctx_.opDef(ir::OpCode::Loop), loopOperands, resultTypes,
+                                    loop.toAttr(ctx_), at->loc(), at);
     for (size_t i = 0; i < outputs.size(); ++i) {
-      loop->result(i)->setNameHint(outputs[i]->nameHint());
-      outputs[i]->replaceAllUsesWith(loop->result(i));
+      loopOp->result(i)->setNameHint(outputs[i]->nameHint());
+      outputs[i]->replaceAllUsesWith(loopOp->result(i));
     }
     for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
       (*it)->dropOperandUses();

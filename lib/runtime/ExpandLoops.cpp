@@ -19,13 +19,13 @@
 #include "ptoc/runtime/ExpandLoops.h"
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ptoc/ir/Diagnostics.h"
+#include "ptoc/ir/LoopView.h"
 #include "ptoc/ir/Region.h"
 #include "ptoc/ir/StableHash.h"
 
@@ -162,29 +162,13 @@ private:
   absl::StatusOr<int> window(const LoopStep &s, int64_t iteration, const StepWindow &w,
                              const char *side, size_t i, int t, llvm::ArrayRef<int64_t> bodyShape) {
     const GmTensor &g = out_.tensors[t];
+    absl::StatusOr<llvm::SmallVector<int64_t, 4>> offsets = ir::evaluateWindow(
+        w.offsets, w.sizes, g.shape, absl::StrCat("%", g.name), bindings_, reader_, side, i);
+    if (!offsets.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat(where(s, iteration), ": ", offsets.status().message()));
     int64_t offset = g.baseOffset;
-    llvm::SmallVector<int64_t, 4> offsets;
-    for (size_t d = 0; d < w.offsets.size(); ++d) {
-      absl::StatusOr<int64_t> o = w.offsets[d].evaluate(bindings_, reader_);
-      if (!o.ok())
-        return absl::InvalidArgumentError(absl::StrCat(where(s, iteration), ": ", side, " window ",
-                                                       i, " offset ", d, ": ", o.status().message()));
-      if (*o < 0 || *o > g.shape[d] - w.sizes[d]) {
-        std::vector<std::string> parts;
-        for (size_t e = 0; e < w.offsets.size(); ++e)
-          parts.push_back(absl::StrCat(w.offsets[e].str(), " +", w.sizes[e]));
-        return absl::InvalidArgumentError(absl::StrCat(
-            where(s, iteration), ": ", side, " window ", i, " [", absl::StrJoin(parts, ", "),
-            "] of %", g.name, " (", absl::StrJoin(g.shape, "x"), ") starts at ", *o,
-            " in dimension ", d, " and so reaches [", *o, ", ",
-            // Wide: an offset near INT64_MAX plus the size must not overflow.
-            __int128(*o) + w.sizes[d] > INT64_MAX ? std::string("2^63 or beyond")
-                                                  : std::to_string(*o + w.sizes[d]),
-            "), outside [0, ", g.shape[d], "); fix the window's offsets or the loop's bounds"));
-      }
-      offsets.push_back(*o);
-      offset += *o * g.strides[d];
-    }
+    for (size_t d = 0; d < offsets->size(); ++d) offset += (*offsets)[d] * g.strides[d];
     // The body's dims are the window's dims of size > 1 in order; its size-1 dims
     // take any stride (their coordinate is always 0).
     llvm::SmallVector<int64_t, 4> strides;
@@ -219,7 +203,7 @@ private:
                                                        "': step ", *step, " is not positive"));
       for (int64_t i = *start; i < *stop; i += *step) {
         bindings_.push_back({s.index, i, i});
-        absl::Status st = runIteration(c, s, i, tensors);
+        absl::Status st = runIteration(s, i, tensors);
         bindings_.pop_back();
         if (!st.ok()) return st;
         if (*stop - i <= *step) break; // i += step would overflow near INT64_MAX
@@ -228,9 +212,9 @@ private:
     return absl::OkStatus();
   }
 
-  absl::Status runIteration(const ControlFunc &c, const LoopStep &s, int64_t iteration,
+  absl::Status runIteration(const LoopStep &s, int64_t iteration,
                             llvm::ArrayRef<int> tensors) {
-    if (s.control >= 0) return runNested(c, s, iteration, tensors);
+    if (s.control >= 0) return runNested(s, iteration, tensors);
     const Program &body = lp_.programs[s.program];
     // Windows for the body's arguments and results.
     std::vector<int> ins, outs;
@@ -348,7 +332,7 @@ private:
     return addAlias(g.name, map[b], g.shape, strides, offset);
   }
 
-  absl::Status runNested(const ControlFunc &, const LoopStep &s, int64_t iteration,
+  absl::Status runNested(const LoopStep &s, int64_t iteration,
                          llvm::ArrayRef<int> tensors) {
     const ControlFunc &inner = lp_.controls[s.control];
     std::vector<int> flat(inner.tensors.size(), -1);
@@ -623,22 +607,7 @@ private:
       return absl::InvalidArgumentError(absl::StrCat(
           "reads input '", tensor.str(), "', which this run did not provide (the iterations "
           "depend on its values: run the kernel with its inputs)"));
-    const ConstTensorRef &a = args_[t->argIndex];
-    if (index.size() != a.shape.size() || (a.dtype != ir::DType::I32 && a.dtype != ir::DType::I8))
-      return ir::internalError(absl::StrCat("input '", tensor.str(), "' is not the integer tensor "
-                                            "of the rank the verifier checked"));
-    int64_t linear = 0;
-    for (size_t d = 0; d < index.size(); ++d) {
-      if (index[d] < 0 || index[d] >= a.shape[d])
-        return absl::InvalidArgumentError(absl::StrCat(
-            "index ", index[d], " in dimension ", d, " of input '", tensor.str(), "' (shape ",
-            absl::StrJoin(a.shape, "x"), ") is out of range"));
-      linear = linear * a.shape[d] + index[d];
-    }
-    if (a.dtype == ir::DType::I8) return int64_t(reinterpret_cast<const int8_t *>(a.data)[linear]);
-    int32_t v;
-    std::memcpy(&v, a.data + linear * sizeof(int32_t), sizeof v);
-    return int64_t(v);
+    return readIntElement(args_[t->argIndex], tensor, index);
   }
 
   const LoopProgram &lp_;

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -22,6 +21,7 @@
 #include "ptoc/ir/Module.h"
 #include "ptoc/ir/OpDef.h"
 #include "ptoc/ir/Operation.h"
+#include "ptoc/runtime/TensorRef.h"
 
 namespace ptoc::runtime {
 namespace {
@@ -312,24 +312,7 @@ public:
       for (unsigned a = 0; a < entry.numArgs() && a < args.size(); ++a) {
         ir::Identifier hint = entry.arg(a)->nameHint();
         if (!hint || hint.str() != tensor) continue;
-        const HostTensor &t = args[a];
-        if (index.size() != t.shape().size() ||
-            (t.dtype() != ir::DType::I32 && t.dtype() != ir::DType::I8))
-          return absl::InvalidArgumentError(absl::StrCat(
-              "input '", tensor.str(), "' is not an integer tensor of rank ", index.size()));
-        int64_t linear = 0;
-        for (size_t d = 0; d < index.size(); ++d) {
-          if (index[d] < 0 || index[d] >= t.shape()[d])
-            return absl::InvalidArgumentError(absl::StrCat(
-                "index ", index[d], " in dimension ", d, " of input '", tensor.str(), "' (shape ",
-                absl::StrJoin(t.shape(), "x"), ") is out of range"));
-          linear = linear * t.shape()[d] + index[d];
-        }
-        if (t.dtype() == ir::DType::I8)
-          return int64_t(reinterpret_cast<const int8_t *>(t.data())[linear]);
-        int32_t v;
-        std::memcpy(&v, t.data() + linear * sizeof(int32_t), sizeof v);
-        return int64_t(v);
+        return readIntElement(args[a], tensor, index);
       }
       return absl::InvalidArgumentError(
           absl::StrCat("no input of @", entry.name().str(), " is named '", tensor.str(), "'"));
@@ -457,26 +440,14 @@ absl::StatusOr<int64_t> Evaluator::windowBase(const ir::Func &f, const ir::Opera
         where(f, op, lv, iteration), ": ", side, " window ", i, " has ", w.offsets.size(),
         " offsets and ", w.sizes.size(), " sizes but ", name, " has ", operand.shape.size(),
         " dimensions; verify the module first"));
+  absl::StatusOr<llvm::SmallVector<int64_t, 4>> offsets = ir::evaluateWindow(
+      w.offsets, w.sizes, operand.shape, name, bindings_, reader_, side, i);
+  if (!offsets.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat(where(f, op, lv, iteration), ": ", offsets.status().message()));
   Shape strides = rowMajorStrides(operand.shape);
   int64_t base = 0;
-  for (size_t d = 0; d < w.offsets.size(); ++d) {
-    absl::StatusOr<int64_t> o = w.offsets[d].evaluate(bindings_, reader_);
-    if (!o.ok())
-      return absl::InvalidArgumentError(absl::StrCat(where(f, op, lv, iteration), ": ", side,
-                                                     " window ", i, " offset ", d, ": ",
-                                                     o.status().message()));
-    if (*o < 0 || w.sizes[d] < 1 || *o > operand.shape[d] - w.sizes[d]) {
-      std::vector<std::string> parts;
-      for (size_t e = 0; e < w.offsets.size(); ++e)
-        parts.push_back(absl::StrCat(w.offsets[e].str(), " +", w.sizes[e]));
-      return absl::InvalidArgumentError(absl::StrCat(
-          where(f, op, lv, iteration), ": ", side, " window ", i, " [", absl::StrJoin(parts, ", "),
-          "] of ", name, " (", absl::StrJoin(operand.shape, "x"), ") starts at ", *o,
-          " in dimension ", d, " and so reaches [", *o, ", ", *o + w.sizes[d], "), outside [0, ",
-          operand.shape[d], "); fix the window's offsets or the loop's bounds"));
-    }
-    base += *o * strides[d];
-  }
+  for (size_t d = 0; d < offsets->size(); ++d) base += (*offsets)[d] * strides[d];
   return base;
 }
 

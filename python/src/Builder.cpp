@@ -54,52 +54,45 @@ std::vector<int> Builder::loop(const std::vector<int> &operands, const std::stri
   if (finished_)
     throw StatusError(ErrorStage::Build,
                       absl::FailedPreconditionError("the traced function has already ended"));
-  ir::Context &ctx = *ctx_;
   auto sym = [&](const std::string &text, const char *what) {
     absl::StatusOr<ir::SymExpr> e = ir::SymExpr::parse(text);
     if (!e.ok())
       throw StatusError(ErrorStage::Build, internal(absl::StrCat("loop ", what, ": ",
                                                                  e.status().message())));
-    return ir::symAttr(ctx, *e);
+    return *std::move(e);
   };
   auto windows = [&](const std::vector<Window> &ws) {
     std::vector<ir::LoopWindow> out;
     for (const Window &w : ws) {
       ir::LoopWindow lw;
       lw.operand = std::get<0>(w);
-      for (const std::string &o : std::get<1>(w)) {
-        absl::StatusOr<ir::SymExpr> e = ir::SymExpr::parse(o);
-        if (!e.ok())
-          throw StatusError(ErrorStage::Build, internal(absl::StrCat("loop window offset: ",
-                                                                     e.status().message())));
-        lw.offsets.push_back(*std::move(e));
-      }
+      for (const std::string &o : std::get<1>(w)) lw.offsets.push_back(sym(o, "window offset"));
       lw.sizes.assign(std::get<2>(w).begin(), std::get<2>(w).end());
       out.push_back(std::move(lw));
     }
-    return ir::windowsAttr(ctx, out);
+    return out;
   };
+  ir::LoopView loop;
+  loop.body = body;
+  loop.name = name;
+  loop.index = index;
+  loop.start = sym(start, "start");
+  loop.stop = sym(stop, "stop");
+  loop.step = sym(step, "step");
+  loop.ins = windows(ins);
+  loop.outs = windows(outs);
   std::vector<ir::Value *> values;
   for (int o : operands) values.push_back(value(o));
-  std::vector<int> written;
-  for (const Window &w : outs)
-    if (std::find(written.begin(), written.end(), std::get<0>(w)) == written.end())
-      written.push_back(std::get<0>(w));
+  // One result per written operand, of its type (the loop updates it in place).
+  llvm::SmallVector<int, 4> written = ir::writtenOperands(loop.outs);
   std::vector<ir::Type> types;
   for (int w : written) {
     if (w < 0 || size_t(w) >= values.size())
       throw StatusError(ErrorStage::Build, internal("loop window of an unknown operand"));
     types.push_back(values[w]->type());
   }
-  ir::NamedAttr attrs[] = {
-      {ctx.id("body"), ctx.stringAttr(body)},   {ctx.id("index"), ctx.stringAttr(index)},
-      {ctx.id("ins"), windows(ins)},            {ctx.id("name"), ctx.stringAttr(name)},
-      {ctx.id("outs"), windows(outs)},          {ctx.id("start"), sym(start, "start")},
-      {ctx.id("step"), sym(step, "step")},      {ctx.id("stop"), sym(stop, "stop")},
-  };
-  ir::Operation *op =
-      builder_.func()->createOp(ctx.opDef(ir::OpCode::Loop), values, types,
-                                ctx.dictAttr(attrs, /*sortByName=*/true), builder_.location());
+  ir::Operation *op = builder_.func()->createOp(ctx_->opDef(ir::OpCode::Loop), values, types,
+                                                loop.toAttr(*ctx_), builder_.location());
   std::vector<int> ids;
   for (unsigned r = 0; r < op->numResults(); ++r) {
     op->result(r)->setNameHint(values[written[r]]->nameHint());

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,7 +47,25 @@ struct LoopView {
 
   /// Decodes `op` (a loop). Errors say which attribute is malformed and how.
   static absl::StatusOr<LoopView> of(const Operation &op);
+  /// The loop's attribute dictionary (the inverse of of(); `written` is derived).
+  Attribute toAttr(Context &ctx) const;
 };
+
+/// The offsets of a window (`offsets`, `sizes`: one per dimension of a tensor of
+/// `shape` named `tensor` in messages) for one iteration's `bindings`, values of
+/// tensors read through `reader`, checked to lie inside the tensor. Errors (the caller
+/// prefixes the loop and the iteration): "<side> window <i> offset <d>: <why>", or
+/// "<side> window <i> [o0 +s0, ...] of <tensor> (AxB) starts at o in dimension d and
+/// so reaches [o, e), outside [0, n); fix ...".
+absl::StatusOr<llvm::SmallVector<int64_t, 4>>
+evaluateWindow(llvm::ArrayRef<SymExpr> offsets, llvm::ArrayRef<int64_t> sizes,
+               llvm::ArrayRef<int64_t> shape, llvm::StringRef tensor,
+               llvm::ArrayRef<SymBinding> bindings, const SymExpr::ElementReader &reader,
+               llvm::StringRef side, size_t i);
+
+/// The operands `outs` writes, each once, in order of first appearance (the loop's
+/// results, LoopView::written).
+llvm::SmallVector<int, 4> writtenOperands(llvm::ArrayRef<LoopWindow> outs);
 
 /// Decodes a windows attribute (`ins` / `outs`); the error names the entry.
 absl::StatusOr<std::vector<LoopWindow>> parseWindows(Attribute a);
@@ -57,6 +76,8 @@ Attribute windowsAttr(Context &ctx, llvm::ArrayRef<LoopWindow> windows);
 /// A bound or offset as an attribute: an Int when constant, else its text.
 Attribute symAttr(Context &ctx, const SymExpr &e);
 
+/// The names of the functions the module's loops run.
+std::set<std::string> loopBodyNames(const Module &m);
 /// Whether `f` is a control function (it has a loop op).
 bool isControlFunc(const Func &f);
 /// The module's entry when it has loops: its only function that no loop runs as its

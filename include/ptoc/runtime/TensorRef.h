@@ -5,7 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "absl/status/statusor.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
 #include "ptoc/ir/DType.h"
 #include "ptoc/runtime/HostTensor.h"
 
@@ -47,5 +49,11 @@ struct TensorRef {
   int64_t numElements() const { return ConstTensorRef(*this).numElements(); }
   size_t sizeInBytes() const { return ConstTensorRef(*this).sizeInBytes(); }
 };
+
+/// Element `index` of integer (i32, i8) input `t`, named `name` in errors: a value
+/// the loops' control thread reads (ir/SymExpr.h element terms). Errors: not an
+/// integer tensor of that rank, an index out of range.
+absl::StatusOr<int64_t> readIntElement(const ConstTensorRef &t, llvm::StringRef name,
+                                       llvm::ArrayRef<int64_t> index);
 
 } // namespace ptoc::runtime
