@@ -323,7 +323,6 @@ class _LoopIter:
     def __init__(self, trace, start, stop, step, name, index):
         self.trace, self.start, self.stop, self.step = trace, start, stop, step
         self.name, self.index = name, index
-        self.done = False
 
     def __iter__(self):
         return self._run()
