@@ -8,6 +8,7 @@ summary, swimlane). See docs/python.md.
 
 from . import _ptoc
 from . import profile
+from .dynamic import DYN, DYNAMIC, STATIC, dynamic
 from .dtypes import DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT32, DType
 from .errors import (ArgumentError, CompileError, DTypeError, Error, FileError, InternalError,
                      OptionError, RunError, ShapeError, TileShapeError)
