@@ -50,6 +50,7 @@ private:
       t.dtype = a->type().dtype();
       t.shape.assign(a->type().shape().begin(), a->type().shape().end());
       t.argIndex = int(i);
+      out_.dynamicShapes |= a->type().hasDynamicDims();
       tensorOf[a] = int(c.tensors.size());
       c.tensors.push_back(std::move(t));
     }
@@ -96,7 +97,7 @@ private:
                   op.loc().str(), ": loop operand ", w.operand,
                   " is not an argument, workspace or loop result of @", f.name().str(),
                   " (run outline-segments before codegen)"));
-            into.push_back({it->second, w.offsets, w.sizes});
+            into.push_back({it->second, w.offsets, w.sizes, w.valid});
           }
           return absl::OkStatus();
         };
@@ -106,7 +107,8 @@ private:
         out_.readsTensors |= reads(s.start) || reads(s.stop) || reads(s.step);
         for (const std::vector<StepWindow> *ws : {&s.ins, &s.outs})
           for (const StepWindow &w : *ws)
-            for (const ir::SymExpr &e : w.offsets) out_.readsTensors |= reads(e);
+            for (const std::vector<ir::SymExpr> *es : {&w.offsets, &w.valid})
+              for (const ir::SymExpr &e : *es) out_.readsTensors |= reads(e);
         // A loop's results are its written operands, updated in place.
         for (size_t r = 0; r < v->written.size(); ++r)
           tensorOf[op.result(r)] = tensorOf.lookup(op.operand(v->written[r]));

@@ -226,7 +226,7 @@ void printLoopProgram(const LoopProgram &lp, llvm::raw_ostream &os) {
     os << "control " << i << ": @" << c.name << (int(i) == lp.entry ? " (entry)" : "") << "\n";
     for (const ControlTensor &t : c.tensors) {
       os << "  tensor %" << t.name << " : tensor<";
-      for (int64_t d : t.shape) os << d << "x";
+      for (int64_t d : t.shape) os << (d == ir::kDynamicDim ? std::string("?") : std::to_string(d)) << "x";
       os << ir::dtypeName(t.dtype) << ">"
          << (t.kind == ControlTensor::Kind::Argument ? " argument" : " workspace") << "\n";
     }

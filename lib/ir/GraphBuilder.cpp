@@ -12,12 +12,15 @@ namespace ptoc::ir {
 
 /// Why `shape` of `dtype` cannot be a tensor ("" if it can): dimensions are positive
 /// and the size in bytes fits in 64 bits, as the parser requires of a written type.
-static std::string shapeProblem(llvm::ArrayRef<int64_t> shape, DType dtype) {
+/// A function argument may also have dynamic dimensions (`allowDynamic`).
+static std::string shapeProblem(llvm::ArrayRef<int64_t> shape, DType dtype,
+                                bool allowDynamic = false) {
   for (int64_t d : shape)
-    if (d <= 0) return "dimensions must be positive, got " + shapeStr(shape);
+    if (d <= 0 && !(allowDynamic && d == kDynamicDim))
+      return "dimensions must be positive, got " + shapeStr(shape);
   int64_t bytes = elementSize(dtype);
   for (int64_t d : shape)
-    if (__builtin_mul_overflow(bytes, d, &bytes))
+    if (d != kDynamicDim && __builtin_mul_overflow(bytes, d, &bytes))
       return "a tensor of shape " + shapeStr(shape) + " is too large: its size in bytes does "
              "not fit in 64 bits";
   return "";
@@ -49,7 +52,8 @@ absl::StatusOr<Func *> GraphBuilder::beginFunc(llvm::StringRef name,
     if (!argTypes[i] || !argTypes[i].isTensor())
       return absl::InvalidArgumentError("argument " + std::to_string(i) + " of '@" +
                                         name.str() + "' must be a tensor type");
-    if (std::string why = shapeProblem(argTypes[i].shape(), argTypes[i].dtype()); !why.empty())
+    if (std::string why = shapeProblem(argTypes[i].shape(), argTypes[i].dtype(), true);
+        !why.empty())
       return absl::InvalidArgumentError("argument " + std::to_string(i) + " of '@" +
                                         name.str() + "': " + why);
   }

@@ -189,6 +189,10 @@ Token Lexer::lexShapeElement() {
     while (cur_ != end_ && (isIdStart(*cur_) || isDigit(*cur_))) ++cur_;
     return makeToken(TokKind::BareId, start, cur_);
   }
+  if (c == '?') {
+    ++cur_;
+    return makeToken(TokKind::Question, start, cur_);
+  }
   return lex();
 }
 

@@ -28,7 +28,8 @@ enum class TokKind : uint8_t {
   Comma,
   Colon,
   Equal,
-  Arrow, ///< ->
+  Arrow,    ///< ->
+  Question, ///< ? (a dynamic dimension; shape mode only)
 };
 
 /// One token: its kind, its exact spelling in the buffer and its 1-based position
@@ -72,8 +73,8 @@ public:
   Token lex();
 
   /// Shape mode (inside `tensor<...>`): skips trivia, then lexes a digit run (an
-  /// Integer, possibly negative) or an element-type word ([A-Za-z_][A-Za-z0-9_]*,
-  /// no '.'); anything else is lexed as in normal mode.
+  /// Integer, possibly negative), a '?' (a dynamic dimension) or an element-type word
+  /// ([A-Za-z_][A-Za-z0-9_]*, no '.'); anything else is lexed as in normal mode.
   Token lexShapeElement();
   /// Consumes an 'x' that immediately follows the previous token; false (and
   /// nothing consumed) otherwise.

@@ -34,11 +34,13 @@ absl::StatusOr<LoopWindow> windowOf(Attribute a, size_t entry) {
     return absl::InvalidArgumentError(absl::StrCat(
         where, " must be {of = N, offsets = [...], sizes = [...]}, got ", a.str()));
   LoopWindow w;
-  Attribute of = a.lookup("of"), offsets = a.lookup("offsets"), sizes = a.lookup("sizes");
+  Attribute of = a.lookup("of"), offsets = a.lookup("offsets"), sizes = a.lookup("sizes"),
+            valid = a.lookup("valid");
   for (const NamedAttr &e : a.getDict())
-    if (e.name.str() != "of" && e.name.str() != "offsets" && e.name.str() != "sizes")
+    if (e.name.str() != "of" && e.name.str() != "offsets" && e.name.str() != "sizes" &&
+        e.name.str() != "valid")
       return absl::InvalidArgumentError(absl::StrCat(where, " has unknown key '", e.name.str().str(),
-                                                     "' (keys: of, offsets, sizes)"));
+                                                     "' (keys: of, offsets, sizes, valid)"));
   if (!of || !of.isInt() || of.getInt() < 0)
     return absl::InvalidArgumentError(absl::StrCat(where, " needs 'of', the operand index"));
   w.operand = static_cast<int>(std::min<int64_t>(of.getInt(), INT32_MAX));
@@ -62,6 +64,24 @@ absl::StatusOr<LoopWindow> windowOf(Attribute a, size_t entry) {
     return absl::InvalidArgumentError(absl::StrCat(where, " has ", w.offsets.size(),
                                                    " offsets but ", w.sizes.size(),
                                                    " sizes; give one of each per dimension"));
+  if (valid) {
+    if (!(valid.isIntArray() || valid.isArray()))
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, " 'valid' must be one integer or expression string per dimension"));
+    if (valid.isIntArray()) {
+      for (int64_t v : valid.getIntArray()) w.valid.push_back(SymExpr::constant(v));
+    } else {
+      for (Attribute o : valid.getArray()) {
+        absl::StatusOr<SymExpr> e = symOf(o, absl::StrCat(where, " valid extent ", w.valid.size()));
+        if (!e.ok()) return e.status();
+        w.valid.push_back(*std::move(e));
+      }
+    }
+    if (w.valid.size() != w.sizes.size())
+      return absl::InvalidArgumentError(absl::StrCat(where, " has ", w.valid.size(),
+                                                     " valid extents but ", w.sizes.size(),
+                                                     " sizes; give one of each per dimension"));
+  }
   for (int64_t s : w.sizes)
     if (s <= 0)
       return absl::InvalidArgumentError(
@@ -104,9 +124,14 @@ Attribute windowsAttr(Context &ctx, llvm::ArrayRef<LoopWindow> windows) {
   for (const LoopWindow &w : windows) {
     std::vector<Attribute> offsets;
     for (const SymExpr &e : w.offsets) offsets.push_back(symAttr(ctx, e));
-    NamedAttr entries[] = {{ctx.id("of"), ctx.intAttr(w.operand)},
-                           {ctx.id("offsets"), ctx.arrayAttr(offsets)},
-                           {ctx.id("sizes"), ctx.intArrayAttr(w.sizes)}};
+    std::vector<NamedAttr> entries = {{ctx.id("of"), ctx.intAttr(w.operand)},
+                                      {ctx.id("offsets"), ctx.arrayAttr(offsets)},
+                                      {ctx.id("sizes"), ctx.intArrayAttr(w.sizes)}};
+    if (!w.valid.empty()) {
+      std::vector<Attribute> valid;
+      for (const SymExpr &e : w.valid) valid.push_back(symAttr(ctx, e));
+      entries.push_back({ctx.id("valid"), ctx.arrayAttr(valid)});
+    }
     list.push_back(ctx.dictAttr(entries, /*sortByName=*/false));
   }
   return ctx.arrayAttr(list);
@@ -205,6 +230,26 @@ evaluateWindow(llvm::ArrayRef<SymExpr> offsets, llvm::ArrayRef<int64_t> sizes,
           "), outside [0, ", shape[d], "); fix the window's offsets or the loop's bounds"));
     }
     out.push_back(*o);
+  }
+  return out;
+}
+
+absl::StatusOr<llvm::SmallVector<int64_t, 4>>
+evaluateValidExtents(llvm::ArrayRef<SymExpr> valid, llvm::ArrayRef<int64_t> sizes,
+                     llvm::ArrayRef<SymBinding> bindings, const SymExpr::ElementReader &reader,
+                     llvm::StringRef side, size_t i) {
+  llvm::SmallVector<int64_t, 4> out(sizes.begin(), sizes.end());
+  for (size_t d = 0; d < valid.size() && d < sizes.size(); ++d) {
+    absl::StatusOr<int64_t> v = valid[d].evaluate(bindings, reader);
+    if (!v.ok())
+      return absl::InvalidArgumentError(absl::StrCat(side.str(), " window ", i, " valid extent ",
+                                                     d, ": ", v.status().message()));
+    if (*v < 1 || *v > sizes[d])
+      return absl::InvalidArgumentError(absl::StrCat(
+          side.str(), " window ", i, " valid extent ", d, " '", valid[d].str(), "' is ", *v,
+          ", outside [1, ", sizes[d], "] (the window's size); a valid_shape covers between one "
+          "element and the whole window in each dimension"));
+    out[d] = *v;
   }
   return out;
 }
@@ -404,6 +449,10 @@ private:
           continue;
         }
         for (size_t d = 0; d < shape.size(); ++d) {
+          if (shape[d] == kDynamicDim) { // checked per iteration, when the size is known
+            if (!namesInScope(op, w.offsets[d], inner.ranges, what)) return;
+            continue;
+          }
           if (w.sizes[d] > shape[d]) {
             error(op) << what << " window " << i << " has size " << w.sizes[d] << " in dimension "
                       << d << " but operand " << w.operand << " (" << t.str() << ") has "
@@ -417,6 +466,7 @@ private:
             continue; // checked per iteration
           std::optional<std::pair<int64_t, int64_t>> b = w.offsets[d].bounds(inner.ranges);
           if (!b || !w.offsets[d].boundsAreExact()) continue; // checked per iteration
+          if (!w.valid.empty()) continue; // the valid part is checked per iteration
           // Wide: an offset near INT64_MAX plus the size must not overflow.
           __int128 end = __int128(b->second) + w.sizes[d];
           if (b->first < 0 || end > shape[d]) {
@@ -434,6 +484,20 @@ private:
     };
     checkWindows(v.ins, false);
     checkWindows(v.outs, true);
+    for (const std::vector<LoopWindow> *ws : {&v.ins, &v.outs})
+      for (const LoopWindow &w : *ws)
+        for (size_t d = 0; d < w.valid.size(); ++d) {
+          if (!namesInScope(op, w.valid[d], inner.ranges, "valid")) return;
+          if (d < w.sizes.size())
+            if (auto b = w.valid[d].bounds(inner.ranges);
+                b && w.valid[d].boundsAreExact() && (b->first < 1 || b->second > w.sizes[d])) {
+              error(op) << "valid extent " << d << " '" << w.valid[d].str() << "' ranges over ["
+                        << b->first << ", " << b->second << "], outside [1, " << w.sizes[d]
+                        << "] (the window's size); a valid_shape covers between one element "
+                        << "and the whole window";
+              return;
+            }
+        }
 
     // Results: the written operands, updated.
     if (op.numResults() != v.written.size()) {
@@ -493,6 +557,20 @@ private:
         error(op) << what << " expression '" << e.str() << "' names '" << n << "', which is not "
                   << "a loop index in scope (in scope: "
                   << (known.empty() ? std::string("none") : absl::StrJoin(known, ", ")) << ")";
+        return false;
+      }
+    }
+    // Sizes of dynamic axes: of the kernel's arguments.
+    for (const auto &[name, axis] : e.dims()) {
+      const Value *arg = entryArg(name);
+      if (!arg || axis >= int64_t(arg->type().rank()) ||
+          arg->type().dim(unsigned(axis)) != kDynamicDim) {
+        error(op) << what << " expression '" << e.str() << "' uses dim(" << name << ", " << axis
+                  << "), but "
+                  << (!arg ? absl::StrCat("'", name, "' is not an argument of the kernel's function")
+                           : absl::StrCat("axis ", axis, " of '", name, "' (", arg->type().str(),
+                                          ") is not dynamic"))
+                  << "; dim(t, k) is the size of a dynamic ('?') axis of an argument";
         return false;
       }
     }

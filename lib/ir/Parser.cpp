@@ -497,6 +497,14 @@ bool Parser::parseTypeSlow(Type &out, const char *&closeAngle) {
   DType dtype;
   while (true) {
     Token t = lexer_.lexShapeElement();
+    if (t.is(TokKind::Question)) { // a dynamic dimension (control-function arguments)
+      if (isTile) return error(t, "a tile's dimensions are static: '?' is allowed only in tensor types");
+      dims.push_back(kDynamicDim);
+      if (!lexer_.consumeDimSeparator())
+        return error(lexer_.cursorToken(), "expected 'x' after dimension ?, found " +
+                                               lexer_.describeCurrentChar());
+      continue;
+    }
     if (t.is(TokKind::Integer)) {
       int64_t d;
       if (!parseIntToken(t, d)) return false;
@@ -540,7 +548,7 @@ bool Parser::parseTypeSlow(Type &out, const char *&closeAngle) {
   // Sizes must fit in 64 bits (so numElements and sizeInBytes are well defined).
   int64_t bytes = elementSize(dtype);
   for (int64_t d : dims)
-    if (__builtin_mul_overflow(bytes, d, &bytes))
+    if (d != kDynamicDim && __builtin_mul_overflow(bytes, d, &bytes))
       return error(kw, "type is too large: its size in bytes does not fit in 64 bits");
   consume();
 

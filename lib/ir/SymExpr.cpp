@@ -108,6 +108,30 @@ private:
       return -1;
     }
     llvm::StringRef name = text_.slice(start, pos_);
+    if (name == "dim" && eat("(")) { // the size of a dynamic axis: dim(tensor, axis)
+      skipSpace();
+      size_t t0 = pos_;
+      while (pos_ < text_.size() &&
+             (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
+              (pos_ > t0 && text_[pos_] == '.')))
+        ++pos_;
+      if (pos_ == t0 || std::isdigit(static_cast<unsigned char>(text_[t0]))) {
+        fail("a tensor name as the first argument of dim");
+        return -1;
+      }
+      SymExpr::Node n;
+      n.kind = Kind::Dim;
+      n.name = text_.slice(t0, pos_).str();
+      if (!eat(",")) fail("',' between the tensor and the axis of dim");
+      skipSpace();
+      size_t a0 = pos_;
+      while (pos_ < text_.size() && pos_ - a0 < 4 &&
+             std::isdigit(static_cast<unsigned char>(text_[pos_])))
+        n.value = n.value * 10 + (text_[pos_++] - '0');
+      if (pos_ == a0) fail("an axis number as the second argument of dim");
+      if (!eat(")")) fail("')' closing dim(...)");
+      return add(std::move(n));
+    }
     if ((name == "min" || name == "max") && eat("(")) {
       int a = expr();
       if (!eat(",")) fail("',' between the two arguments of " + name.str());
@@ -188,6 +212,19 @@ std::vector<std::pair<std::string, size_t>> SymExpr::tensorReads() const {
   return out;
 }
 
+std::vector<std::pair<std::string, int64_t>> SymExpr::dims() const {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (const Node &n : nodes_)
+    if (n.kind == Kind::Dim &&
+        std::find(out.begin(), out.end(), std::make_pair(n.name, n.value)) == out.end())
+      out.emplace_back(n.name, n.value);
+  return out;
+}
+
+std::string SymExpr::dimKey(llvm::StringRef tensor, int64_t axis) {
+  return absl::StrCat("dim(", tensor.str(), ", ", axis, ")");
+}
+
 std::string SymExpr::str() const {
   // Precedence: 1 additive, 2 multiplicative, 3 atoms (names, numbers, calls, negation).
   struct Printed {
@@ -205,6 +242,7 @@ std::string SymExpr::str() const {
       done[i] = {n.value < 0 ? absl::StrCat("(", n.value, ")") : absl::StrCat(n.value), 3};
       break;
     case Kind::Name: done[i] = {n.name, 3}; break;
+    case Kind::Dim: done[i] = {dimKey(n.name, n.value), 3}; break;
     case Kind::Element: {
       std::string text = n.name + "[";
       for (size_t a = 0; a < n.args.size(); ++a)
@@ -239,6 +277,15 @@ absl::StatusOr<int64_t> SymExpr::evaluate(llvm::ArrayRef<SymBinding> bindings,
       if (!lookup(bindings, n.name, lo, hi))
         return absl::InvalidArgumentError(
             absl::StrCat("'", str(), "' names '", n.name, "', which is not a loop index in scope"));
+      v[i] = lo;
+      break;
+    }
+    case Kind::Dim: {
+      int64_t lo, hi;
+      if (!lookup(bindings, dimKey(n.name, n.value), lo, hi))
+        return absl::InvalidArgumentError(absl::StrCat(
+            "'", str(), "' uses the size of axis ", n.value, " of '", n.name,
+            "', which is not a dynamic axis of the kernel's arguments"));
       v[i] = lo;
       break;
     }
@@ -281,16 +328,16 @@ bool SymExpr::boundsAreExact() const {
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node &n = nodes_[i];
     bool l = n.lhs >= 0 && hasName[n.lhs], r = n.rhs >= 0 && hasName[n.rhs];
-    if (n.kind == Kind::Name) ++nameNodes;
+    if (n.kind == Kind::Name || n.kind == Kind::Dim) ++nameNodes;
     if (n.kind == Kind::Element) return false; // a value read when the kernel runs
     if (n.kind == Kind::Mod && (l || r)) return false;
     if (n.kind == Kind::FloorDiv && r) return false;
     // A product is monotonic in each factor only while the other keeps one sign:
     // with names on both sides, leave it to the enclosure.
     if (n.kind == Kind::Mul && l && r) return false;
-    hasName[i] = n.kind == Kind::Name || l || r;
+    hasName[i] = n.kind == Kind::Name || n.kind == Kind::Dim || l || r;
   }
-  return nameNodes == names().size();
+  return nameNodes == names().size() + dims().size();
 }
 
 std::optional<std::pair<int64_t, int64_t>>
@@ -308,6 +355,13 @@ SymExpr::bounds(llvm::ArrayRef<SymBinding> bindings) const {
     case Kind::Name: {
       int64_t l, h;
       if (!lookup(bindings, n.name, l, h)) return std::nullopt;
+      lo = l;
+      hi = h;
+      break;
+    }
+    case Kind::Dim: {
+      int64_t l, h;
+      if (!lookup(bindings, dimKey(n.name, n.value), l, h)) return std::nullopt;
       lo = l;
       hi = h;
       break;

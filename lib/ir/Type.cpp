@@ -24,7 +24,14 @@ std::optional<MemSpace> parseMemSpace(std::string_view name) {
   return std::nullopt;
 }
 
+bool Type::hasDynamicDims() const {
+  for (int64_t d : shape())
+    if (d == kDynamicDim) return true;
+  return false;
+}
+
 int64_t Type::numElements() const {
+  if (hasDynamicDims()) return -1;
   int64_t n = 1;
   for (int64_t d : shape()) n *= d;
   return n;
@@ -34,7 +41,7 @@ std::string shapeStr(llvm::ArrayRef<int64_t> shape) {
   std::string s;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i) s += 'x';
-    s += std::to_string(shape[i]);
+    s += shape[i] == kDynamicDim ? std::string("?") : std::to_string(shape[i]);
   }
   return s;
 }
@@ -43,7 +50,7 @@ std::string Type::str() const {
   if (!storage_) return "<null type>";
   std::string s = isTile() ? "tile<" : "tensor<";
   for (int64_t d : shape()) {
-    s += std::to_string(d);
+    s += d == kDynamicDim ? std::string("?") : std::to_string(d);
     s += 'x';
   }
   s += dtypeName(dtype());

@@ -107,6 +107,16 @@ private:
   }
 
   void verifySignature() {
+    bool control = isControlFunc(f_);
+    for (const Value &a : f_.args())
+      if (a.type().isTensor() && a.type().hasDynamicDims() && !control) {
+        ok_ = false;
+        ctx_.emitError(f_.loc()) << "argument " << a.index() << " of '@" << f_.name()
+                                 << "' has a dynamic axis (" << a.type().str()
+                                 << ") but the function has no loops; only a function with "
+                                 << "loops takes such tensors, and works on fixed-size windows "
+                                 << "of them (docs/ir.md, \"Dynamic axes\")";
+      }
     for (const Value &a : f_.args())
       if (!a.type().isTensor()) {
         ok_ = false;
@@ -124,6 +134,23 @@ private:
 
   void verifyOp(const Operation &op) {
     const OpDef &def = op.def();
+    // Dynamic axes: only loops (through windows of fixed size) and return touch them.
+    if (op.code() != OpCode::Loop && op.code() != OpCode::Return) {
+      for (unsigned i = 0, e = op.numOperands(); i < e; ++i)
+        if (op.operand(i) && op.operandType(i).hasDynamicDims()) {
+          opError(op) << "operand " << i << " has a dynamic axis (" << op.operandType(i).str()
+                      << "); only loops take such tensors: compute on fixed-size windows of "
+                      << "it inside a loop (docs/ir.md, \"Dynamic axes\")";
+          return;
+        }
+      for (unsigned r = 0, e = op.numResults(); r < e; ++r)
+        if (op.resultType(r).hasDynamicDims()) {
+          opError(op) << "result " << r << " has a dynamic axis (" << op.resultType(r).str()
+                      << "); only a function's arguments (and the loops updating them) "
+                      << "have dynamic axes";
+          return;
+        }
+    }
     // Structure: operand/result counts, operands defined in this function.
     unsigned n = op.numOperands();
     if (n < def.minOperands || n > def.maxOperands) {

@@ -93,13 +93,15 @@ public:
     for (size_t t = 0; t < entry.tensors.size(); ++t) {
       const codegen::ControlTensor &ct = entry.tensors[t];
       if (ct.kind != codegen::ControlTensor::Kind::Argument) continue;
-      int arg = addOwner(ct.name, ct.dtype, ct.shape, GmTensor::Kind::Argument);
+      absl::StatusOr<llvm::SmallVector<int64_t, 4>> shape = bindShape(ct);
+      if (!shape.ok()) return shape.status();
+      int arg = addOwner(ct.name, ct.dtype, *shape, GmTensor::Kind::Argument);
       out_.tensors[arg].argIndex = ct.argIndex;
       if (out_.arguments.size() <= size_t(ct.argIndex)) out_.arguments.resize(ct.argIndex + 1, -1);
       out_.arguments[ct.argIndex] = arg;
       flat[t] = arg;
       if (written[t]) {
-        flat[t] = addOwner(ct.name, ct.dtype, ct.shape, GmTensor::Kind::Intermediate);
+        flat[t] = addOwner(ct.name, ct.dtype, *shape, GmTensor::Kind::Intermediate);
         out_.tensors[flat[t]].initFrom = arg;
       }
     }
@@ -117,6 +119,36 @@ public:
   }
 
 private:
+  /// An entry argument's shape in this run: its dynamic axes take the sizes of the
+  /// caller's tensor, each bound as `dim(name, axis)` for the expressions.
+  absl::StatusOr<llvm::SmallVector<int64_t, 4>> bindShape(const codegen::ControlTensor &ct) {
+    llvm::SmallVector<int64_t, 4> shape(ct.shape.begin(), ct.shape.end());
+    if (!lp_.dynamicShapes) return shape;
+    if (ct.argIndex < 0 || size_t(ct.argIndex) >= args_.size())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "kernel '", lp_.funcName, "' has dynamic axes: its loops are instantiated for the "
+          "sizes of the tensors of a call, and argument ", ct.argIndex, " (%", ct.name,
+          ") was not given; pass every argument"));
+    const ConstTensorRef &a = args_[ct.argIndex];
+    bool fits = a.shape.size() == shape.size();
+    for (size_t d = 0; fits && d < shape.size(); ++d)
+      fits = shape[d] == ir::kDynamicDim || shape[d] == a.shape[d];
+    if (!fits) {
+      std::vector<std::string> want;
+      for (int64_t d : shape) want.push_back(d == ir::kDynamicDim ? "?" : std::to_string(d));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument ", ct.argIndex, " (%", ct.name, ") of kernel '", lp_.funcName,
+          "' must have shape [", absl::StrJoin(want, ", "), "] ('?': any size), got [",
+          absl::StrJoin(a.shape, ", "), "]"));
+    }
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (shape[d] == ir::kDynamicDim) {
+        shape[d] = a.shape[d];
+        bindings_.push_back({ir::SymExpr::dimKey(ct.name, int64_t(d)), a.shape[d], a.shape[d]});
+      }
+    return shape;
+  }
+
   static void markWritten(const ControlFunc &c, std::vector<bool> &written) {
     for (const LoopStep &s : c.steps)
       for (const StepWindow &w : s.outs) written[w.tensor] = true;
@@ -162,8 +194,19 @@ private:
   absl::StatusOr<int> window(const LoopStep &s, int64_t iteration, const StepWindow &w,
                              const char *side, size_t i, int t, llvm::ArrayRef<int64_t> bodyShape) {
     const GmTensor &g = out_.tensors[t];
+    // Only the valid part of the box must lie inside the tensor.
+    absl::StatusOr<llvm::SmallVector<int64_t, 4>> extents =
+        ir::evaluateValidExtents(w.valid, w.sizes, bindings_, reader_, side, i);
+    if (!extents.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat(where(s, iteration), ": ", extents.status().message()));
+    if (!g.valid.empty())
+      return absl::UnimplementedError(absl::StrCat(
+          where(s, iteration), ": ", side, " window ", i, " is a window of %", g.name,
+          ", itself a window with a valid_shape in this iteration; ptoc clips windows of the "
+          "kernel's tensors only: give the valid_shape to the inner loop's windows instead"));
     absl::StatusOr<llvm::SmallVector<int64_t, 4>> offsets = ir::evaluateWindow(
-        w.offsets, w.sizes, g.shape, absl::StrCat("%", g.name), bindings_, reader_, side, i);
+        w.offsets, *extents, g.shape, absl::StrCat("%", g.name), bindings_, reader_, side, i);
     if (!offsets.ok())
       return absl::InvalidArgumentError(
           absl::StrCat(where(s, iteration), ": ", offsets.status().message()));
@@ -171,20 +214,26 @@ private:
     for (size_t d = 0; d < offsets->size(); ++d) offset += (*offsets)[d] * g.strides[d];
     // The body's dims are the window's dims of size > 1 in order; its size-1 dims
     // take any stride (their coordinate is always 0).
-    llvm::SmallVector<int64_t, 4> strides;
+    llvm::SmallVector<int64_t, 4> strides, valid;
+    bool clipped = false; // some dimension holds less than its size
     size_t d = 0;
     for (int64_t extent : bodyShape) {
       if (extent == 1) {
         strides.push_back(0);
+        valid.push_back(1);
         continue;
       }
       while (d < w.sizes.size() && w.sizes[d] == 1) ++d;
       if (d >= w.sizes.size() || w.sizes[d] != extent)
         return ir::internalError(absl::StrCat(s.location, ": loop '", s.name, "' ", side,
                                               " window ", i, " does not match its body's type"));
+      clipped |= (*extents)[d] < extent;
+      valid.push_back((*extents)[d]);
       strides.push_back(g.strides[d++]);
     }
-    return addAlias(g.name, t, bodyShape, strides, offset);
+    int alias = addAlias(g.name, t, bodyShape, strides, offset);
+    if (clipped) out_.tensors[alias].valid = std::move(valid);
+    return alias;
   }
 
   absl::Status runControl(const ControlFunc &c, llvm::ArrayRef<int> tensors) {
@@ -296,6 +345,11 @@ private:
       return ir::internalError(absl::StrCat("body @", body.funcName, ": alias %", g.name,
                                             " has no instantiated base"));
     const GmTensor &inst = out_.tensors[map[b]];
+    if (!inst.valid.empty())
+      return absl::UnimplementedError(absl::StrCat(
+          where(s, iteration), ": body @", body.funcName, " views or reshapes %", g.name,
+          ", part of a window with a valid_shape; ptoc clips only the window itself: compute "
+          "on the window as the body receives it, or drop the valid_shape"));
     llvm::ArrayRef<int64_t> bshape = body.tensors[b].shape;
     llvm::SmallVector<int64_t, 4> cstr = contiguousStrides(bshape);
     bool contiguous = true;
@@ -423,7 +477,16 @@ private:
       int base = out_.tensors[r.tensor].base;
       if (!shared_[base]) continue;
       if (r.offsets.size() != op.shape.size()) continue;
-      accesses_.push_back({callIndex, base, baseBox(r.tensor, r.offsets, op.shape),
+      // A window with a valid_shape: only the valid part is accessed.
+      llvm::SmallVector<int64_t, 4> shape(op.shape.begin(), op.shape.end());
+      const llvm::SmallVector<int64_t, 4> &valid = out_.tensors[r.tensor].valid;
+      bool empty = false;
+      for (size_t d = 0; d < valid.size() && d < shape.size(); ++d) {
+        shape[d] = std::min(shape[d], valid[d] - r.offsets[d]);
+        empty |= shape[d] <= 0;
+      }
+      if (empty) continue;
+      accesses_.push_back({callIndex, base, baseBox(r.tensor, r.offsets, shape),
                            op.code == ir::OpCode::CopyOut});
     }
   }

@@ -2,6 +2,7 @@
 // and row-wise tile transfers (memcpy when the dtypes match and rows are contiguous).
 #include "GmAccess.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -145,6 +146,48 @@ void writeIntRow(const int32_t *src, int64_t n, DType t, std::byte *dst, int64_t
   }
 }
 
+/// The part of a tile at `offsets` of `v` that lies inside v's valid extents, per
+/// dimension (the tile's shape when `v` is not clipped); sets `clipped` when smaller.
+Dims validPart(const GmView &v, llvm::ArrayRef<int64_t> offsets, llvm::ArrayRef<int64_t> shape,
+               bool &clipped) {
+  Dims e(shape.begin(), shape.end());
+  clipped = false;
+  for (size_t d = 0; d < v.valid.size() && d < e.size(); ++d) {
+    int64_t room = std::max<int64_t>(0, v.valid[d] - offsets[d]);
+    if (room < e[d]) {
+      e[d] = room;
+      clipped = true;
+    }
+  }
+  return e;
+}
+
+/// Calls f(gmElementOffset, tileElementOffset, rowLength, gmRowStride) per row of the
+/// sub-box `extents` (from the tile's origin) of a dense row-major tile of `shape` at
+/// `offsets` of `v`.
+template <class F>
+void forEachClippedRow(const GmView &v, llvm::ArrayRef<int64_t> offsets,
+                       llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> extents, F f) {
+  size_t rank = shape.size();
+  for (int64_t e : extents)
+    if (e <= 0) return;
+  if (rank == 0) return;
+  Dims tileStrides(rank, 1);
+  for (int d = int(rank) - 2; d >= 0; --d) tileStrides[d] = tileStrides[d + 1] * shape[d + 1];
+  Dims idx(rank, 0);
+  while (true) {
+    int64_t gm = v.offset, tile = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      gm += (offsets[d] + idx[d]) * v.strides[d];
+      tile += idx[d] * tileStrides[d];
+    }
+    f(gm, tile, extents[rank - 1], v.strides[rank - 1]);
+    int d = int(rank) - 2;
+    while (d >= 0 && ++idx[d] == extents[d]) idx[d--] = 0;
+    if (d < 0) return;
+  }
+}
+
 } // namespace
 
 std::string tensorTypeStr(ir::DType dtype, llvm::ArrayRef<int64_t> shape) {
@@ -273,10 +316,22 @@ absl::Status GmMemory::init(const codegen::Program &program, llvm::ArrayRef<Cons
         ownerElements[t] = elements;
       }
       if (elements == 0) continue;
-      // The whole window must lie inside the base's memory (so must every region).
+      // The whole window (its valid part) must lie inside the base's memory (so must
+      // every region).
+      if (!g.valid.empty()) {
+        if (!alias || g.valid.size() != g.shape.size())
+          return bad(t, absl::StrCat("has valid extents ", dimsStr(g.valid), " but is ",
+                                     alias ? "of another rank" : "not an alias"));
+        for (size_t d = 0; d < g.valid.size(); ++d)
+          if (g.valid[d] < 1 || g.valid[d] > g.shape[d])
+            return bad(t, absl::StrCat("has valid extents ", dimsStr(g.valid),
+                                       " outside its shape ", dimsStr(g.shape)));
+        v.valid.assign(g.valid.begin(), g.valid.end());
+      }
       __int128 lo = v.offset, hi = v.offset;
       for (size_t d = 0; d < g.shape.size(); ++d) {
-        __int128 span = __int128(g.shape[d] - 1) * v.strides[d];
+        int64_t extent = g.valid.empty() ? g.shape[d] : g.valid[d];
+        __int128 span = __int128(extent - 1) * v.strides[d];
         (span < 0 ? lo : hi) += span;
       }
       if (lo < 0 || hi >= ownerElements[owner])
@@ -326,26 +381,39 @@ absl::Status GmMemory::checkRegion(const codegen::Program &program, int callInde
 void GmMemory::copyIn(const codegen::Region &region, const OpPlan &op, TileMemory mem) const {
   const GmView &v = views_[region.tensor];
   if (op.numElements == 0) return;
-  RowTransfer t = rowsOf(v, region.offsets, op.shape);
   size_t es = ir::elementSize(v.dtype);
-  forEachRow(t, [&](int64_t gm, int64_t tile, int64_t n, int64_t stride) {
+  auto row = [&](int64_t gm, int64_t tile, int64_t n, int64_t stride) {
     const std::byte *src = v.data + gm * int64_t(es);
     if (op.rep == Rep::Float) readFloatRow(src, stride, n, v.dtype, mem.floats + op.offset + tile);
     else readIntRow(src, stride, n, v.dtype, mem.ints + op.offset + tile);
-  });
+  };
+  bool clipped = false;
+  Dims extents = validPart(v, region.offsets, op.shape, clipped);
+  if (!clipped) {
+    forEachRow(rowsOf(v, region.offsets, op.shape), row);
+    return;
+  }
+  // A tile reaching past a window's valid_shape: zeros there, data inside.
+  if (op.rep == Rep::Float) std::fill_n(mem.floats + op.offset, op.numElements, 0.0f);
+  else std::fill_n(mem.ints + op.offset, op.numElements, 0);
+  forEachClippedRow(v, region.offsets, op.shape, extents, row);
 }
 
 void GmMemory::copyOut(const codegen::Region &region, const OpPlan &op, const OpPlan &tile,
                        TileMemory mem) const {
   const GmView &v = views_[region.tensor];
   if (op.numElements == 0) return;
-  RowTransfer t = rowsOf(v, region.offsets, op.shape);
   size_t es = ir::elementSize(v.dtype);
-  forEachRow(t, [&](int64_t gm, int64_t at, int64_t n, int64_t stride) {
+  auto row = [&](int64_t gm, int64_t at, int64_t n, int64_t stride) {
     std::byte *dst = v.writable + gm * int64_t(es);
     if (tile.rep == Rep::Float) writeFloatRow(mem.floats + tile.offset + at, n, v.dtype, dst, stride);
     else writeIntRow(mem.ints + tile.offset + at, n, v.dtype, dst, stride);
-  });
+  };
+  bool clipped = false;
+  Dims extents = validPart(v, region.offsets, op.shape, clipped);
+  // Past a window's valid_shape nothing lands.
+  if (clipped) forEachClippedRow(v, region.offsets, op.shape, extents, row);
+  else forEachRow(rowsOf(v, region.offsets, op.shape), row);
 }
 
 HostTensor GmMemory::materialize(int tensor) const {

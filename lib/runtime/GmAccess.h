@@ -25,6 +25,8 @@ struct GmView {
   ir::DType dtype = ir::DType::F32;
   int64_t offset = 0;
   Dims shape, strides;
+  /// GmTensor::valid: the extent per dimension that holds data (empty: all).
+  Dims valid;
 };
 
 /// "tensor<256x4096xf32>", for messages.

@@ -270,7 +270,9 @@ absl::Status checkArgs(const ir::Func &f, llvm::ArrayRef<HostTensor> args) {
   for (unsigned i = 0; i < f.numArgs(); ++i) {
     ir::Type t = f.arg(i)->type();
     const HostTensor &a = args[i];
-    bool shapeOk = a.shape() == t.shape();
+    bool shapeOk = a.shape().size() == t.rank();
+    for (unsigned d = 0; shapeOk && d < t.rank(); ++d)
+      shapeOk = t.dim(d) == ir::kDynamicDim || t.dim(d) == a.shape()[d];
     if (a.dtype() != t.dtype() || !shapeOk)
       return absl::InvalidArgumentError(absl::StrFormat(
           "reference for @%s: argument %d (%s) must be %s but is a %s tensor of shape [%s]; "
@@ -317,6 +319,15 @@ public:
       return absl::InvalidArgumentError(
           absl::StrCat("no input of @", entry.name().str(), " is named '", tensor.str(), "'"));
     };
+    // Dynamic axes take the sizes of the inputs (checkArgs matched the ranks).
+    for (unsigned a = 0; a < entry.numArgs() && a < args.size(); ++a) {
+      ir::Type t = entry.arg(a)->type();
+      ir::Identifier hint = entry.arg(a)->nameHint();
+      for (unsigned d = 0; d < t.rank() && d < args[a].shape().size(); ++d)
+        if (t.dim(d) == ir::kDynamicDim && hint)
+          bindings_.push_back({ir::SymExpr::dimKey(hint.str(), d), args[a].shape()[d],
+                               args[a].shape()[d]});
+    }
   }
 
   absl::Status run(const ir::Func &f, std::vector<Dense> args, std::vector<Dense> &results);
@@ -329,11 +340,12 @@ private:
   /// iteration (its index is the last binding).
   std::string where(const ir::Func &f, const ir::Operation &op, const ir::LoopView &lv,
                     int64_t iteration) const;
-  /// The row-major offset of window `w` of `operand` for the current bindings.
+  /// The row-major offset of window `w` of `operand` for the current bindings, and
+  /// the extents of its valid part (its sizes without a valid_shape).
   absl::StatusOr<int64_t> windowBase(const ir::Func &f, const ir::Operation &op,
                                      const ir::LoopView &lv, int64_t iteration,
                                      const ir::LoopWindow &w, const char *side, size_t i,
-                                     const Dense &operand) const;
+                                     const Dense &operand, Shape &extents) const;
 
   const ir::Module *module_;
   ir::SymExpr::ElementReader reader_;
@@ -433,15 +445,21 @@ std::string Evaluator::where(const ir::Func &f, const ir::Operation &op, const i
 absl::StatusOr<int64_t> Evaluator::windowBase(const ir::Func &f, const ir::Operation &op,
                                               const ir::LoopView &lv, int64_t iteration,
                                               const ir::LoopWindow &w, const char *side, size_t i,
-                                              const Dense &operand) const {
+                                              const Dense &operand, Shape &extents) const {
   std::string name = valueName(op.operand(w.operand), w.operand);
   if (w.offsets.size() != operand.shape.size() || w.sizes.size() != operand.shape.size())
     return absl::InvalidArgumentError(absl::StrCat(
         where(f, op, lv, iteration), ": ", side, " window ", i, " has ", w.offsets.size(),
         " offsets and ", w.sizes.size(), " sizes but ", name, " has ", operand.shape.size(),
         " dimensions; verify the module first"));
+  absl::StatusOr<llvm::SmallVector<int64_t, 4>> valid =
+      ir::evaluateValidExtents(w.valid, w.sizes, bindings_, reader_, side, i);
+  if (!valid.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat(where(f, op, lv, iteration), ": ", valid.status().message()));
+  extents = Shape(valid->begin(), valid->end());
   absl::StatusOr<llvm::SmallVector<int64_t, 4>> offsets = ir::evaluateWindow(
-      w.offsets, w.sizes, operand.shape, name, bindings_, reader_, side, i);
+      w.offsets, *valid, operand.shape, name, bindings_, reader_, side, i);
   if (!offsets.ok())
     return absl::InvalidArgumentError(
         absl::StrCat(where(f, op, lv, iteration), ": ", offsets.status().message()));
@@ -510,15 +528,16 @@ absl::Status Evaluator::runLoop(const ir::Func &f, const ir::Operation &op,
     } unbind{bindings_};
     // Every window's place first: a window out of range fails before the body runs.
     std::vector<int64_t> inBase, outBase;
+    std::vector<Shape> inValid(lv.ins.size()), outValid(lv.outs.size());
     for (size_t k = 0; k < lv.ins.size(); ++k) {
       absl::StatusOr<int64_t> b =
-          windowBase(f, op, lv, i, lv.ins[k], "ins", k, current(lv.ins[k].operand));
+          windowBase(f, op, lv, i, lv.ins[k], "ins", k, current(lv.ins[k].operand), inValid[k]);
       if (!b.ok()) return b.status();
       inBase.push_back(*b);
     }
     for (size_t k = 0; k < lv.outs.size(); ++k) {
-      absl::StatusOr<int64_t> b =
-          windowBase(f, op, lv, i, lv.outs[k], "outs", k, current(lv.outs[k].operand));
+      absl::StatusOr<int64_t> b = windowBase(f, op, lv, i, lv.outs[k], "outs", k,
+                                             current(lv.outs[k].operand), outValid[k]);
       if (!b.ok()) return b.status();
       outBase.push_back(*b);
     }
@@ -534,8 +553,12 @@ absl::Status Evaluator::runLoop(const ir::Func &f, const ir::Operation &op,
       Dense a;
       a.dtype = src.dtype;
       a.shape.assign(w.sizes.begin(), w.sizes.end());
-      a.data.resize(product(w.sizes));
-      gather(src, inBase[k], rowMajorStrides(src.shape), a);
+      a.data.assign(product(w.sizes), 0.0); // zeros past a valid_shape
+      Shape srcStrides = rowMajorStrides(src.shape), winStrides = rowMajorStrides(a.shape);
+      walk<2>(inValid[k], {&srcStrides, &winStrides}, {inBase[k], 0},
+              [&](int64_t, const std::array<int64_t, 2> &off) {
+                a.data[off[1]] = src.data[off[0]];
+              });
       a.shape.assign(t.shape().begin(), t.shape().end());
       args.push_back(std::move(a));
     }
@@ -549,9 +572,13 @@ absl::Status Evaluator::runLoop(const ir::Func &f, const ir::Operation &op,
       if (r.dtype != dst.dtype || product(r.shape) != product(w.sizes))
         return bad(absl::StrCat("outs window ", k, " does not match result ", k, " of @",
                                 lv.body, "; verify the module first"));
+      // Only the valid part lands.
       Shape strides = rowMajorStrides(dst.shape);
-      walk<1>(w.sizes, {&strides}, {outBase[k]},
-              [&](int64_t e, const std::array<int64_t, 1> &off) { dst.data[off[0]] = r.data[e]; });
+      Shape winStrides = rowMajorStrides(Shape(w.sizes.begin(), w.sizes.end()));
+      walk<2>(outValid[k], {&strides, &winStrides}, {outBase[k], 0},
+              [&](int64_t, const std::array<int64_t, 2> &off) {
+                dst.data[off[0]] = r.data[off[1]];
+              });
     }
     if (*stop - i <= *step) break; // i += step would overflow near INT64_MAX
   }

@@ -57,7 +57,7 @@ TensorSpec specOf(ir::Type t, std::string name) {
 }
 
 std::string describe(const TensorSpec &s) {
-  return absl::StrCat("tensor<", absl::StrJoin(s.shape, "x"), "x",
+  return absl::StrCat("tensor<", ir::shapeStr(s.shape), s.shape.empty() ? "" : "x",
                       std::string(ir::dtypeName(s.dtype)), ">");
 }
 
@@ -74,7 +74,9 @@ absl::Status checkBuffers(const Kernel &kernel, llvm::ArrayRef<TensorSpec> specs
     const TensorSpec &want = specs[i];
     if (given[i].dtype == want.dtype &&
         std::equal(given[i].shape.begin(), given[i].shape.end(), want.shape.begin(),
-                   want.shape.end()))
+                   want.shape.end(), [](int64_t got, int64_t spec) {
+                     return spec == ir::kDynamicDim || got == spec;
+                   }))
       continue;
     TensorSpec got;
     got.dtype = given[i].dtype;

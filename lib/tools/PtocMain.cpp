@@ -2,6 +2,7 @@
 // print the report; and the dispatch to the other commands. Arguments go through the
 // commands' one parser (ArgParser.h): no process-wide option registry, so the
 // function can run many times in one process.
+#include <algorithm>
 #include "ptoc/tools/PtocMain.h"
 
 #include <cstdlib>
@@ -139,6 +140,11 @@ absl::StatusOr<std::vector<runtime::HostTensor>> loadInputs(const Kernel &kernel
   std::vector<runtime::HostTensor> inputs;
   for (size_t i = 0; i < kernel.args.size(); ++i) {
     const TensorSpec &spec = kernel.args[i];
+    bool dynamic = std::count(spec.shape.begin(), spec.shape.end(), ir::kDynamicDim) > 0;
+    if (args.inputs.empty() && dynamic)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument ", i, " ('", spec.name, "') has a dynamic axis (", ir::shapeStr(spec.shape),
+          "), so ptoc cannot make up its data: give the inputs as .npy files with --inputs DIR"));
     if (args.inputs.empty()) {
       try {
         inputs.push_back(runtime::randomTensor(spec.dtype, spec.shape, args.seed * 1000003 + i));
@@ -163,10 +169,11 @@ absl::StatusOr<std::vector<runtime::HostTensor>> loadInputs(const Kernel &kernel
           "' or '", std::string(byPos), "'"));
     absl::StatusOr<runtime::HostTensor> t = runtime::readNpy(path, spec.dtype);
     if (!t.ok()) return t.status();
-    if (!std::equal(t->shape().begin(), t->shape().end(), spec.shape.begin(), spec.shape.end()))
+    if (!std::equal(t->shape().begin(), t->shape().end(), spec.shape.begin(), spec.shape.end(),
+                    [](int64_t got, int64_t want) { return want == ir::kDynamicDim || got == want; }))
       return absl::InvalidArgumentError(absl::StrCat(
           path, ": shape [", absl::StrJoin(t->shape(), ", "), "] does not match argument ", i,
-          " ('", spec.name, "') of shape [", absl::StrJoin(spec.shape, ", "), "]"));
+          " ('", spec.name, "') of shape [", ir::shapeStr(spec.shape), "] ('?': any size)"));
     inputs.push_back(*std::move(t));
   }
   return inputs;
@@ -208,6 +215,11 @@ int runCommand(const std::vector<std::string> &argv) {
     // Timing only: no data is read or written, so no tensor is allocated.
     std::vector<runtime::ConstTensorRef> in;
     std::vector<runtime::TensorRef> out;
+    for (const TensorSpec &a : kernel->args)
+      if (std::count(a.shape.begin(), a.shape.end(), ir::kDynamicDim))
+        return fail(absl::StrCat("argument '", a.name, "' has a dynamic axis (",
+                                 ir::shapeStr(a.shape), "): --no-numerics runs without data, "
+                                 "so its size is unknown; run with --inputs DIR instead"));
     for (const TensorSpec &a : kernel->args) in.emplace_back(a.dtype, a.shape, nullptr);
     for (const TensorSpec &r : kernel->results) out.emplace_back(r.dtype, r.shape, nullptr);
     report = session->run(*kernel, in, out, ropts);

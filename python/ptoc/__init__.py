@@ -18,7 +18,7 @@ from .loops import SymInt, loop, loop_unroll
 from .ops import (abs, add, amax, amin, cast, ceil, clip, clone, concat, div, erfc, exp, exp2,
                   expm1, floor, full, gelu, log, matmul, maximum, mean, minimum, mul, neg, pow,
                   reciprocal, relu, reshape, round, rsqrt, sigmoid, softmax, sqrt, sub, sum,
-                  tanh, transpose, trunc, unsqueeze)
+                  tanh, transpose, trunc, unsqueeze, view)
 from .options import options
 from .settings import (pass_option_names, set_cube_tile_shapes, set_debug_options,
                        set_pass_options, set_runtime_options, set_vec_tile_shapes)

@@ -173,7 +173,7 @@ def host_array(qual, name, value, annotation=None):
         if found is None:
             if annotation is not None:
                 raise DTypeError(f"{qual}(): parameter '{name}' is a tensor "
-                                 f"({list(annotation.shape)}, {annotation.dtype!r}); pass a numpy "
+                                 f"({annotation!r}); pass a numpy "
                                  f"array or a torch tensor, got {type(value).__name__}")
             return None
         array, kind = found
@@ -200,9 +200,9 @@ def _torch_name(dtype):
 
 
 def _checked_shape(qual, name, h, annotation):
-    if annotation is not None and h.shape != annotation.shape:
-        raise ShapeError(f"{qual}(): parameter '{name}' must have shape "
-                         f"{list(annotation.shape)}, got {list(h.shape)}")
+    problem = annotation._check_shape(h.shape) if annotation is not None else None
+    if problem is not None:
+        raise ShapeError(f"{qual}(): parameter '{name}' (shape {list(h.shape)}) {problem}")
     if h.array.ndim == 0 or 0 in h.shape:
         raise ShapeError(f"{qual}(): parameter '{name}' has shape {list(h.shape)}; "
                          "tensors need at least one dimension and no empty dimension")

@@ -4,7 +4,9 @@ the device, and run it (numerics on the host, timing on the simulated device).
 A call with a new signature (argument shapes and dtypes, constant arguments,
 options, device; constants compared by value) traces and compiles once; later calls
 with the same signature reuse the compiled kernel (``cache_info()`` counts hits and
-misses). Array arguments and results: arrays.py.
+misses). An axis annotated ``ptoc.DYNAMIC`` is not part of the signature: one kernel
+serves every size of it (its loops are instantiated per call's sizes). Array
+arguments and results: arrays.py.
 """
 
 import collections
@@ -21,11 +23,14 @@ from .arrays import TORCH, for_user, host_array, not_computed, to_torch
 from .constants import Unkeyable, freeze
 from .dtypes import as_dtype
 from .errors import ArgumentError, Error, OptionError
+from .loops import SymInt, with_symbolic_builtins
 from .options import STAGES, OptionSet, ambient, defaults
 from .tensor import Tensor
 from .tracing import Trace, tracing
 
 CacheInfo = collections.namedtuple("CacheInfo", "hits misses currsize")
+
+DYNAMIC_DIM = -1  # a dynamic axis in the IR's types (ir::kDynamicDim, `?`)
 
 _sessions = {}
 _sessions_lock = threading.Lock()
@@ -231,10 +236,23 @@ class JitFunction:
         if hosts is None:
             hosts = self._host_arrays(arguments)
         parts = []
+        named = {}  # ptoc.dynamic(name) -> (size, parameter, axis) first seen
         for name, value in arguments.items():
             h = hosts.get(name)
             if h is not None:
-                parts.append((name, h.dtype.ir_name, h.shape))
+                shape = list(h.shape)
+                annotation = self._annotations.get(name)
+                for d, axis in (annotation._dynamic_axes() if annotation is not None else []):
+                    if axis.name is not None:
+                        seen = named.setdefault(axis.name, (shape[d], name, d))
+                        if seen[0] != shape[d]:
+                            raise ArgumentError(
+                                f"{self.fn.__qualname__}(): axis {d} of '{name}' has size "
+                                f"{shape[d]}, but axis {seen[2]} of '{seen[1]}' has size "
+                                f"{seen[0]}; both are ptoc.dynamic({axis.name!r}), one size "
+                                "per call")
+                    shape[d] = axis  # any size: the same kernel
+                parts.append((name, h.dtype.ir_name, tuple(shape)))
                 continue
             try:
                 parts.append((name, "const", freeze(value)))
@@ -258,7 +276,11 @@ class JitFunction:
             hosts = self._host_arrays(arguments)
         for name, h in hosts.items():
             plan.tensor_params.append(name)
-            specs.append((list(h.shape), h.dtype.ir_name, name))
+            shape = list(h.shape)
+            annotation = self._annotations.get(name)
+            for d, _ in (annotation._dynamic_axes() if annotation is not None else []):
+                shape[d] = DYNAMIC_DIM
+            specs.append((shape, h.dtype.ir_name, name))
         builder = _ptoc.Builder(session, self.fn.__name__, specs)
         trace = Trace(builder, self.fn.__name__)
         trace.scope = -1
@@ -271,12 +293,21 @@ class JitFunction:
             builder.set_scope(scope)
         call_args = dict(arguments)
         params = {}
+        symbols = {}  # ptoc.dynamic(name) -> its SymInt (the first axis annotated so)
         for i, name in enumerate(plan.tensor_params):
             t = Tensor._bound(trace, i, name)
+            annotation = self._annotations.get(name)
+            if annotation is not None and annotation._dynamic_axes():
+                # A dynamic axis's size is a symbolic scalar: dim(name, axis).
+                shape = list(t._shape)
+                for d, axis in annotation._dynamic_axes():
+                    sym = SymInt.index(f"dim({name}, {d})")
+                    shape[d] = symbols.setdefault(axis.name, sym) if axis.name else sym
+                t._shape = tuple(shape)
             params[name] = t
             call_args[name] = t
         with tracing(trace):
-            returned = self.fn(**call_args)
+            returned = with_symbolic_builtins(self.fn)(**call_args)
 
         results = []
         written = [name for name in plan.tensor_params if params[name]._written]

@@ -13,7 +13,9 @@ window it writes becomes a result, written into the outer tensor when the loop o
 runs. Values computed inside the body stay inside it.
 """
 
+import builtins
 import numbers
+import types
 
 from .errors import Error, ShapeError
 from .tracing import current_trace, located
@@ -160,6 +162,38 @@ def is_symbolic(x):
     return isinstance(x, SymInt)
 
 
+def _symbolic_min(*args, **kwargs):
+    if len(args) == 2 and not kwargs and any(isinstance(a, SymInt) for a in args):
+        a, b = args
+        return a.min(b) if isinstance(a, SymInt) else b.min(a)
+    return builtins.min(*args, **kwargs)
+
+
+def _symbolic_max(*args, **kwargs):
+    if len(args) == 2 and not kwargs and any(isinstance(a, SymInt) for a in args):
+        a, b = args
+        return a.max(b) if isinstance(a, SymInt) else b.max(a)
+    return builtins.max(*args, **kwargs)
+
+
+def with_symbolic_builtins(fn):
+    """``fn`` with the builtins ``min(a, b)`` and ``max(a, b)`` taking symbolic scalars
+    (``min(off + 64, x.shape[0])`` is the symbolic minimum, as in PyPTO), for the trace
+    of a jit function. The function runs on a snapshot of its module's globals; a global
+    ``min``/``max`` of the module's own still wins. Functions it calls keep the plain
+    builtins (use ``SymInt.min``/``.max`` there)."""
+    if not isinstance(fn, types.FunctionType):
+        return fn
+    globs = dict(fn.__globals__)
+    base = globs.get("__builtins__", builtins)
+    base = dict(base if isinstance(base, dict) else vars(base))
+    base["min"], base["max"] = _symbolic_min, _symbolic_max
+    globs["__builtins__"] = base
+    clone = types.FunctionType(fn.__code__, globs, fn.__name__, fn.__defaults__, fn.__closure__)
+    clone.__kwdefaults__ = fn.__kwdefaults__
+    return clone
+
+
 def offset_text(x):
     """An offset as the text the IR takes (an int or an expression)."""
     return str(x) if isinstance(x, SymInt) else str(int(x))
@@ -180,9 +214,10 @@ class Scope:
         self.index = index
         self.operands = []        # parent value ids, in operand order
         self.operand_pos = {}     # parent value id -> operand position
-        self.ins = []             # [operand pos, offsets (text), sizes, placeholder id]
+        self.ins = []             # [operand pos, offsets (text), sizes, placeholder id, valid]
         self.in_of = {}           # (pos, offsets, sizes) -> placeholder id
-        self.outs = []            # [operand pos, offsets, sizes, value id, outer tensor]
+        self.outs = []            # [operand pos, offsets, sizes, value id, outer tensor,
+        #                            offsets (objects), valid (texts, [] for all)]
         self.out_of = {}          # (pos, offsets, sizes) -> index into outs
 
     def is_inside(self, other):
@@ -209,15 +244,17 @@ class Scope:
             return tensor._id
         return self.window(tensor, [0] * tensor.ndim, list(tensor.shape), list(tensor.shape))
 
-    def window(self, tensor, offsets, sizes, shape=None):
+    def window(self, tensor, offsets, sizes, shape=None, valid=None):
         """The id of a window of outer ``tensor`` read in this body, seen with
-        ``shape`` (default: ``sizes`` without their size-1 dims)."""
+        ``shape`` (default: ``sizes`` without their size-1 dims); ``valid``: the extent
+        per dimension that holds data (ptoc.view's valid_shape), None for all."""
         if tensor._scope is self:
             raise Error(located("internal: a window of a local tensor"))
         if not self.is_inside(tensor._scope):
             raise Error(located(_escaped_message(tensor)))
         pos = self._operand(tensor)
-        key = (pos, tuple(offset_text(o) for o in offsets), tuple(sizes))
+        valid_text = _valid_text(valid, sizes)
+        key = (pos, tuple(offset_text(o) for o in offsets), tuple(sizes), tuple(valid_text))
         written = self._written_overlap(pos, offsets, sizes)
         if written is not None:
             if written[0] == "same":
@@ -232,10 +269,10 @@ class Scope:
                 shape = [s for s in sizes if s != 1] or [1]
             pid = self.builder.placeholder(shape, tensor.dtype.ir_name, tensor._name or "w")
             self.in_of[key] = pid
-            self.ins.append([pos, list(key[1]), list(sizes), pid])
+            self.ins.append([pos, list(key[1]), list(sizes), pid, valid_text])
         return pid
 
-    def write(self, tensor, offsets, sizes, value_id):
+    def write(self, tensor, offsets, sizes, value_id, valid=None):
         """Records writing ``value_id`` (this scope's, of the window's shape with
         size-1 dims dropped) into a window of outer ``tensor``."""
         if not self.is_inside(tensor._scope):
@@ -245,6 +282,7 @@ class Scope:
         i = self.out_of.get(key)
         if i is not None:
             self.outs[i][3] = value_id  # a later write of the same window replaces it
+            self.outs[i][6] = _valid_text(valid, sizes)
             return
         overlap = self._written_overlap(pos, offsets, sizes)
         if overlap is not None:
@@ -252,12 +290,13 @@ class Scope:
                 f"this iteration writes two overlapping but different windows of one tensor "
                 f"from outside loop '{self.name}'; write each part once"))
         self.out_of[key] = len(self.outs)
-        self.outs.append([pos, list(key[1]), list(sizes), value_id, tensor, list(offsets)])
+        self.outs.append([pos, list(key[1]), list(sizes), value_id, tensor, list(offsets),
+                          _valid_text(valid, sizes)])
 
     def _written_overlap(self, pos, offsets, sizes):
         """("same", i) when window i written this iteration is exactly this one,
         ("overlap", i) when one may overlap it, None when none can."""
-        for i, (p, offs, szs, _, _, objs) in enumerate(self.outs):
+        for i, (p, offs, szs, _, _, objs, _) in enumerate(self.outs):
             if p != pos:
                 continue
             if offs == [offset_text(o) for o in offsets] and szs == list(sizes):
@@ -265,6 +304,16 @@ class Scope:
             if not _disjoint(objs, szs, offsets, sizes):
                 return ("overlap", i)
         return None
+
+
+def _valid_text(valid, sizes):
+    """A window's valid extents as expression texts; [] when it is valid whole."""
+    if valid is None:
+        return []
+    texts = [offset_text(v) for v in valid]
+    if all(t == str(s) for t, s in zip(texts, sizes)):
+        return []
+    return texts
 
 
 def _disjoint(offs_a, sizes_a, offs_b, sizes_b):
@@ -362,12 +411,12 @@ class _LoopIter:
         ids = parent.builder.loop(
             scope.operands, body_name, self.name, self.index, offset_text(self.start),
             offset_text(self.stop), offset_text(self.step),
-            [(pos, offs, sizes) for pos, offs, sizes, _ in scope.ins],
-            [(pos, offs, sizes) for pos, offs, sizes, _, _, _ in scope.outs])
+            [(pos, offs, sizes, valid) for pos, offs, sizes, _, valid in scope.ins],
+            [(pos, offs, sizes, valid) for pos, offs, sizes, _, _, _, valid in scope.outs])
         # Each written tensor now holds the loop's result (an operand is written by
         # the outs naming its position; results follow their first appearance).
         order, tensors = [], {}
-        for pos, _, _, _, t, _ in scope.outs:
+        for pos, _, _, _, t, _, _ in scope.outs:
             if pos not in tensors:
                 order.append(pos)
                 tensors[pos] = []

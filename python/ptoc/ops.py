@@ -63,6 +63,16 @@ def _operand(trace, x, what):
     raise DTypeError(located(f"{what}: expected a ptoc.Tensor, got {type(x).__name__}"))
 
 
+def _inherit_valid(result, *operands):
+    """``result`` holding data where its same-shaped operand does (ptoc.view's
+    valid_shape follows elementwise ops and casts)."""
+    for x in operands:
+        if _is_tensor(x) and x._valid is not None and x.shape == result.shape:
+            result._valid = x._valid
+            break
+    return result
+
+
 def _binary(op, what, a, b):
     trace = _trace_of(what, a, b)
     if not _is_tensor(a) and not _is_tensor(b):
@@ -85,7 +95,7 @@ def _binary(op, what, a, b):
                                  "not broadcast (numpy rules: trailing dimensions must be equal "
                                  "or 1)")) from None
     ia, ib = a._value(), b._value()
-    return _record(trace, lambda bld: bld.binary(op, ia, ib))
+    return _inherit_valid(_record(trace, lambda bld: bld.binary(op, ia, ib)), a, b)
 
 
 def add(a, b): return _binary("add", "add", a, b)
@@ -101,7 +111,7 @@ def _unary(op, x):
     trace = _trace_of(op, x)
     x = _operand(trace, x, f"ptoc.{op}")
     ix = x._value()
-    return _record(trace, lambda b: b.unary(op, ix))
+    return _inherit_valid(_record(trace, lambda b: b.unary(op, ix)), x)
 
 
 def neg(x): return _unary("neg", x)
@@ -200,7 +210,7 @@ def cast(x, dtype):
     if dtype is x.dtype:
         return x
     ix = x._value()
-    return _record(trace, lambda b: b.cast(ix, dtype.ir_name))
+    return _inherit_valid(_record(trace, lambda b: b.cast(ix, dtype.ir_name)), x)
 
 
 def _dim(x, d, what):
@@ -334,6 +344,12 @@ def _region(x, key, what):
     key = key + (slice(None),) * (x.ndim - len(key))
     offsets, sizes, kept = [], [], []
     for d, (k, n) in enumerate(zip(key, x.shape)):
+        if is_symbolic(n):  # a dynamic axis: windows of static size, checked at run time
+            offsets.append(_dynamic_axis_index(k, n, d, what))
+            sizes.append(1 if not isinstance(k, slice) else
+                         SymInt._of(k.stop).constant_difference(offsets[-1]))
+            kept.append(isinstance(k, slice))
+            continue
         if isinstance(k, slice) and (is_symbolic(k.start) or is_symbolic(k.stop)):
             # A window at an offset known only at run time: its size must be static.
             if k.step not in (None, 1):
@@ -380,6 +396,39 @@ def _region(x, key, what):
             raise ShapeError(located(f"{what}: unsupported index {k!r} in dimension {d}; use "
                                      "ints, step-1 slices and ..."))
     return offsets, sizes, kept
+
+
+def _dynamic_axis_index(k, n, d, what):
+    """The offset of index ``k`` into dynamic axis ``d`` (size ``n``, a SymInt); a
+    slice must have a static size (checked here), its range is checked when the kernel
+    runs."""
+    if isinstance(k, slice):
+        if k.step not in (None, 1):
+            raise ShapeError(located(f"{what}: dimension {d}: only step 1 slices are "
+                                     f"supported, got step {k.step}"))
+        if k.stop is None:
+            raise ShapeError(located(
+                f"{what}: dimension {d} is dynamic (size {n}): a slice of it needs a stop with "
+                "a static distance from its start (x[i * 64:(i + 1) * 64]); for a tail of "
+                "unknown extent use ptoc.view(x, shape, offsets, valid_shape=...)"))
+        start = 0 if k.start is None else k.start
+        stop = SymInt._of(k.stop)
+        size = stop.constant_difference(start) if stop is not None else None
+        if size is None or size <= 0 or (not is_symbolic(start) and start < 0):
+            raise ShapeError(located(
+                f"{what}: dimension {d} is dynamic (size {n}): the slice {k.start}:{k.stop} "
+                "must have a static positive size and a non-negative start"))
+        return start
+    if is_symbolic(k):
+        return k
+    if isinstance(k, numbers.Integral) and not isinstance(k, bool):
+        if k < 0:
+            raise ShapeError(located(
+                f"{what}: index {k} counts from the end of dynamic dimension {d}, whose size "
+                f"is known only at run time; index it as {n} - {-k} instead"))
+        return int(k)
+    raise ShapeError(located(f"{what}: unsupported index {k!r} in dimension {d}; use "
+                             "ints, step-1 slices and ..."))
 
 
 def _scalar_read(trace, x, key):
@@ -436,6 +485,73 @@ def slice_view(x, key):
     return v
 
 
+def _window_valid(v, sizes, kept):
+    """The valid extents, per window dimension, of a window written with value ``v``
+    (whose dims are the window's kept dims): ``v``'s valid_shape, or None."""
+    if v._valid is None:
+        return None
+    it = iter(v._valid)
+    return [next(it, s) if k else 1 for s, k in zip(sizes, kept)]
+
+
+def view(x, shape, offsets, valid_shape=None):
+    """``ptoc.view(x, shape, offsets, valid_shape=None)``: the part of ``x`` of static
+    ``shape`` at ``offsets`` (ints, or symbolic scalars inside a ``ptoc.loop``), with
+    ``x``'s rank. ``valid_shape`` (ints or symbolic scalars, each between 1 and the
+    shape's size) is the part that holds data, for tails whose extent is known only at
+    run time: the view reads zeros beyond it, and ops on the view keep it, so writing
+    the result into a window (``y[o:o + 64] = r``) writes only the valid part."""
+    trace = _trace_of("view", x)
+    x = _operand(trace, x, "ptoc.view")
+    shape, offsets = list(shape), list(offsets)
+    if len(shape) != x.ndim or len(offsets) != x.ndim:
+        raise ShapeError(located(f"ptoc.view: shape {shape} and offsets {offsets} need one "
+                                 f"entry per dimension of the tensor (rank {x.ndim})"))
+    for d, s in enumerate(shape):
+        if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1:
+            raise ShapeError(located(
+                f"ptoc.view: shape[{d}] must be a positive int (a static buffer size), got "
+                f"{s!r}; a size known only at run time goes into valid_shape="))
+    for d, o in enumerate(offsets):
+        if not is_symbolic(o) and (isinstance(o, bool) or not isinstance(o, numbers.Integral)
+                                   or o < 0):
+            raise ShapeError(located(f"ptoc.view: offsets[{d}] must be a non-negative int or "
+                                     f"a symbolic scalar, got {o!r}"))
+    if valid_shape is not None:
+        valid_shape = list(valid_shape)
+        if len(valid_shape) != x.ndim:
+            raise ShapeError(located(f"ptoc.view: valid_shape {valid_shape} needs one entry per "
+                                     f"dimension (rank {x.ndim})"))
+        for d, (v, s) in enumerate(zip(valid_shape, shape)):
+            if not is_symbolic(v) and (isinstance(v, bool) or not isinstance(v, numbers.Integral)
+                                       or not 1 <= v <= s):
+                raise ShapeError(located(f"ptoc.view: valid_shape[{d}] must be between 1 and "
+                                         f"shape[{d}] = {s}, or a symbolic scalar, got {v!r}"))
+        if all(not is_symbolic(v) and v == s for v, s in zip(valid_shape, shape)):
+            valid_shape = None
+    for d, (o, s, n) in enumerate(zip(offsets, shape, x.shape)):
+        if not is_symbolic(o) and not is_symbolic(n) and (valid_shape is None or
+                                                          not is_symbolic(valid_shape[d])):
+            extent = s if valid_shape is None else valid_shape[d]
+            if o + extent > n:
+                raise ShapeError(located(f"ptoc.view: dimension {d}: offset {o} + size {extent} "
+                                         f"is beyond the tensor's size {n}"))
+    if x._trace is not None and x._scope is not trace.fn_scope:
+        trace.at_user_code()
+        wid = trace.fn_scope.window(x, offsets, shape, shape, valid_shape)
+        t = _tensor.Tensor._bound(trace, wid)
+        t._valid = valid_shape
+        return t
+    if valid_shape is not None or any(is_symbolic(o) for o in offsets):
+        raise ShapeError(located(
+            "ptoc.view: offsets or a valid_shape known only at run time select windows of "
+            "tensors from outside a ptoc.loop, inside its body; this tensor is not one"))
+    if shape == list(x.shape):
+        return x
+    ix = x._value()
+    return _record(trace, lambda b: b.view(ix, offsets, shape))
+
+
 def write_slice(x, key, value):
     """``x[key] = value``: ``x`` now holds ``value`` (broadcast and cast to the
     slice) in that region. Writing an output parameter is how a kernel returns data
@@ -473,7 +589,7 @@ def write_slice(x, key, value):
         if list(v.shape) != shape:
             v = reshape(v, shape)
         trace.at_user_code()
-        trace.fn_scope.write(x, offsets, sizes, v._value())
+        trace.fn_scope.write(x, offsets, sizes, v._value(), _window_valid(v, sizes, kept))
         return
     if any(is_symbolic(o) for o in offsets):
         raise ShapeError(located(

@@ -11,6 +11,7 @@ import numbers
 
 from . import ops
 from .dtypes import DT_FP32, as_dtype
+from .dynamic import Axis
 from .errors import DTypeError, Error, ShapeError
 from .tracing import located
 
@@ -19,19 +20,34 @@ class Tensor:
     """A tensor of a static shape and element type."""
 
     __slots__ = ("_shape", "_dtype", "_trace", "_id", "_name", "_read", "_written",
-                 "_original_id", "_scope")
+                 "_original_id", "_scope", "_axes", "_valid")
 
     def __init__(self, shape, dtype=DT_FP32):
         if not isinstance(shape, (list, tuple)):
-            raise ShapeError(f"ptoc.Tensor shape must be a non-empty list of positive ints, "
+            raise ShapeError(f"ptoc.Tensor shape must be a list of axis sizes (positive ints, "
+                             f"ptoc.DYNAMIC, ptoc.STATIC, ptoc.dynamic(name), and a final ...), "
                              f"got {shape!r}")
-        shape = tuple(shape)
-        if not shape or any(isinstance(d, bool) or not isinstance(d, numbers.Integral) or
-                            not 0 < d < 2**63 for d in shape):
-            raise ShapeError(f"ptoc.Tensor shape must be a non-empty list of positive ints "
-                             f"(below 2**63), got {list(shape)}")
-        self._shape = tuple(int(d) for d in shape)
+        axes = tuple(shape)
+        for i, d in enumerate(axes):
+            if d is Ellipsis:
+                if i != len(axes) - 1:
+                    raise ShapeError(f"ptoc.Tensor shape {_axes_str(axes)}: ... stands for the "
+                                     "remaining axes and must come last")
+            elif not isinstance(d, Axis) and (isinstance(d, bool) or
+                                              not isinstance(d, numbers.Integral) or
+                                              not 0 < d < 2**63):
+                raise ShapeError(f"ptoc.Tensor shape {_axes_str(axes)}: axis {i} must be a "
+                                 "positive int (below 2**63), ptoc.DYNAMIC, ptoc.STATIC or "
+                                 f"ptoc.dynamic(name), got {d!r}")
+        if not axes:
+            raise ShapeError("ptoc.Tensor shape must have at least one axis; write [...] for "
+                             "a tensor of any shape")
+        # _axes: the annotation as written (ints, Axis objects, a final ...); _shape: the
+        # static sizes when every axis is an int.
+        self._axes = tuple(int(d) if isinstance(d, numbers.Integral) else d for d in axes)
+        self._shape = self._axes if all(isinstance(d, int) for d in self._axes) else None
         self._dtype = as_dtype(dtype)
+        self._valid = None
         self._trace = None
         self._id = None
         self._name = None
@@ -40,9 +56,34 @@ class Tensor:
         self._original_id = None
         self._scope = None
 
+    def _check_shape(self, shape):
+        """None when an array of ``shape`` fits this annotation, else what is wrong."""
+        axes = self._axes
+        fixed = axes[:-1] if axes[-1] is Ellipsis else axes
+        if len(shape) < len(fixed) or (axes[-1] is not Ellipsis and len(shape) != len(fixed)):
+            return (f"has rank {len(shape)}, but its annotation {_axes_str(axes)} needs "
+                    f"{'at least ' if axes[-1] is Ellipsis else ''}{len(fixed)} axes")
+        for d, (a, n) in enumerate(zip(fixed, shape)):
+            if isinstance(a, int) and a != n:
+                return (f"has size {n} in axis {d}, but its annotation {_axes_str(axes)} fixes "
+                        f"it to {a}; pass a tensor of that size, or annotate the axis "
+                        "ptoc.DYNAMIC")
+        return None
+
+    def _dynamic_axes(self):
+        """[(axis, Axis)] of the annotation's dynamic axes."""
+        if self._axes is None:
+            return []
+        return [(d, a) for d, a in enumerate(self._axes) if isinstance(a, Axis) and a.is_dynamic]
+
     @classmethod
     def _bound(cls, trace, value_id, name=None):
         t = cls.__new__(cls)
+        t._axes = None
+        # The part holding data, per dimension (ints or SymInts), for a value read
+        # through ptoc.view(..., valid_shape=) and what elementwise ops make of it;
+        # None: all of it.
+        t._valid = None
         t._trace = trace
         t._id = value_id
         t._shape = tuple(trace.builder.shape(value_id))
@@ -78,7 +119,9 @@ class Tensor:
         return self._shape[0]
 
     def __repr__(self):
-        state = "traced" if self._trace is not None else "annotation"
+        if self._trace is None:
+            return f"ptoc.Tensor({_axes_str(self._axes)}, {self._dtype!r}, annotation)"
+        state = "traced"
         name = f" '{self._name}'" if self._name else ""
         return f"ptoc.Tensor{name}({list(self._shape)}, {self._dtype!r}, {state})"
 
@@ -88,6 +131,12 @@ class Tensor:
             raise Error(located("this ptoc.Tensor is a type annotation, not a traced value; "
                                 "compute only with the tensors a @ptoc.jit function receives "
                                 "or creates"))
+        if any(not isinstance(d, int) for d in self._shape):
+            raise Error(located(
+                f"'{self._name or 'this tensor'}' has a dynamic axis (shape "
+                f"{list(self._shape)}): its size is known only when the kernel runs, so ops "
+                "work on fixed-size windows of it inside a ptoc.loop: x[i], "
+                "x[i * 64:(i + 1) * 64], or ptoc.view(x, shape, offsets, valid_shape=...)"))
         self._read = True
         if self._scope is not self._trace.fn_scope:
             # A tensor from outside the loop body being traced: read as a window.
@@ -189,3 +238,7 @@ class Tensor:
 
     def __setitem__(self, key, value):
         ops.write_slice(self, key, value)
+
+
+def _axes_str(axes):
+    return "[" + ", ".join("..." if a is Ellipsis else repr(a) for a in axes) + "]"

@@ -36,7 +36,10 @@ public:
 
   /// A window of a loop operand: its operand position, one offset per dimension (an
   /// integer or an expression of loop indices, as text) and its sizes.
-  using Window = std::tuple<int, std::vector<std::string>, std::vector<int64_t>>;
+  /// A loop window: operand position, offsets (expression texts), sizes, and the
+  /// valid extents (expression texts; empty: the whole window).
+  using Window = std::tuple<int, std::vector<std::string>, std::vector<int64_t>,
+                            std::vector<std::string>>;
   /// Records `loop` running function `body` over `operands` (value ids); returns the
   /// ids of its results (its written operands, updated, in order of first write).
   std::vector<int> loop(const std::vector<int> &operands, const std::string &body,

@@ -11,6 +11,7 @@
 #include "Defaults.h"
 #include "Errors.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
 #include "ptoc/session/Session.h"
 
@@ -52,9 +53,13 @@ void checkArray(const py::array &a, const session::TensorSpec &spec, const std::
                       " for ", dtypeToName(spec.dtype), ", got ",
                       py::str(a.dtype()).cast<std::string>()));
   std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
-  if (shape != spec.shape)
-    fail(absl::StrCat("expected shape ", py::str(py::tuple(py::cast(spec.shape))).cast<std::string>(),
-                      ", got ", py::str(py::tuple(py::cast(shape))).cast<std::string>()));
+  bool fits = shape.size() == spec.shape.size();
+  for (size_t d = 0; fits && d < shape.size(); ++d)
+    fits = spec.shape[d] == ir::kDynamicDim || spec.shape[d] == shape[d];
+  if (!fits)
+    fail(absl::StrCat("expected shape [", absl::StrJoin(spec.shape, ", ", [](std::string *out, int64_t d) {
+                        absl::StrAppend(out, d == ir::kDynamicDim ? std::string("?") : std::to_string(d));
+                      }), "] ('?': any size), got [", absl::StrJoin(shape, ", "), "]"));
   if (!(a.flags() & py::array::c_style)) fail("the array is not C-contiguous");
   if (writable && !a.writeable()) fail("the array is read-only");
 }
@@ -217,15 +222,21 @@ void bindKernels(py::module_ &m) {
             std::vector<py::array> argArrays, resultArrays;
             std::vector<runtime::ConstTensorRef> in;
             std::vector<runtime::TensorRef> out;
+            // The arrays' own shapes (a dynamic axis takes the array's size).
+            std::vector<std::vector<int64_t>> shapes;
+            shapes.reserve(args.size() + results.size());
+            auto shapeOf = [&](const py::array &a) -> const std::vector<int64_t> & {
+              return shapes.emplace_back(a.shape(), a.shape() + a.ndim());
+            };
             for (size_t i = 0; i < args.size(); ++i) {
               argArrays.push_back(args[i].cast<py::array>());
               checkArray(argArrays.back(), k.args[i], absl::StrCat("argument ", i), false);
-              in.emplace_back(k.args[i].dtype, k.args[i].shape, argArrays.back().data());
+              in.emplace_back(k.args[i].dtype, shapeOf(argArrays.back()), argArrays.back().data());
             }
             for (size_t i = 0; i < results.size(); ++i) {
               resultArrays.push_back(results[i].cast<py::array>());
               checkArray(resultArrays.back(), k.results[i], absl::StrCat("result ", i), true);
-              out.emplace_back(k.results[i].dtype, k.results[i].shape,
+              out.emplace_back(k.results[i].dtype, shapeOf(resultArrays.back()),
                                resultArrays.back().mutable_data());
             }
             session::RunOptions opts;

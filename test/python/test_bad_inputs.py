@@ -239,7 +239,7 @@ BAD_INPUTS = [
      "ptoc.concat: dim 'a' is out of range"),
     (lambda: op(lambda x: ptoc.concat(3)), ptoc.ArgumentError,
      "ptoc.concat: takes a list of tensors, got int"),
-    (lambda: ptoc.Tensor(None), ptoc.ShapeError, "ptoc.Tensor shape must be a non-empty list"),
+    (lambda: ptoc.Tensor(None), ptoc.ShapeError, "ptoc.Tensor shape must be a list of axis sizes"),
     (lambda: ptoc.Tensor([BIG]), ptoc.ShapeError, "(below 2**63)"),
     # calls of a jit function
     (lambda: ptoc.jit(body, device="tiny")(X), ptoc.ArgumentError,

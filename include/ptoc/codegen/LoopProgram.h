@@ -23,7 +23,7 @@ struct ControlTensor {
   Kind kind = Kind::Workspace;
   std::string name;
   ir::DType dtype = ir::DType::F32;
-  llvm::SmallVector<int64_t, 4> shape;
+  llvm::SmallVector<int64_t, 4> shape; ///< an Argument's may hold ir::kDynamicDim
   int argIndex = -1; ///< Argument: position in the signature
 };
 
@@ -34,6 +34,7 @@ struct StepWindow {
   int tensor = -1; ///< index into ControlFunc::tensors
   std::vector<ir::SymExpr> offsets;
   llvm::SmallVector<int64_t, 4> sizes;
+  std::vector<ir::SymExpr> valid; ///< ir::LoopWindow::valid (empty: the whole box)
 };
 
 /// One loop of a control function.
@@ -63,6 +64,10 @@ struct LoopProgram {
   /// Some bound or offset reads elements of the kernel's inputs (`t[i, j]`): the
   /// iterations depend on the data, so each run instantiates them anew.
   bool readsTensors = false;
+  /// Some argument of the entry has a dynamic axis (ControlTensor::shape holds
+  /// ir::kDynamicDim): each run binds `dim(t, k)` to its arguments' sizes, and the
+  /// iterations are instantiated per distinct set of sizes.
+  bool dynamicShapes = false;
 };
 
 } // namespace ptoc::codegen

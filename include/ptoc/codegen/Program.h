@@ -46,6 +46,11 @@ struct GmTensor {
   /// on the device it is the argument's own buffer (no transfer is simulated); the
   /// executor keeps the caller's input read-only and returns the copy.
   int initFrom = -1;
+  /// Alias only: per dimension, how much of it from its start holds data (a loop
+  /// window's valid_shape in one iteration); empty: all of it. A copy_in reads zeros
+  /// beyond it and a copy_out writes nothing there; only this part must lie inside the
+  /// base's memory.
+  llvm::SmallVector<int64_t, 4> valid;
 };
 
 /// One op of a leaf, in leaf order: a depth-first order of the subgraph's

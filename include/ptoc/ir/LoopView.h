@@ -29,10 +29,15 @@ class Operation;
 /// A window of a loop operand: the box at `offsets` (one expression per operand
 /// dimension) of size `sizes`. The body sees it with the sizes' size-1 dimensions
 /// dropped or kept as its own type says (same elements in the same order).
+/// `valid` (empty: all of it) gives, per dimension, how much of the box from its
+/// start holds data in an iteration (PyPTO's valid_shape, for tails whose extent is
+/// known only at run time): between 1 and the size; only that part must lie inside
+/// the operand; the body reads zeros beyond it, and what it writes there does not land.
 struct LoopWindow {
   int operand = -1;
   std::vector<SymExpr> offsets;
   llvm::SmallVector<int64_t, 4> sizes;
+  std::vector<SymExpr> valid;
 };
 
 struct LoopView {
@@ -62,6 +67,14 @@ evaluateWindow(llvm::ArrayRef<SymExpr> offsets, llvm::ArrayRef<int64_t> sizes,
                llvm::ArrayRef<int64_t> shape, llvm::StringRef tensor,
                llvm::ArrayRef<SymBinding> bindings, const SymExpr::ElementReader &reader,
                llvm::StringRef side, size_t i);
+
+/// The valid extents of a window (`valid`, see LoopWindow; `sizes` when empty) for one
+/// iteration's `bindings`, each checked to lie in [1, size]. Errors: "<side> window
+/// <i> valid extent <d>: <why>" (the caller prefixes the loop and the iteration).
+absl::StatusOr<llvm::SmallVector<int64_t, 4>>
+evaluateValidExtents(llvm::ArrayRef<SymExpr> valid, llvm::ArrayRef<int64_t> sizes,
+                     llvm::ArrayRef<SymBinding> bindings, const SymExpr::ElementReader &reader,
+                     llvm::StringRef side, size_t i);
 
 /// The operands `outs` writes, each once, in order of first appearance (the loop's
 /// results, LoopView::written).

@@ -2,7 +2,8 @@
 // as functions of loop indices (docs/ir.md, "Loops"). Text form: integers, index
 // names, `+ - * // %`, unary minus, parentheses, `min(a, b)`, `max(a, b)`, and
 // elements of integer tensors `t[e0, e1, ...]` (values the control thread reads from
-// GM when the kernel runs); `//` and `%` round toward minus infinity like Python's. Plain data: evaluated by the
+// GM when the kernel runs), and sizes of dynamic axes `dim(t, k)` (axis k of argument
+// t, known when the kernel is called); `//` and `%` round toward minus infinity like Python's. Plain data: evaluated by the
 // runtime for every iteration, bounded over index ranges by the verifier.
 #pragma once
 
@@ -26,7 +27,7 @@ struct SymBinding {
 
 class SymExpr {
 public:
-  enum class Kind : uint8_t { Const, Name, Add, Sub, Mul, FloorDiv, Mod, Min, Max, Neg, Element };
+  enum class Kind : uint8_t { Const, Name, Add, Sub, Mul, FloorDiv, Mod, Min, Max, Neg, Element, Dim };
 
   /// Reads element `index` of tensor `tensor` (a kernel argument) when a run
   /// evaluates an expression that reads one.
@@ -45,10 +46,16 @@ public:
   std::vector<std::string> names() const;
   /// The tensors it reads elements of (name and index count), each once.
   std::vector<std::pair<std::string, size_t>> tensorReads() const;
+  /// The dynamic axes whose sizes it uses (`dim(t, k)`: tensor and axis), each once.
+  std::vector<std::pair<std::string, int64_t>> dims() const;
+  /// The binding name under which evaluate() and bounds() look up the size of axis
+  /// `axis` of tensor `tensor`: its text form, "dim(t, k)".
+  static std::string dimKey(llvm::StringRef tensor, int64_t axis);
   /// The text form (fully parenthesised where precedence needs it).
   std::string str() const;
 
-  /// Its value with each name bound to `lo` of its binding. Errors: an unbound name,
+  /// Its value with each name (and each `dim(t, k)`, under dimKey) bound to `lo` of
+  /// its binding. Errors: an unbound name,
   /// division or modulo by zero, overflow.
   /// Tensor elements are read through `reader` (an error without one).
   absl::StatusOr<int64_t> evaluate(llvm::ArrayRef<SymBinding> bindings,
@@ -66,8 +73,8 @@ public:
 private:
   struct Node {
     Kind kind = Kind::Const;
-    int64_t value = 0;  ///< Const
-    std::string name;   ///< Name; Element: the tensor
+    int64_t value = 0;  ///< Const; Dim: the axis
+    std::string name;   ///< Name; Element, Dim: the tensor
     int lhs = -1, rhs = -1;
     std::vector<int> args; ///< Element: the index expressions' nodes
   };

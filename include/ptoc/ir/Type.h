@@ -14,6 +14,11 @@
 
 namespace ptoc::ir {
 
+/// A dimension whose size is known only when the kernel is called (`?` in the text
+/// form): allowed in the argument types of a control function (docs/ir.md, "Dynamic
+/// axes"), never in a tile.
+inline constexpr int64_t kDynamicDim = -1;
+
 /// Where a tile lives. Tensors always live in GM (global memory).
 enum class MemSpace : uint8_t { GM, UB, L1, L0A, L0B, L0C };
 
@@ -46,6 +51,9 @@ public:
   llvm::ArrayRef<int64_t> shape() const { return {storage_->dims, storage_->rank}; }
   unsigned rank() const { return storage_->rank; }
   int64_t dim(unsigned i) const { return storage_->dims[i]; }
+  /// Whether some dimension is kDynamicDim.
+  bool hasDynamicDims() const;
+  /// The element count (-1 with a dynamic dimension: no static size).
   int64_t numElements() const;
   int64_t sizeInBytes() const { return numElements() * elementSize(dtype()); }
   /// Content hash: equal for equal types in any process (used by structural hashes).
@@ -62,7 +70,7 @@ private:
   const detail::TypeStorage *storage_ = nullptr;
 };
 
-/// "64x512" for a shape (empty string for rank 0).
+/// "64x512" for a shape ("?" for a dynamic dimension; empty string for rank 0).
 std::string shapeStr(llvm::ArrayRef<int64_t> shape);
 
 } // namespace ptoc::ir

@@ -85,7 +85,7 @@ struct CompileOptions {
 /// A tensor's element type and shape.
 struct TensorSpec {
   ir::DType dtype = ir::DType::F32;
-  std::vector<int64_t> shape;
+  std::vector<int64_t> shape; ///< ir::kDynamicDim for a dynamic axis (any size)
   std::string name;
 };
 
@@ -114,7 +114,9 @@ struct Kernel {
   /// for later runs (copies of the kernel share it; thread-safe). Errors: a window out
   /// of range at some iteration, a bad stitch size.
   /// A kernel whose loops read values of its inputs (LoopProgram::readsTensors) is
-  /// instantiated from `args` on every call, and not kept.
+  /// instantiated from `args` on every call, and not kept. A kernel with dynamic axes
+  /// (LoopProgram::dynamicShapes) is instantiated for the sizes of `args`, kept per
+  /// set of sizes (up to 16 sets; later new sizes are instantiated per call).
   absl::StatusOr<std::shared_ptr<const codegen::Program>> runnable(
       int stitchMaxNum = runtime::kDefaultStitchMaxNum,
       llvm::ArrayRef<runtime::ConstTensorRef> args = {}) const;
