@@ -14,7 +14,7 @@ from .errors import (ArgumentError, CompileError, DTypeError, Error, FileError, 
                      OptionError, RunError, ShapeError, TileShapeError)
 from .autotune import AutotunedFunction, ConfigResult, autotune
 from .jit import CacheInfo, CompiledKernel, JitFunction, jit
-from .loops import SymInt, loop, loop_unroll
+from .loops import SymInt, is_loop_begin, is_loop_end, loop, loop_unroll
 from .ops import (abs, add, amax, amin, cast, ceil, clip, clone, concat, div, erfc, exp, exp2,
                   expm1, floor, full, gelu, log, matmul, maximum, mean, minimum, mul, neg, pow,
                   reciprocal, relu, reshape, round, rsqrt, sigmoid, softmax, sqrt, sub, sum,

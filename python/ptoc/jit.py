@@ -105,8 +105,12 @@ class CompiledKernel:
     @property
     def stats(self):
         """Subgraph counts per core kind, the hash-order groups with their sizes, the
-        merge decisions of each merge pass, and all pass statistics (a dict)."""
-        return self._kernel.stats
+        merge decisions of each merge pass, all pass statistics, and per ptoc.loop the
+        number of paths its body was compiled for (``loop_paths``: 1, or one per answer
+        of its is_loop_begin / is_loop_end tests) (a dict)."""
+        stats = dict(self._kernel.stats)
+        stats["loop_paths"] = dict(self._plan.loop_paths)
+        return stats
 
     @property
     def args(self):
@@ -138,6 +142,8 @@ class _Plan:
         self.bank_config = None
         # The traced tensor-level function with loc(...) on every op (ptoc.tune's input).
         self.tensor_text = ""
+        # Per ptoc.loop name: the bodies traced for its is_loop_begin / is_loop_end paths.
+        self.loop_paths = {}
 
 
 class JitFunction:
@@ -330,6 +336,7 @@ class JitFunction:
                             "to this call's trace")
             results.append(r._value())
         plan.num_returned = len(returned or ())
+        plan.loop_paths = dict(trace.loop_paths)
         # A tensor parameter that is never read nor written is allowed (an input the
         # function does not need here); a function that produces nothing is not.
         if not results:

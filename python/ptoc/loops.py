@@ -75,6 +75,9 @@ class SymInt:
         if o is None:
             return NotImplemented
         a, b = (o, self) if swap else (self, o)
+        one = {"+": 0, "-": 0, "*": 1, "//": 1}.get(op)
+        if one is not None and b.is_affine and not b._terms and b._const == one:
+            return a  # x + 0, x - 0, x * 1, x // 1
         return SymInt(text=f"({a._str()}) {op} ({b._str()})")
 
     def __add__(self, other):
@@ -150,11 +153,21 @@ class SymInt:
         return d._const if not d._terms else None
 
     def _no(self, *args):
-        raise Error(located(f"{self!r} is known only when the kernel runs: use it in slices and "
-                            "window offsets (x[i], x[i * 64:(i + 1) * 64]); comparing it or "
-                            "turning it into a Python int is not supported yet"))
+        raise Error(located(f"{self!r} is known only when the kernel runs: use it in slices, "
+                            "window offsets and loop bounds (x[i], x[i * 64:(i + 1) * 64]); "
+                            "turning it into a Python int, or comparing it (a branch that "
+                            "depends on it), is not supported yet, except "
+                            "ptoc.is_loop_begin(i) / ptoc.is_loop_end(i)"))
 
     __index__ = __int__ = __bool__ = __lt__ = __le__ = __gt__ = __ge__ = _no
+    def _compare(self, other):
+        # `if i == 0:` must not silently compare identities; other objects (`k in
+        # (..., None)`) compare unequal as usual.
+        if SymInt._of(other) is None:
+            return NotImplemented
+        self._no()
+
+    __eq__ = __ne__ = _compare
     __hash__ = object.__hash__
 
 
@@ -213,12 +226,14 @@ class Scope:
         self.name = name
         self.index = index
         self.operands = []        # parent value ids, in operand order
+        self.operand_tensors = [] # the tensors they are the values of
         self.operand_pos = {}     # parent value id -> operand position
         self.ins = []             # [operand pos, offsets (text), sizes, placeholder id, valid]
         self.in_of = {}           # (pos, offsets, sizes) -> placeholder id
         self.outs = []            # [operand pos, offsets, sizes, value id, outer tensor,
         #                            offsets (objects), valid (texts, [] for all)]
         self.out_of = {}          # (pos, offsets, sizes) -> index into outs
+        self.paths = None         # a loop body's _Paths (is_loop_begin / is_loop_end)
 
     def is_inside(self, other):
         s = self
@@ -235,6 +250,7 @@ class Scope:
         if pos is None:
             pos = self.operand_pos[pid] = len(self.operands)
             self.operands.append(pid)
+            self.operand_tensors.append(tensor)
         return pos
 
     def value_of(self, tensor):
@@ -388,29 +404,49 @@ class _LoopIter:
                                     "enclosing loop; pass another name= or idx_name="))
             s = s.parent
         trace.loop_count += 1
-        body_name = f"{trace.func_name}.{self.name}"
-        while body_name in trace.body_names:
-            body_name += "_"
-        trace.body_names.add(body_name)
-        builder = parent.builder.body(body_name, [])
-        scope = Scope(trace, builder, parent, self.name, self.index)
-        trace.push_scope(scope)
-        try:
-            yield SymInt.index(self.index)
-        finally:
-            trace.pop_scope(scope)
-        # The loop ends normally (no break, no exception): the body is complete.
-        results = [o[3] for o in scope.outs]
-        if not results:
-            raise Error(f"{location[0]}:{location[1]}: error: loop '{self.name}' writes nothing "
-                        "outside its body: write the values it computes into a tensor created "
-                        "before the loop (y[i] = ...)")
-        builder.finish_body(results, [i[3] for i in scope.ins])
-        parent.builder.adopt_settings(builder)
+        # The body is traced once per path of its is_loop_begin / is_loop_end tests
+        # (once when it has none); each path is a loop of its own over the iterations
+        # where its answers hold, emitted in iteration order (_Paths).
+        paths = _Paths()
+        traced = []
+        while True:
+            body_name = f"{trace.func_name}.{self.name}"
+            while body_name in trace.body_names:
+                body_name += "_"
+            trace.body_names.add(body_name)
+            builder = parent.builder.body(body_name, [])
+            scope = Scope(trace, builder, parent, self.name, self.index)
+            scope.paths = paths
+            trace.push_scope(scope)
+            try:
+                yield SymInt.index(self.index)
+            finally:
+                trace.pop_scope(scope)
+            # This path's body ran to its end (no break, no exception).
+            results = [o[3] for o in scope.outs]
+            if not results:
+                raise Error(f"{location[0]}:{location[1]}: error: loop '{self.name}' writes "
+                            "nothing outside its body: write the values it computes into a "
+                            "tensor created before the loop (y[i] = ...)")
+            builder.finish_body(results, [i[3] for i in scope.ins])
+            parent.builder.adopt_settings(builder)
+            traced.append((dict(paths.answers), body_name, scope))
+            if not paths.next():
+                break
+        trace.loop_paths[self.name] = trace.loop_paths.get(self.name, 0) + len(traced)
+        traced.sort(key=lambda t: _Paths.order(t[0]))
+        for answers, body_name, scope in traced:
+            start, stop = _Paths.range(answers, self.start, self.stop, self.step)
+            self._emit(parent, location, body_name, scope, start, stop)
+
+    def _emit(self, parent, location, body_name, scope, start, stop):
+        """The loop op running ``body_name`` over range(start, stop, step)."""
         parent.builder.set_location(*location)
+        # The operands' values now: a path emitted before may have updated them.
+        operands = [parent.value_of(t) for t in scope.operand_tensors]
         ids = parent.builder.loop(
-            scope.operands, body_name, self.name, self.index, offset_text(self.start),
-            offset_text(self.stop), offset_text(self.step),
+            operands, body_name, self.name, self.index, offset_text(start),
+            offset_text(stop), offset_text(self.step),
             [(pos, offs, sizes, valid) for pos, offs, sizes, _, valid in scope.ins],
             [(pos, offs, sizes, valid) for pos, offs, sizes, _, _, _, valid in scope.outs])
         # Each written tensor now holds the loop's result (an operand is written by
@@ -429,6 +465,107 @@ class _LoopIter:
                     t._written = True
                 else:  # a tensor from further out: the enclosing body writes it whole
                     parent.write(t, [0] * t.ndim, list(t.shape), rid)
+
+
+class _Paths:
+    """The answers a body's trace gives to ``is_loop_begin`` / ``is_loop_end`` of its
+    loop, enumerated depth-first: a question asked for the first time on a path is
+    answered True, and the next path flips the last True answer."""
+
+    def __init__(self):
+        self.answers = {}  # "begin"/"end" -> bool, in the order first asked
+        self.forced = {}
+
+    def ask(self, flag):
+        if flag not in self.answers:
+            self.answers[flag] = self.forced.get(flag, True)
+        return self.answers[flag]
+
+    def next(self):
+        flags = list(self.answers)
+        while flags and not self.answers[flags[-1]]:
+            flags.pop()
+        if not flags:
+            return False
+        self.forced = {f: self.answers[f] for f in flags[:-1]}
+        self.forced[flags[-1]] = False
+        self.answers = {}
+        return True
+
+    @staticmethod
+    def order(answers):
+        """Where a path's iterations lie: first, middle or last (paths partition the
+        iterations, so emitting them in this order keeps the iteration order)."""
+        if answers.get("begin"):
+            return 0
+        if answers.get("end"):
+            return 2
+        return 0 if "begin" not in answers else 1
+
+    @staticmethod
+    def range(answers, start, stop, step):
+        """(start, stop) of the iterations where ``answers`` hold."""
+        begin, end = answers.get("begin"), answers.get("end")
+        if begin is None and end is None:
+            return start, stop
+        n = _trip_count(start, stop, step)
+        at_least = lambda k: _clamp01(n - (k - 1))  # 1 when n >= k
+        last = start + (n - 1) * step
+        if begin and end:       # the only iteration
+            return start, start + (at_least(1) - at_least(2)) * step
+        if begin:               # the first, with others after it (or regardless)
+            return start, start + (at_least(2) if end is False else at_least(1)) * step
+        if end:                 # the last, after others (or regardless)
+            first = at_least(2) if begin is False else at_least(1)
+            return last + (1 - first) * step, last + step
+        if begin is False and end is False:  # the middle ones
+            return start + step, start + step * _max0(n - 1)
+        if begin is False:      # all but the first
+            return start + step, start + step * _max0(n)
+        return start, start + step * _max0(n - 1)  # all but the last
+
+
+def _trip_count(start, stop, step):
+    if not is_symbolic(start) and not is_symbolic(stop):
+        return len(range(start, stop, step))
+    return _max0((SymInt._of(stop) - start + (step - 1)) // step)
+
+
+def _max0(x):
+    return x.max(0) if is_symbolic(x) else builtins.max(x, 0)
+
+
+def _clamp01(x):
+    """min(max(x, 0), 1): 1 when x >= 1, else 0."""
+    if is_symbolic(x):
+        return x.max(0).min(1)
+    return builtins.min(builtins.max(x, 0), 1)
+
+
+def _loop_scope(i, what):
+    """The scope of the loop whose index is ``i``."""
+    trace = current_trace(what)
+    if isinstance(i, SymInt) and i.is_affine and not i._const and len(i._terms) == 1:
+        (name, coef), = i._terms.items()
+        s = trace.fn_scope
+        while s is not None and coef == 1:
+            if s.index == name and getattr(s, "paths", None) is not None:
+                return s
+            s = s.parent
+    raise Error(located(f"{what} takes the index of an enclosing ptoc.loop (the i of "
+                        f"'for i in ptoc.loop(...)'), got {i!r}"))
+
+
+def is_loop_begin(i):
+    """Whether ``i`` is its loop's first iteration: a Python bool while tracing. The
+    body is traced once for each answer (each a loop of its own over the iterations
+    where it holds: PyPTO's runtime branch, compiled once per path)."""
+    return _loop_scope(i, "ptoc.is_loop_begin").paths.ask("begin")
+
+
+def is_loop_end(i):
+    """Whether ``i`` is its loop's last iteration (see is_loop_begin)."""
+    return _loop_scope(i, "ptoc.is_loop_end").paths.ask("end")
 
 
 def loop_unroll(*bounds, unroll_list=(1,), name=None, idx_name=None):

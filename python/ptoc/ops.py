@@ -471,6 +471,8 @@ def slice_view(x, key):
         trace.at_user_code()
         wid = trace.fn_scope.window(x, offsets, sizes, visible or [1])
         return _tensor.Tensor._bound(trace, wid)
+    if any(is_symbolic(d) for d in x.shape):
+        x._value()  # raises: a tensor with a dynamic axis is used through windows only
     if any(is_symbolic(o) for o in offsets):
         raise ShapeError(located(
             "slice: offsets known only at run time (a loop index) select windows of tensors "
@@ -542,6 +544,8 @@ def view(x, shape, offsets, valid_shape=None):
         t = _tensor.Tensor._bound(trace, wid)
         t._valid = valid_shape
         return t
+    if any(is_symbolic(d) for d in x.shape):
+        x._value()  # raises: a tensor with a dynamic axis is used through windows only
     if valid_shape is not None or any(is_symbolic(o) for o in offsets):
         raise ShapeError(located(
             "ptoc.view: offsets or a valid_shape known only at run time select windows of "
@@ -591,6 +595,8 @@ def write_slice(x, key, value):
         trace.at_user_code()
         trace.fn_scope.write(x, offsets, sizes, v._value(), _window_valid(v, sizes, kept))
         return
+    if any(is_symbolic(d) for d in x.shape):
+        x._value()  # raises: a tensor with a dynamic axis is used through windows only
     if any(is_symbolic(o) for o in offsets):
         raise ShapeError(located(
             "write: offsets known only at run time (a loop index) select windows of tensors "

@@ -60,6 +60,7 @@ class Trace:
         self.root = self.fn_scope = Scope(self, builder)
         self.loop_count = 0
         self.body_names = set()
+        self.loop_paths = {}  # loop name -> bodies traced for its begin/end paths
         self.location = ("<unknown>", 0)
 
     def push_scope(self, scope):

@@ -409,3 +409,81 @@ def test_a_trace_of_nested_loops_counts_every_run_of_a_body(tmp_path):
     assert "blocks.j" in blocks.last_run.summary
     row = blocks.last_run.summary.split("blocks.j")[1].split()
     assert int(row[1]) == 16
+
+
+# --- is_loop_begin / is_loop_end: runtime branches compiled once per path -------------
+
+def first_last_kernel():
+    @ptoc.jit(device="tiny")
+    def acc(x: ptoc.Tensor([ptoc.DYNAMIC, 64], ptoc.DT_FP32),
+            out: ptoc.Tensor([2, 64], ptoc.DT_FP32)):
+        ptoc.set_vec_tile_shapes(64)
+        s = ptoc.full([64], 0.0, ptoc.DT_FP32)
+        for i in ptoc.loop(x.shape[0], name="k"):
+            if ptoc.is_loop_begin(i):
+                s[:] = x[i] + 100.0          # the first iteration starts the sum
+            else:
+                s[:] = s + x[i]
+            if ptoc.is_loop_end(i):
+                out[0] = s * 2.0             # the last one writes it out
+                out[1] = x[i] * 3.0
+    return acc
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7])
+def test_begin_and_end_branches_match_numpy_at_every_trip_count(n):
+    acc = first_last_kernel()
+    x = np.random.default_rng(n).random((n, 64), dtype=np.float32)
+    out = np.zeros((2, 64), np.float32)
+    acc(x, out)
+    np.testing.assert_allclose(out[0], (x.sum(0) + 100) * 2, rtol=1e-5)
+    np.testing.assert_allclose(out[1], x[-1] * 3, rtol=1e-6)
+
+
+def test_each_branch_path_is_compiled_once_and_counted():
+    acc = first_last_kernel()
+    for n in (1, 4, 9):
+        x = np.ones((n, 64), np.float32)
+        acc(x, np.zeros((2, 64), np.float32))
+    assert acc.cache_info().currsize == 1
+    k = acc.compile(np.ones((3, 64), np.float32), np.zeros((2, 64), np.float32))
+    # begin x end answers: (T, T), (T, F), (F, F), (F, T) -> four bodies, four loops
+    assert k.stats["loop_paths"] == {"k": 4}
+    assert k.ir("tensor").count(" = loop %x") == 4
+
+
+def test_a_begin_test_alone_peels_the_first_iteration():
+    @ptoc.jit(device="tiny")
+    def f(x: ptoc.Tensor([6, 64], ptoc.DT_FP32), y: ptoc.Tensor([6, 64], ptoc.DT_FP32)):
+        ptoc.set_vec_tile_shapes(64)
+        for i in ptoc.loop(1, 6, 2, name="r"):   # i = 1, 3, 5
+            y[i] = x[i] + (10.0 if ptoc.is_loop_begin(i) else 20.0)
+    x = np.zeros((6, 64), np.float32)
+    y = np.zeros_like(x)
+    f(x, y)
+    np.testing.assert_array_equal(y[:, 0], [0, 10, 0, 20, 0, 20])
+    k = f.compile(x, y)
+    assert k.stats["loop_paths"] == {"r": 2}
+
+
+def test_loop_flags_need_the_index_of_an_enclosing_loop():
+    @ptoc.jit(device="tiny")
+    def f(x: ptoc.Tensor([4, 64], ptoc.DT_FP32), y: ptoc.Tensor([4, 64], ptoc.DT_FP32)):
+        ptoc.set_vec_tile_shapes(64)
+        for i in ptoc.loop(4):
+            if ptoc.is_loop_end(i + 1):
+                y[i] = x[i] + 1.0
+    with pytest.raises(ptoc.Error, match=r"ptoc.is_loop_end takes the index of an enclosing "
+                       r"ptoc.loop"):
+        f(np.zeros((4, 64), np.float32), np.zeros((4, 64), np.float32))
+
+
+def test_comparing_an_index_is_an_error_not_an_identity_test():
+    @ptoc.jit(device="tiny")
+    def f(x: ptoc.Tensor([4, 64], ptoc.DT_FP32), y: ptoc.Tensor([4, 64], ptoc.DT_FP32)):
+        ptoc.set_vec_tile_shapes(64)
+        for i in ptoc.loop(4):
+            y[i] = x[i] + (1.0 if i == 0 else 2.0)
+    with pytest.raises(ptoc.Error, match=r"comparing it \(a branch that depends on it\), is not "
+                       r"supported yet, except ptoc.is_loop_begin\(i\)"):
+        f(np.zeros((4, 64), np.float32), np.zeros((4, 64), np.float32))
