@@ -24,7 +24,6 @@ timeout_s=${PYPTO_TEST_TIMEOUT:-300}
 logs=${PYPTO_LOG_DIR:-$(mktemp -d /tmp/pypto-examples.XXXXXX)}
 mkdir -p "$logs"
 export PYTHONPATH="$build/python${PYTHONPATH:+:$PYTHONPATH}"
-export PTOC_OUTPUT_DIR="$logs/output"
 py=/usr/bin/python3
 if ! "$py" -c "import ptoc.pypto" 2>/dev/null; then
   echo "$0: cannot import ptoc.pypto from $build/python; build ptoc first" >&2

@@ -112,6 +112,7 @@ EXAMPLE = textwrap.dedent("""
     import torch
 
     run_mode = pypto.RunMode.NPU
+    DTYPES = {torch.uint16: pypto.DT_UINT16, torch.float32: pypto.DT_FP32}  # newer torch names
 
     @pypto.frontend.jit(runtime_options={"run_mode": run_mode})
     def k(x: pypto.Tensor([], pypto.DT_FP32), out: pypto.Tensor([], pypto.DT_FP32)):
@@ -124,6 +125,7 @@ EXAMPLE = textwrap.dedent("""
         out = torch.empty(8, 64)
         k(x, out)
         if run_mode == pypto.RunMode.NPU:
+            torch.npu.synchronize()      # the runner's stand-in: nothing to wait for
             torch.testing.assert_close(out, torch.exp(x))
 
     def test_bad(device):

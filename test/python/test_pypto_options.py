@@ -166,3 +166,18 @@ def test_settings_without_effect_warn_once_and_run():
     names = " ".join(str(w.message) for w in record)
     for n in ("set_matrix_size", "set_semantic_label", "codegen_options.support_dynamic_aligned"):
         assert names.count(n) == 1
+
+
+def test_sim_run_mode_writes_the_cost_model_swimlane(tmp_path):
+    k = rows_kernel(runtime_options={"run_mode": pypto.RunMode.SIM},
+                    debug_options={"output_dir": str(tmp_path)})
+    assert k.ptoc_function.options.debug_options["runtime_debug_mode"] == 1
+    k(X, np.empty_like(X))
+    folder = os.path.dirname(k.last_run.swimlane_path)
+    assert os.path.isfile(os.path.join(folder, "CostModelSimulationOutput", "merged_swimlane.json"))
+    # Explicit debug options win; NPU mode writes nothing by default.
+    assert rows_kernel(runtime_options={"run_mode": pypto.RunMode.SIM},
+                       debug_options={"runtime_debug_mode": 0}
+                       ).ptoc_function.options.debug_options == {"runtime_debug_mode": 0}
+    assert rows_kernel(runtime_options={"run_mode": pypto.RunMode.NPU}
+                       ).ptoc_function.options.debug_options == {}

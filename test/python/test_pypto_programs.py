@@ -198,3 +198,22 @@ def test_missing_op_is_a_clear_error():
 
     with pytest.raises(ptoc.Error, match="pypto.no_such_op_in_ptoc is not supported by this ptoc yet"):
         k(torch.randn(16, 64), torch.empty(16, 64))
+
+
+def test_min_max_of_loop_indices_are_symbolic():
+    seen = []
+
+    @pypto.frontend.jit
+    def k(x: pypto.Tensor([64, 64], pypto.DT_FP32), out: pypto.Tensor([64, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(16, 64)
+        for i in pypto.loop(4):
+            end = min(i * 16 + 16, x.shape[0])
+            seen.append((isinstance(end, ptoc.SymInt), str(max(i, 2)), min(3, 5), max([1, 7])))
+            pypto.assemble(pypto.view(x, [16, 64], [i * 16, 0]) + 1.0, [i * 16, 0], out)
+
+    x = torch.randn(64, 64)
+    out = torch.empty(64, 64)
+    k(x, out)
+    torch.testing.assert_close(out, x + 1)
+    assert len(seen) == 1 and seen[0][0] and seen[0][2:] == (3, 7)
+    assert "loop" in seen[0][1]

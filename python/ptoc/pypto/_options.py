@@ -93,7 +93,10 @@ def translate(kind, options, ignored):
             if name in _RUNTIME_SAME:
                 out["runtime_options"][name] = value
             elif name == "run_mode":
-                pass  # NPU and SIM: both exact numerics and simulated timing
+                # NPU and SIM both compute exactly and simulate; SIM (PyPTO's cost
+                # model) also writes a run folder with the swimlane, as PyPTO's does.
+                if _is_sim(value):
+                    out["debug_options"].setdefault("runtime_debug_mode", 1)
             else:
                 ignored.append(f"runtime_options.{name}")
         elif kind == "pass_options":
@@ -141,16 +144,27 @@ def translate(kind, options, ignored):
     return out
 
 
+def _is_sim(run_mode):
+    return getattr(run_mode, "name", None) == "SIM" or (
+        isinstance(run_mode, int) and not isinstance(run_mode, bool) and run_mode == 1)
+
+
+def is_sim(runtime_options):
+    return isinstance(runtime_options, dict) and _is_sim(runtime_options.get("run_mode"))
+
+
 def translate_all(**kinds):
     """ptoc's four option dicts from PyPTO's option dicts (None for absent kinds),
     warning once about the ignored names."""
     ignored = []
     merged = {"runtime_options": {}, "pass_options": {}, "debug_options": {},
               "host_options": {}}
-    for kind, options in kinds.items():
+    for kind in kinds:
         if kind not in KINDS:
             raise OptionError(f"unknown PyPTO option kind '{kind}'; valid: {', '.join(KINDS)}")
-        for k, v in translate(kind, options, ignored).items():
+    # In KINDS order: explicit debug options win over run_mode's default.
+    for kind in KINDS:
+        for k, v in translate(kind, kinds.get(kind), ignored).items():
             merged[k].update(v)
     warn_ignored(ignored)
     return merged

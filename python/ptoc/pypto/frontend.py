@@ -9,12 +9,16 @@ option dictionaries are translated (``_options.py``); options without effect in 
 are listed once in a warning.
 """
 
+import builtins
 import functools
 import inspect
+import os
+import shutil
+import types
 
 import ptoc
 
-from ._options import translate_all
+from ._options import is_sim, translate_all
 from ._tensor import Tensor
 
 
@@ -23,8 +27,9 @@ class JitFunction:
     written in place, as in PyPTO); ``ptoc_function`` is the underlying
     ``ptoc.JitFunction`` (``last_run``, ``compile``, ``cache_info``)."""
 
-    def __init__(self, fn, options, device):
+    def __init__(self, fn, options, device, sim=False):
         self.fn = fn
+        self._sim = sim
         sig = inspect.signature(fn)
         self._checks = {}
         params = []
@@ -53,7 +58,10 @@ class JitFunction:
             for name, ann in self._checks.items():
                 if name in bound.arguments:
                     ann.check(self.fn.__qualname__, name, bound.arguments[name])
-        return self.ptoc_function(*args, **kwargs)
+        result = self.ptoc_function(*args, **kwargs)
+        if self._sim:
+            _cost_model_layout(self.ptoc_function.last_run)
+        return result
 
     @property
     def last_run(self):
@@ -69,10 +77,59 @@ class JitFunction:
         self.ptoc_function.cache_clear()
 
 
+def _cost_model_layout(report):
+    """PyPTO's cost model (RunMode.SIM) leaves its swimlane at
+    <run folder>/CostModelSimulationOutput/merged_swimlane.json: a link (or copy) of
+    ptoc's swimlane there, for scripts that read it."""
+    path = getattr(report, "swimlane_path", "") if report is not None else ""
+    if not path or not os.path.isfile(path):
+        return
+    folder = os.path.join(os.path.dirname(path), "CostModelSimulationOutput")
+    os.makedirs(folder, exist_ok=True)
+    target = os.path.join(folder, os.path.basename(path))
+    if not os.path.exists(target):
+        try:
+            os.link(path, target)
+        except OSError:
+            shutil.copyfile(path, target)
+
+
+def _symbolic(builtin, method):
+    """PyPTO's kernels may take ``min`` / ``max`` of loop indices
+    (``min(b_offset + tile_b, batch)``): with a ``ptoc.SymInt`` among two or more
+    arguments the result is the SymInt expression; otherwise the builtin's."""
+    def pick(*args, **kwargs):
+        if len(args) >= 2 and not kwargs and any(isinstance(a, ptoc.SymInt) for a in args):
+            result = args[0]
+            for a in args[1:]:
+                result = (getattr(result, method)(a) if isinstance(result, ptoc.SymInt)
+                          else getattr(a, method)(result))
+            return result
+        return builtin(*args, **kwargs)
+    pick.__name__ = builtin.__name__
+    return pick
+
+
+_OVERRIDES = {"min": _symbolic(builtins.min, "min"), "max": _symbolic(builtins.max, "max")}
+
+
 def _with_signature(fn, signature):
+    """The function ptoc traces: ``fn`` seeing PyPTO's symbolic ``min``/``max``
+    (unless its module defines its own), under the translated signature."""
+    code = getattr(fn, "__code__", None)
+
     @functools.wraps(fn)
     def traced(*args, **kwargs):
-        return fn(*args, **kwargs)
+        if code is None:
+            return fn(*args, **kwargs)
+        # The module's globals as they are now (helpers defined after the kernel
+        # included), with the overrides.
+        scope = dict(fn.__globals__)
+        for name, value in _OVERRIDES.items():
+            scope.setdefault(name, value)
+        f = types.FunctionType(code, scope, fn.__name__, fn.__defaults__, fn.__closure__)
+        f.__kwdefaults__ = fn.__kwdefaults__
+        return f(*args, **kwargs)
     traced.__signature__ = signature
     return traced
 
@@ -89,6 +146,6 @@ def jit(func=None, *, host_options=None, runtime_options=None, codegen_options=N
     warn_ignored([f"jit({k}=)" for k in kwargs])
 
     def wrap(f):
-        return JitFunction(f, translate_all(**kinds), device)
+        return JitFunction(f, translate_all(**kinds), device, is_sim(runtime_options))
 
     return wrap(func) if func is not None else wrap

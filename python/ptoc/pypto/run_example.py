@@ -7,7 +7,10 @@ giving ptoc's compatibility package and ``sys.argv`` holding only the file, so t
 examples keep their default run mode, ``RunMode.NPU``: their checks against the torch
 goldens, guarded by ``if run_mode == NPU``, run. A test's parameters get their
 defaults, ``device_id`` None (the examples then keep tensors on the CPU) and
-``device`` ``"cpu"``. Exit status 0 when the test returns, 1 when it raises (the
+``device`` ``"cpu"``. torch dtype names newer than the installed torch
+(``torch.uint16``, ...) get placeholders so that files naming them in tables import,
+and ``torch.npu.synchronize()`` (called on the NPU-mode path) does nothing.
+Exit status 0 when the test returns, 1 when it raises (the
 traceback is printed), 2 for a bad command line.
 """
 
@@ -42,6 +45,49 @@ def _arguments(fn):
     return kwargs
 
 
+class _MissingTorchDType:
+    """A torch dtype name this torch lacks (e.g. torch.uint16 before torch 2.3)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"torch.{self.name} (not in this torch)"
+
+
+def _newer_torch_names():
+    """Example files that list newer torch dtypes in module-level tables
+    (``{torch.uint16: pypto.DT_UINT16}``) import under an older torch (Debian's) when
+    those names exist: placeholders for them, in this process only."""
+    try:
+        import torch
+    except ImportError:
+        return
+    for name in ("uint16", "uint32", "uint64"):
+        if not hasattr(torch, name):
+            setattr(torch, name, _MissingTorchDType(name))
+    if not hasattr(torch, "npu"):
+        torch.npu = _NpuStandIn()
+
+
+class _NpuStandIn:
+    """``torch.npu`` for the NPU-mode paths the runner forces: ptoc runs a kernel to
+    completion before the call returns, so ``synchronize`` has nothing to wait for;
+    there is no device to select."""
+
+    @staticmethod
+    def synchronize(*args, **kwargs):
+        pass
+
+    @staticmethod
+    def set_device(*args, **kwargs):
+        pass
+
+    @staticmethod
+    def is_available():
+        return False
+
+
 def main(argv):
     if len(argv) not in (1, 2):
         print(__doc__, file=sys.stderr)
@@ -52,6 +98,7 @@ def main(argv):
         return 0
     from ptoc import pypto
     pypto.install(force=True)
+    _newer_torch_names()
     sys.argv = [path]
     sys.path.insert(0, os.path.dirname(path))
     spec = importlib.util.spec_from_file_location("pypto_example", path)
