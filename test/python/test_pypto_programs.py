@@ -153,6 +153,12 @@ def test_bf16_and_scalar_parameter():
     torch.testing.assert_close(out, (x.float() * 0.5).bfloat16(), rtol=0, atol=0)
 
 
+def test_dtype_only_bf16_takes_torch_bf16_not_float32():
+    # numpy float32 would silently compute in fp32: refused, naming the fix.
+    with pytest.raises(ptoc.DTypeError, match="pass a torch.bfloat16 tensor"):
+        scaled_kernel(np.ones((16, 64), np.float32), np.empty((16, 64), np.float32), 0.5)
+
+
 def test_datatype_and_tensor_isinstance():
     assert pypto.DataType.DT_FP16 is pypto.DT_FP16 is ptoc.DT_FP16
     assert isinstance(pypto.DT_FP32, pypto.DataType)

@@ -103,10 +103,12 @@ class Tensor(metaclass=_TensorMeta):
                 got_dtype = ptoc.dtypes.as_dtype(got)
             except Exception:
                 got_dtype = None
-            if got_dtype is not None and got_dtype is not want and not (
-                    want is ptoc.DT_BF16 and got == "float32"):
+            if got_dtype is not None and got_dtype is not want:
+                hint = ("pass a torch.bfloat16 tensor (numpy has no bfloat16; a float32 "
+                        "array is taken as bf16 only under a full-shape annotation)"
+                        if want is ptoc.DT_BF16 else "convert it")
                 raise DTypeError(f"{qual}(): parameter '{name}' is annotated "
-                                 f"pypto.{want.name} but got a {got} tensor; convert it")
+                                 f"pypto.{want.name} but got a {got} tensor; {hint}")
         if self.shape is None or Ellipsis in self.shape:
             return
         if len(shape) != len(self.shape):
