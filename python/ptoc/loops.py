@@ -175,22 +175,27 @@ def is_symbolic(x):
     return isinstance(x, SymInt)
 
 
-def _symbolic_min(*args, **kwargs):
-    if len(args) == 2 and not kwargs and any(isinstance(a, SymInt) for a in args):
-        a, b = args
-        return a.min(b) if isinstance(a, SymInt) else b.min(a)
-    return builtins.min(*args, **kwargs)
+def _symbolic(builtin, method):
+    """``builtin`` (min or max) that folds two or more arguments with ``SymInt.<method>``
+    when one of them is a SymInt."""
+    def pick(*args, **kwargs):
+        if len(args) >= 2 and not kwargs and any(isinstance(a, SymInt) for a in args):
+            result = args[0]
+            for a in args[1:]:
+                result = (getattr(result, method)(a) if isinstance(result, SymInt)
+                          else getattr(a, method)(result))
+            return result
+        return builtin(*args, **kwargs)
+    pick.__name__ = builtin.__name__
+    return pick
 
 
-def _symbolic_max(*args, **kwargs):
-    if len(args) == 2 and not kwargs and any(isinstance(a, SymInt) for a in args):
-        a, b = args
-        return a.max(b) if isinstance(a, SymInt) else b.max(a)
-    return builtins.max(*args, **kwargs)
+_symbolic_min = _symbolic(builtins.min, "min")
+_symbolic_max = _symbolic(builtins.max, "max")
 
 
 def with_symbolic_builtins(fn):
-    """``fn`` with the builtins ``min(a, b)`` and ``max(a, b)`` taking symbolic scalars
+    """``fn`` with the builtins ``min(a, b, ...)`` and ``max(a, b, ...)`` taking symbolic scalars
     (``min(off + 64, x.shape[0])`` is the symbolic minimum, as in PyPTO), for the trace
     of a jit function. The function runs on a snapshot of its module's globals; a global
     ``min``/``max`` of the module's own still wins. Functions it calls keep the plain

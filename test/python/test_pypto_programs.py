@@ -49,7 +49,7 @@ def test_bracket_annotation_softmax():
 
 
 def test_static_annotation_rejects_another_shape():
-    with pytest.raises(ptoc.ShapeError, match=r"must have shape \[32, 64\]"):
+    with pytest.raises(ptoc.ShapeError, match=r"has size 16 in axis 0, but its annotation \[32, 64\] fixes it to 32"):
         softmax_kernel(torch.randn(16, 64), torch.empty(16, 64))
 
 
@@ -111,17 +111,19 @@ def rows_kernel(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32),
 
 
 def test_dynamic_axis_serves_every_size():
-    # One compiled kernel for all sizes once ptoc.Tensor takes dynamic axes; until
-    # then the layer specialises per size. Either way the results are exact.
+    # pypto.DYNAMIC is ptoc.DYNAMIC: one compiled kernel for all sizes.
+    rows_kernel.cache_clear()
     for n in (32, 64, 16):
         x = torch.randn(n, 64)
         out = torch.empty(n, 64)
         rows_kernel(x, out)
         torch.testing.assert_close(out, x.abs().sqrt(), rtol=1e-5, atol=1e-5)
+    assert rows_kernel.cache_info().currsize == 1
 
 
 def test_dynamic_annotation_checks_static_axes():
-    with pytest.raises(ptoc.ShapeError, match="dimension 1 must be 64"):
+    with pytest.raises(ptoc.ShapeError, match="has size 32 in axis 1, but its annotation "
+                       r"\[ptoc.DYNAMIC, 64\] fixes it to 64"):
         rows_kernel(torch.randn(16, 32), torch.empty(16, 32))
 
 

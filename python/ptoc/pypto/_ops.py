@@ -16,32 +16,16 @@ from ._options import warn_ignored
 
 # --- views and writes ---------------------------------------------------------
 
-def _window(x, shape, offsets, what):
-    if shape is None:
-        shape = list(x.shape)
-    if offsets is None:
-        offsets = [0] * len(shape)
-    if len(shape) != len(x.shape) or len(offsets) != len(x.shape):
-        raise ShapeError(located(f"{what}: shape {list(shape)} and offsets {list(offsets)} "
-                                 f"need one entry per dimension of the {len(x.shape)}-d "
-                                 f"input {list(x.shape)}"))
-    return tuple(slice(o, o + s) for o, s in zip(offsets, shape))
-
-
 def view(input, shape=None, offsets=None, *, valid_shape=None, dtype=None):
-    """``pypto.view(x, shape, offsets, valid_shape=...)``: the window of ``x`` at
-    ``offsets`` of size ``shape``. ptoc.view does it where ptoc has it; otherwise a
-    slice (without a valid_shape smaller than the shape)."""
+    """``pypto.view(x, shape, offsets, valid_shape=...)``: ptoc.view (the window of
+    ``x`` at ``offsets`` of size ``shape``, holding data in ``valid_shape``)."""
     if dtype is not None and dtype is not input.dtype:
         raise _names.unsupported("pypto.view(..., dtype=) (reinterpreting the bytes)")
-    pview = getattr(ptoc, "view", None)
-    if pview is not None:
-        if valid_shape is None:
-            return pview(input, shape, offsets)
-        return pview(input, shape, offsets, valid_shape=valid_shape)
-    if valid_shape is not None and list(valid_shape) != list(shape):
-        raise _names.unsupported("pypto.view(..., valid_shape=) smaller than the shape")
-    return input[_window(input, shape, offsets, "pypto.view")]
+    if shape is None:
+        shape = list(input.shape)
+    if offsets is None:
+        offsets = [0] * len(shape)
+    return ptoc.view(input, shape, offsets, valid_shape=valid_shape)
 
 
 def assemble(input, offsets=None, out=None, parallel=False):

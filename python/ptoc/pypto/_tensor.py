@@ -88,7 +88,7 @@ class Tensor(metaclass=_TensorMeta):
         try:
             return _PtocTensor(self.shape, self.dtype)
         except (ShapeError, TypeError, ValueError):
-            return None  # e.g. dynamic axes before ptoc.Tensor accepts them
+            return None  # a shape ptoc.Tensor refuses: the wrapper checks the call
 
     def check(self, qual, name, value):
         """Rank, static sizes and dtype of an argument (when ptoc has no annotation

@@ -3,20 +3,19 @@ function.
 
 The PyPTO annotations (``pypto.Tensor([...], dtype)``, ``pypto.Tensor[...]``,
 ``pypto.Tensor``) become ptoc annotations where ptoc can say the same thing; the rest
-(dtype-only tensors, dynamic axes before ptoc.Tensor takes them) is checked here
-before the call, and ptoc specialises the kernel to the shapes of the call. PyPTO's
+(dtype-only tensors) is checked here before the call, and ptoc specialises the
+kernel to the shapes of the call. ``pypto.DYNAMIC`` axes are ptoc's dynamic axes. PyPTO's
 option dictionaries are translated (``_options.py``); options without effect in ptoc
 are listed once in a warning.
 """
 
-import builtins
 import functools
 import inspect
 import os
 import shutil
-import types
 
 import ptoc
+from ptoc.loops import with_symbolic_builtins
 
 from ._options import is_sim, translate_all
 from ._tensor import Tensor
@@ -94,42 +93,12 @@ def _cost_model_layout(report):
             shutil.copyfile(path, target)
 
 
-def _symbolic(builtin, method):
-    """PyPTO's kernels may take ``min`` / ``max`` of loop indices
-    (``min(b_offset + tile_b, batch)``): with a ``ptoc.SymInt`` among two or more
-    arguments the result is the SymInt expression; otherwise the builtin's."""
-    def pick(*args, **kwargs):
-        if len(args) >= 2 and not kwargs and any(isinstance(a, ptoc.SymInt) for a in args):
-            result = args[0]
-            for a in args[1:]:
-                result = (getattr(result, method)(a) if isinstance(result, ptoc.SymInt)
-                          else getattr(a, method)(result))
-            return result
-        return builtin(*args, **kwargs)
-    pick.__name__ = builtin.__name__
-    return pick
-
-
-_OVERRIDES = {"min": _symbolic(builtins.min, "min"), "max": _symbolic(builtins.max, "max")}
-
-
 def _with_signature(fn, signature):
-    """The function ptoc traces: ``fn`` seeing PyPTO's symbolic ``min``/``max``
-    (unless its module defines its own), under the translated signature."""
-    code = getattr(fn, "__code__", None)
-
+    """The function ptoc traces: ``fn`` under the translated signature (ptoc.jit gives
+    it PyPTO's symbolic ``min``/``max``, loops.with_symbolic_builtins)."""
     @functools.wraps(fn)
     def traced(*args, **kwargs):
-        if code is None:
-            return fn(*args, **kwargs)
-        # The module's globals as they are now (helpers defined after the kernel
-        # included), with the overrides.
-        scope = dict(fn.__globals__)
-        for name, value in _OVERRIDES.items():
-            scope.setdefault(name, value)
-        f = types.FunctionType(code, scope, fn.__name__, fn.__defaults__, fn.__closure__)
-        f.__kwdefaults__ = fn.__kwdefaults__
-        return f(*args, **kwargs)
+        return with_symbolic_builtins(fn)(*args, **kwargs)
     traced.__signature__ = signature
     return traced
 
