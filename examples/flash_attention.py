@@ -2,8 +2,8 @@
 """FlashAttention-2 through ptoc.loop: O = softmax(Q K^T / sqrt(d)) V, one query block
 at a time, never materialising the score matrix.
 
-Loops over batch x heads and over query blocks, and for each query block over the
-key/value blocks with an online softmax: a running row max `m`, a running row sum `l`
+Loops over batch x heads (a dynamic axis: one kernel for every batch) and over query
+blocks, and for each query block over the key/value blocks with an online softmax: a running row max `m`, a running row sum `l`
 and an fp32 accumulator rescaled by exp(m_old - m_new) whenever the max grows. Q, K
 and V are fp16; the scores and the accumulator are fp32; P is cast to fp16 for the
 P V product, as fused attention kernels do. Each loop body is compiled once.
@@ -31,24 +31,28 @@ BLOCK = 128  # query and key block (rows of Q, K, V per step)
 def make_flash_attention(batch, heads, seq, dim, causal, device="a2", debug_mode=0,
                          runtime_options=None):
     """A jit kernel: fa(q, k, v, bias, o) with q, k, v, o of [batch * heads, seq, dim]
+    (any batch * heads)
     fp16 and bias [2, BLOCK, BLOCK] fp32 (bias[0] the causal mask of the diagonal
     block, bias[1] zeros)."""
     if seq % BLOCK:
         raise ValueError(f"seq must be a multiple of {BLOCK}")
-    bh_count, blocks = batch * heads, seq // BLOCK
+    blocks = seq // BLOCK
+    # batch x heads is a dynamic axis, shared by q, k, v and o: one compiled kernel
+    # serves every batch size (`batch` and `heads` only name the shapes callers pass).
+    BH = ptoc.dynamic("bh")
     scale = 1.0 / math.sqrt(dim)
     f16, f32 = ptoc.DT_FP16, ptoc.DT_FP32
 
     @ptoc.jit(device=device, debug_options={"runtime_debug_mode": debug_mode},
               runtime_options=runtime_options)
-    def flash_attention(q: ptoc.Tensor([bh_count, seq, dim], f16),
-                        k: ptoc.Tensor([bh_count, seq, dim], f16),
-                        v: ptoc.Tensor([bh_count, seq, dim], f16),
+    def flash_attention(q: ptoc.Tensor([BH, seq, dim], f16),
+                        k: ptoc.Tensor([BH, seq, dim], f16),
+                        v: ptoc.Tensor([BH, seq, dim], f16),
                         bias: ptoc.Tensor([2, BLOCK, BLOCK], f32),
-                        o: ptoc.Tensor([bh_count, seq, dim], f16)):
+                        o: ptoc.Tensor([BH, seq, dim], f16)):
         ptoc.set_cube_tile_shapes([BLOCK, BLOCK], [64, dim], [BLOCK, BLOCK])
         ptoc.set_vec_tile_shapes(64, BLOCK)
-        for bh in ptoc.loop(bh_count, name="bh"):
+        for bh in ptoc.loop(q.shape[0], name="bh"):  # any batch: the kernel compiles once
             for qb in ptoc.loop(blocks, name="qb"):
                 rows = slice(qb * BLOCK, (qb + 1) * BLOCK)
                 qi = q[bh, rows, :]

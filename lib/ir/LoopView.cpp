@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "llvm/ADT/STLExtras.h"
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Func.h"
 #include "ptoc/ir/Module.h"
@@ -83,9 +84,10 @@ absl::StatusOr<LoopWindow> windowOf(Attribute a, size_t entry) {
                                                      " sizes; give one of each per dimension"));
   }
   for (int64_t s : w.sizes)
-    if (s <= 0)
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, " has size ", s, "; every size must be positive"));
+    if (s <= 0 && s != kDynamicDim)
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, " has size ", s, "; every size must be positive (or -1: all of a dynamic "
+          "axis)"));
   return w;
 }
 
@@ -231,6 +233,14 @@ evaluateWindow(llvm::ArrayRef<SymExpr> offsets, llvm::ArrayRef<int64_t> sizes,
     }
     out.push_back(*o);
   }
+  return out;
+}
+
+llvm::SmallVector<int64_t, 4> resolveWholeAxes(llvm::ArrayRef<int64_t> sizes,
+                                               llvm::ArrayRef<int64_t> shape) {
+  llvm::SmallVector<int64_t, 4> out(sizes.begin(), sizes.end());
+  for (size_t d = 0; d < out.size() && d < shape.size(); ++d)
+    if (out[d] == kDynamicDim) out[d] = shape[d];
   return out;
 }
 
@@ -440,6 +450,15 @@ private:
                     << "; give one offset and size per dimension of the operand";
           continue;
         }
+        bool wholeOk = true;
+        for (size_t d = 0; d < shape.size() && wholeOk; ++d)
+          if (w.sizes[d] == kDynamicDim && shape[d] != kDynamicDim) {
+            error(op) << what << " window " << i << " has size -1 (all of a dynamic axis) in "
+                      << "dimension " << d << ", but operand " << w.operand << " (" << t.str()
+                      << ") is static there; give the size";
+            wholeOk = false;
+          }
+        if (!wholeOk) continue;
         if (sig[i].dtype() != t.dtype() || !sameElements(sig[i].shape(), w.sizes)) {
           error(op) << what << " window " << i << " (sizes [" << absl::StrJoin(w.sizes, ", ")
                     << "] of " << t.str() << ") does not match body " << side << " " << i
@@ -448,7 +467,21 @@ private:
                     << "or kept, in the operand's element type";
           continue;
         }
+        if (!w.valid.empty() && llvm::is_contained(w.sizes, kDynamicDim)) {
+          error(op) << what << " window " << i << " takes a whole dynamic axis (size -1) and "
+                    << "has a 'valid' part; a whole axis is valid whole: drop 'valid'";
+          continue;
+        }
         for (size_t d = 0; d < shape.size(); ++d) {
+          if (w.sizes[d] == kDynamicDim) { // all of a dynamic axis, from 0
+            if (!w.offsets[d].isConstant() || w.offsets[d].constantValue() != 0) {
+              error(op) << what << " window " << i << " has size -1 (all of a dynamic axis) in "
+                        << "dimension " << d << ", but its offset is '" << w.offsets[d].str()
+                        << "'; a whole axis starts at 0";
+              break;
+            }
+            continue;
+          }
           if (shape[d] == kDynamicDim) { // checked per iteration, when the size is known
             if (!namesInScope(op, w.offsets[d], inner.ranges, what)) return;
             continue;

@@ -194,9 +194,11 @@ private:
   absl::StatusOr<int> window(const LoopStep &s, int64_t iteration, const StepWindow &w,
                              const char *side, size_t i, int t, llvm::ArrayRef<int64_t> bodyShape) {
     const GmTensor &g = out_.tensors[t];
+    // A whole dynamic axis (size ?) takes the tensor's size in this run.
+    llvm::SmallVector<int64_t, 4> sizes = ir::resolveWholeAxes(w.sizes, g.shape);
     // Only the valid part of the box must lie inside the tensor.
     absl::StatusOr<llvm::SmallVector<int64_t, 4>> extents =
-        ir::evaluateValidExtents(w.valid, w.sizes, bindings_, reader_, side, i);
+        ir::evaluateValidExtents(w.valid, sizes, bindings_, reader_, side, i);
     if (!extents.ok())
       return absl::InvalidArgumentError(
           absl::StrCat(where(s, iteration), ": ", extents.status().message()));
@@ -214,24 +216,26 @@ private:
     for (size_t d = 0; d < offsets->size(); ++d) offset += (*offsets)[d] * g.strides[d];
     // The body's dims are the window's dims of size > 1 in order; its size-1 dims
     // take any stride (their coordinate is always 0).
-    llvm::SmallVector<int64_t, 4> strides, valid;
+    llvm::SmallVector<int64_t, 4> strides, valid, shape;
     bool clipped = false; // some dimension holds less than its size
     size_t d = 0;
     for (int64_t extent : bodyShape) {
       if (extent == 1) {
         strides.push_back(0);
         valid.push_back(1);
+        shape.push_back(1);
         continue;
       }
       while (d < w.sizes.size() && w.sizes[d] == 1) ++d;
       if (d >= w.sizes.size() || w.sizes[d] != extent)
         return ir::internalError(absl::StrCat(s.location, ": loop '", s.name, "' ", side,
                                               " window ", i, " does not match its body's type"));
-      clipped |= (*extents)[d] < extent;
+      clipped |= (*extents)[d] < sizes[d];
       valid.push_back((*extents)[d]);
+      shape.push_back(sizes[d]); // a whole dynamic axis: this run's size
       strides.push_back(g.strides[d++]);
     }
-    int alias = addAlias(g.name, t, bodyShape, strides, offset);
+    int alias = addAlias(g.name, t, shape, strides, offset);
     if (clipped) out_.tensors[alias].valid = std::move(valid);
     return alias;
   }

@@ -121,6 +121,24 @@ void roundAll(Dense &d) {
   for (double &v : d.data) v = ir::roundToDType(v, d.dtype);
 }
 
+/// The shape a loop body sees a window as: its argument type `t`, where a dynamic
+/// dimension takes the window's resolved size (`windowSizes` as written, `resolved`
+/// for this run; the body's dims are the window's dims of size other than 1).
+Shape bodyShapeOf(ir::Type t, llvm::ArrayRef<int64_t> windowSizes, llvm::ArrayRef<int64_t> resolved) {
+  Shape out;
+  size_t d = 0;
+  for (int64_t extent : t.shape()) {
+    if (extent == 1) {
+      out.push_back(1);
+      continue;
+    }
+    while (d < windowSizes.size() && windowSizes[d] == 1) ++d;
+    out.push_back(extent == ir::kDynamicDim && d < resolved.size() ? resolved[d] : extent);
+    ++d;
+  }
+  return out;
+}
+
 /// Copies a strided window of `in` (base offset and strides per output dimension)
 /// into the row-major `out`.
 void gather(const Dense &in, int64_t base, const Shape &strides, Dense &out) {
@@ -452,8 +470,9 @@ absl::StatusOr<int64_t> Evaluator::windowBase(const ir::Func &f, const ir::Opera
         where(f, op, lv, iteration), ": ", side, " window ", i, " has ", w.offsets.size(),
         " offsets and ", w.sizes.size(), " sizes but ", name, " has ", operand.shape.size(),
         " dimensions; verify the module first"));
+  llvm::SmallVector<int64_t, 4> sizes = ir::resolveWholeAxes(w.sizes, operand.shape);
   absl::StatusOr<llvm::SmallVector<int64_t, 4>> valid =
-      ir::evaluateValidExtents(w.valid, w.sizes, bindings_, reader_, side, i);
+      ir::evaluateValidExtents(w.valid, sizes, bindings_, reader_, side, i);
   if (!valid.ok())
     return absl::InvalidArgumentError(
         absl::StrCat(where(f, op, lv, iteration), ": ", valid.status().message()));
@@ -547,19 +566,22 @@ absl::Status Evaluator::runLoop(const ir::Func &f, const ir::Operation &op,
       const ir::LoopWindow &w = lv.ins[k];
       const Dense &src = current(w.operand);
       ir::Type t = body->arg(unsigned(k))->type();
-      if (t.dtype() != src.dtype || product(t.shape()) != product(w.sizes))
+      // A whole dynamic axis (size ?) has the operand's size in this run.
+      Shape sizes = ir::resolveWholeAxes(w.sizes, src.shape);
+      Shape bodyShape = bodyShapeOf(t, w.sizes, sizes);
+      if (t.dtype() != src.dtype || product(bodyShape) != product(sizes))
         return bad(absl::StrCat("ins window ", k, " does not match argument ", k, " of @",
                                 lv.body, " (", t.str(), "); verify the module first"));
       Dense a;
       a.dtype = src.dtype;
-      a.shape.assign(w.sizes.begin(), w.sizes.end());
+      a.shape.assign(sizes.begin(), sizes.end());
       a.data.assign(product(w.sizes), 0.0); // zeros past a valid_shape
       Shape srcStrides = rowMajorStrides(src.shape), winStrides = rowMajorStrides(a.shape);
       walk<2>(inValid[k], {&srcStrides, &winStrides}, {inBase[k], 0},
               [&](int64_t, const std::array<int64_t, 2> &off) {
                 a.data[off[1]] = src.data[off[0]];
               });
-      a.shape.assign(t.shape().begin(), t.shape().end());
+      a.shape = bodyShape;
       args.push_back(std::move(a));
     }
     std::vector<Dense> results;
@@ -569,12 +591,13 @@ absl::Status Evaluator::runLoop(const ir::Func &f, const ir::Operation &op,
       const ir::LoopWindow &w = lv.outs[k];
       Dense &dst = out[slot[w.operand]];
       const Dense &r = results[k];
-      if (r.dtype != dst.dtype || product(r.shape) != product(w.sizes))
+      Shape sizes = ir::resolveWholeAxes(w.sizes, dst.shape);
+      if (r.dtype != dst.dtype || product(r.shape) != product(sizes))
         return bad(absl::StrCat("outs window ", k, " does not match result ", k, " of @",
                                 lv.body, "; verify the module first"));
       // Only the valid part lands.
       Shape strides = rowMajorStrides(dst.shape);
-      Shape winStrides = rowMajorStrides(Shape(w.sizes.begin(), w.sizes.end()));
+      Shape winStrides = rowMajorStrides(sizes);
       walk<2>(outValid[k], {&strides, &winStrides}, {outBase[k], 0},
               [&](int64_t, const std::array<int64_t, 2> &off) {
                 dst.data[off[0]] = r.data[off[1]];

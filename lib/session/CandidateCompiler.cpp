@@ -3,6 +3,7 @@
 
 #include <optional>
 
+#include "absl/strings/str_cat.h"
 #include "llvm/Support/ThreadPool.h"
 #include "ptoc/session/Session.h"
 #include "ptoc/session/Tuner.h"
@@ -23,8 +24,9 @@ std::string compileKey(const TunedConfig &config) {
   return key;
 }
 
-absl::StatusOr<runtime::PreparedProgram> compileCandidate(const Session &session,
-                                                          const TunedConfig &config) {
+absl::StatusOr<runtime::PreparedProgram>
+compileCandidate(const Session &session, const TunedConfig &config,
+                 llvm::ArrayRef<std::vector<int64_t>> argShapes) {
   CompileOptions compile;
   compile.knobs = config.knobs;
   // Codegen still verifies the partitioned function it is given; per-pass
@@ -40,7 +42,20 @@ absl::StatusOr<runtime::PreparedProgram> compileCandidate(const Session &session
         "bound or an offset) yet: it simulates candidates without inputs, and the iterations "
         "depend on them. Tune a version with the trip counts fixed (a typical length), then "
         "use its tile shapes");
-  absl::StatusOr<std::shared_ptr<const codegen::Program>> program = kernel->runnable();
+  // A kernel with dynamic axes is instantiated for the sizes being tuned (no data:
+  // its bounds and offsets do not read values).
+  std::vector<runtime::ConstTensorRef> args;
+  if (kernel->loops && kernel->loops->dynamicShapes) {
+    if (argShapes.size() != kernel->args.size())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "kernel '", kernel->funcName, "' has dynamic axes: give the tuner the shapes of its ",
+          kernel->args.size(), " arguments (TuneOptions::argShapes; ptoc.tune passes the "
+          "call's), the sizes to tune for"));
+    for (size_t i = 0; i < argShapes.size(); ++i)
+      args.emplace_back(kernel->args[i].dtype, argShapes[i], nullptr);
+  }
+  absl::StatusOr<std::shared_ptr<const codegen::Program>> program = kernel->runnable(
+      runtime::kDefaultStitchMaxNum, args);
   if (!program.ok()) return program.status();
   return runtime::PreparedProgram::prepare(**program, session.device());
 }
@@ -87,7 +102,7 @@ CandidateCompiler::compileBatch(llvm::ArrayRef<const TunedConfig *> batch, llvm:
   for (size_t w = 0; w < work.size(); ++w)
     pool.async([&, w] {
       compiled[w] = std::make_shared<const absl::StatusOr<runtime::PreparedProgram>>(
-          compileCandidate(session_, *batch[work[w]]));
+          compileCandidate(session_, *batch[work[w]], argShapes_));
     });
   pool.wait();
   compiles_ += work.size();

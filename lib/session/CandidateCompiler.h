@@ -35,8 +35,10 @@ public:
   /// verification: candidates are only simulated), keeping programs between batches up
   /// to `capacityBytes` by estimated size (TuneOptions::programCacheBytes): small
   /// kernels keep hundreds, a program too large for the budget is not kept.
-  CandidateCompiler(const Session &session, uint64_t capacityBytes)
-      : session_(session), capacityBytes_(capacityBytes) {}
+  /// `argShapes`: TuneOptions::argShapes (the sizes of a kernel's dynamic axes).
+  CandidateCompiler(const Session &session, uint64_t capacityBytes,
+                    std::vector<std::vector<int64_t>> argShapes = {})
+      : session_(session), capacityBytes_(capacityBytes), argShapes_(std::move(argShapes)) {}
 
   /// The program of each config of `batch` (null entries stay null): those whose text
   /// and knobs were compiled before are taken from the cache, each distinct new one is
@@ -59,6 +61,7 @@ private:
 
   const Session &session_;
   uint64_t capacityBytes_;
+  std::vector<std::vector<int64_t>> argShapes_;
   uint64_t cachedBytes_ = 0;
   std::list<Entry> lru_;   // most recently used first
   std::unordered_map<std::string, std::list<Entry>::iterator> index_;

@@ -206,7 +206,7 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
   llvm::ThreadPool pool(llvm::hardware_concurrency(threads));
   // The written function's compile is shared with the search's first seed (the same
   // function, the same knobs).
-  CandidateCompiler compiler(session, options.programCacheBytes);
+  CandidateCompiler compiler(session, options.programCacheBytes, options.argShapes);
   absl::StatusOr<runtime::RunRecord> baseline =
       simulateConfig(written, *compiler.compileBatch({&written}, pool)[0]);
   if (!baseline.ok()) {

@@ -23,14 +23,13 @@ from .arrays import TORCH, for_user, host_array, not_computed, to_torch
 from .constants import Unkeyable, freeze
 from .dtypes import as_dtype
 from .errors import ArgumentError, Error, OptionError
-from .loops import SymInt, with_symbolic_builtins
+from .loops import DYNAMIC_DIM, SymInt, with_symbolic_builtins
 from .options import STAGES, OptionSet, ambient, defaults
 from .tensor import Tensor
 from .tracing import Trace, tracing
 
 CacheInfo = collections.namedtuple("CacheInfo", "hits misses currsize")
 
-DYNAMIC_DIM = -1  # a dynamic axis in the IR's types (ir::kDynamicDim, `?`)
 
 _sessions = {}
 _sessions_lock = threading.Lock()

@@ -263,7 +263,8 @@ class Scope:
         tensor imported as a window."""
         if tensor._scope is self:
             return tensor._id
-        return self.window(tensor, [0] * tensor.ndim, list(tensor.shape), list(tensor.shape))
+        whole = _whole_sizes(tensor)
+        return self.window(tensor, [0] * tensor.ndim, whole, whole)
 
     def window(self, tensor, offsets, sizes, shape=None, valid=None):
         """The id of a window of outer ``tensor`` read in this body, seen with
@@ -327,6 +328,15 @@ class Scope:
         return None
 
 
+def _whole_sizes(tensor):
+    """The sizes of a window that is all of ``tensor``: -1 (the IR's `?`, the whole
+    axis) for a dynamic axis, passed whole into a nested loop's body."""
+    return [DYNAMIC_DIM if is_symbolic(d) else d for d in tensor.shape]
+
+
+DYNAMIC_DIM = -1  # a dynamic axis in the IR's types and window sizes (ir::kDynamicDim)
+
+
 def _valid_text(valid, sizes):
     """A window's valid extents as expression texts; [] when it is valid whole."""
     if valid is None:
@@ -341,6 +351,8 @@ def _disjoint(offs_a, sizes_a, offs_b, sizes_b):
     """Whether two windows provably never share an element: in some dimension their
     offsets differ by a constant at least the earlier one's size."""
     for a, sa, b, sb in zip(offs_a, sizes_a, offs_b, sizes_b):
+        if sa == DYNAMIC_DIM or sb == DYNAMIC_DIM:
+            continue  # a whole dynamic axis overlaps everything in it
         d = SymInt._of(b).constant_difference(a)
         if d is not None and (d >= sa or -d >= sb):
             return True
@@ -469,7 +481,7 @@ class _LoopIter:
                     t._id = rid
                     t._written = True
                 else:  # a tensor from further out: the enclosing body writes it whole
-                    parent.write(t, [0] * t.ndim, list(t.shape), rid)
+                    parent.write(t, [0] * t.ndim, _whole_sizes(t), rid)
 
 
 class _Paths:

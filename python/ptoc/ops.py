@@ -556,6 +556,27 @@ def view(x, shape, offsets, valid_shape=None):
     return _record(trace, lambda b: b.view(ix, offsets, shape))
 
 
+def _open_ends_from_value(x, key, value):
+    """``key`` with each open-ended slice whose start is symbolic, or that spans a
+    dynamic axis, closed at start + the value's size there (``out[i:, ...] = v``
+    writes ``v`` at ``i``, as PyPTO's assemble); the value's dims align with the
+    slices from the right."""
+    key = key if isinstance(key, tuple) else (key,)
+    if Ellipsis in key and builtins.sum(1 for k in key if k is Ellipsis) == 1:
+        i = key.index(Ellipsis)
+        key = key[:i] + (slice(None),) * (x.ndim - (len(key) - 1)) + key[i + 1:]
+    key = key + (slice(None),) * (x.ndim - len(key))
+    slices = [d for d, k in enumerate(key) if isinstance(k, slice)]
+    sizes = dict(zip(slices[::-1], value.shape[::-1]))
+    out = list(key)
+    for d, k in enumerate(key):
+        if (d < x.ndim and isinstance(k, slice) and k.stop is None and k.step in (None, 1) and
+                (is_symbolic(k.start) or is_symbolic(x.shape[d])) and d in sizes):
+            start = 0 if k.start is None else k.start
+            out[d] = slice(start, start + sizes[d])
+    return tuple(out)
+
+
 def write_slice(x, key, value):
     """``x[key] = value``: ``x`` now holds ``value`` (broadcast and cast to the
     slice) in that region. Writing an output parameter is how a kernel returns data
@@ -563,6 +584,8 @@ def write_slice(x, key, value):
     trace = _trace_of("write", x, value)
     if x._trace is None:
         x._value()
+    if _is_tensor(value):
+        key = _open_ends_from_value(x, key, value)
     offsets, sizes, kept = _region(x, key, "write")
     visible = tuple(s for s, k in zip(sizes, kept) if k) or (1,)
     if _is_scalar(value):

@@ -159,13 +159,17 @@ def tune(kernel, *args, space=None, strategy=TUNE_DEFAULTS["strategy"],
     space_json = _space_json(space) if space is not None else ""
     compiled = kernel.compile(*args, **kwargs)
     text = compiled._plan.tensor_text
+    # The call's sizes: what a kernel with dynamic axes is tuned for.
+    hosts = kernel._host_arrays(kernel._bind(args, kwargs))
+    arg_shapes = [list(hosts[name].shape) for name in compiled._plan.tensor_params]
     knobs = dict(compiled.options.pass_options)
     bar = _Progress(kernel.fn.__name__, sys.stderr) if progress else None
     try:
         report = _ptoc.tune_text(
             session_for(kernel.device), text, strategy=strategy, budget=budget, seed=seed,
             threads=threads, bank_path=bank, use_bank=bool(use_bank),
-            result_dir=result_dir, knobs=knobs, progress=bar, space_json=space_json)
+            result_dir=result_dir, knobs=knobs, progress=bar, space_json=space_json,
+            arg_shapes=arg_shapes)
     finally:
         if bar is not None:
             bar.finish()

@@ -217,7 +217,19 @@ void Builder::finish(const std::vector<int> &results) {
 int Builder::placeholder(const std::vector<int64_t> &shape, const std::string &dtype,
                          const std::string &name) {
   ir::Type t = ctx_->tensorType(dtypeFromName(dtype), shape);
-  int id = add(builder_.create(ir::OpCode::GmTensor, {}, {}, t));
+  if (t.hasDynamicDims()) {
+    // A tensor with dynamic axes passed whole into a nested loop's body: a stand-in
+    // for the body's argument (finishBody makes it one), not verified as an op.
+    if (finished_)
+      throw StatusError(ErrorStage::Build,
+                        absl::FailedPreconditionError("the traced function has already ended"));
+    ir::Operation *op = builder_.func()->createOp(ctx_->opDef(ir::OpCode::GmTensor), {}, {t},
+                                                  ir::Attribute(), builder_.location());
+    values_.push_back(op->result());
+  } else {
+    add(builder_.create(ir::OpCode::GmTensor, {}, {}, t));
+  }
+  int id = int(values_.size()) - 1;
   values_[id]->setNameHint(ctx_->id(name));
   return id;
 }

@@ -70,7 +70,8 @@ void bindTune(py::module_ &m) {
       [](const py::object &sessionObj, const std::string &text, const std::string &strategy,
          uint64_t budget, uint64_t seed, unsigned threads, const std::string &bankPath,
          bool useBank, const std::string &resultDir, const py::dict &knobs,
-         const py::object &progress, const std::string &spaceJson) {
+         const py::object &progress, const std::string &spaceJson,
+         const std::vector<std::vector<int64_t>> &argShapes) {
         const session::Session &s = sessionObj.cast<const session::Session &>();
         session::TuneOptions opts;
         opts.search.strategy = valueOrThrow(ErrorStage::Option, tune::parseStrategy(strategy));
@@ -81,6 +82,7 @@ void bindTune(py::module_ &m) {
         opts.useBank = useBank;
         opts.resultDir = resultDir;
         opts.baseKnobs = knobsFromPython(knobs);
+        opts.argShapes = argShapes;
         if (!progress.is_none())
           opts.progress = [progress](const tune::SearchProgress &p) {
             py::gil_scoped_acquire gil;
@@ -131,6 +133,7 @@ void bindTune(py::module_ &m) {
       py::arg("use_bank") = kTuneDefaults.useBank, py::arg("result_dir") = kTuneDefaults.resultDir,
       py::arg("knobs") = py::dict(),
       py::arg("progress") = py::none(), py::arg("space_json") = "",
+      py::arg("arg_shapes") = std::vector<std::vector<int64_t>>(),
       "Tunes the knobs of a tensor-level module on the simulator (session::tuneModule).");
 }
 

@@ -214,3 +214,16 @@ def test_a_static_view_outside_loops_is_a_plain_view():
         return ptoc.view(x, [4, 64], [2, 0]) + 1.0
     x = np.arange(8 * 64, dtype=np.float32).reshape(8, 64)
     np.testing.assert_array_equal(f(x), x[2:6] + 1)
+
+
+def test_an_open_ended_write_at_a_symbolic_offset_takes_the_value_size():
+    @ptoc.jit(device="tiny")
+    def f(x: ptoc.Tensor([ptoc.DYNAMIC, 4, 64], F32), y: ptoc.Tensor([ptoc.DYNAMIC, ...], F32)):
+        bs, rows, cols = x.shape
+        ptoc.set_vec_tile_shapes(1, 4, 64)
+        for b in ptoc.loop(bs):
+            y[b:, ...] = ptoc.exp(x[b:b + 1, :rows, :cols])   # PyPTO's assemble at b
+    x = np.random.default_rng(3).random((3, 4, 64), dtype=np.float32)
+    y = np.zeros_like(x)
+    f(x, y)
+    np.testing.assert_allclose(y, np.exp(x), rtol=1e-6)

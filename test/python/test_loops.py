@@ -302,6 +302,32 @@ def test_flash_attention_matches_exact_attention(causal):
     iterations = 2 * (blocks * (blocks + 1) // 2 if causal else blocks * blocks)
     assert f"{iterations}" in kernel.last_run.summary.split("flash_attention.kb")[1].split()[1]
     assert stats["root_functions"] >= 2
+    # batch x heads is dynamic: one head more runs on the same compiled kernel.
+    q3, k3, v3 = (rng.standard_normal((3, 384, 64)).astype(np.float16) for _ in range(3))
+    o3 = np.zeros((3, 384, 64), np.float16)
+    kernel(q3, k3, v3, fa.causal_bias(), o3)
+    np.testing.assert_allclose(o3.astype(np.float64), fa.reference(q3, k3, v3, causal),
+                               rtol=2e-2, atol=4e-3)
+    assert kernel.cache_info().currsize == 1
+
+
+def test_tune_a_kernel_with_a_dynamic_axis_for_the_calls_sizes(tmp_path):
+    @ptoc.jit(host_options={"use_tune_bank": False})
+    def rows(x: ptoc.Tensor([ptoc.DYNAMIC, 4, 256], F32), y: ptoc.Tensor([ptoc.DYNAMIC, 4, 256], F32)):
+        ptoc.set_vec_tile_shapes(4, 64)
+        for b in ptoc.loop(x.shape[0], name="b"):
+            y[b] = ptoc.exp(x[b]) * 2.0
+    x = np.random.default_rng(0).random((16, 4, 256), dtype=np.float32)
+    y = np.zeros_like(x)
+    r = ptoc.tune(rows, x, y, budget=8, seed=1, progress=False, use_bank=False,
+                  result_dir=str(tmp_path))
+    assert r.best_us is not None and r.best_us <= r.baseline_us
+    rows(x, y)  # the tuned kernel, at these sizes and others
+    np.testing.assert_allclose(y, np.exp(x) * 2, rtol=1e-6)
+    x2 = x[:5].copy()
+    y2 = np.zeros_like(x2)
+    rows(x2, y2)
+    np.testing.assert_allclose(y2, np.exp(x2) * 2, rtol=1e-6)
 
 
 def test_tune_turns_the_knobs_inside_loop_bodies(tmp_path):

@@ -33,6 +33,8 @@ class Operation;
 /// start holds data in an iteration (PyPTO's valid_shape, for tails whose extent is
 /// known only at run time): between 1 and the size; only that part must lie inside
 /// the operand; the body reads zeros beyond it, and what it writes there does not land.
+/// A size of kDynamicDim (`?`, printed -1) is all of a dynamic axis of the operand, at
+/// offset 0: how a tensor with dynamic axes is passed whole into a nested loop's body.
 struct LoopWindow {
   int operand = -1;
   std::vector<SymExpr> offsets;
@@ -67,6 +69,11 @@ evaluateWindow(llvm::ArrayRef<SymExpr> offsets, llvm::ArrayRef<int64_t> sizes,
                llvm::ArrayRef<int64_t> shape, llvm::StringRef tensor,
                llvm::ArrayRef<SymBinding> bindings, const SymExpr::ElementReader &reader,
                llvm::StringRef side, size_t i);
+
+/// `sizes` with each whole-dynamic-axis size (kDynamicDim) replaced by `shape`'s
+/// size there (the operand's size in this run).
+llvm::SmallVector<int64_t, 4> resolveWholeAxes(llvm::ArrayRef<int64_t> sizes,
+                                               llvm::ArrayRef<int64_t> shape);
 
 /// The valid extents of a window (`valid`, see LoopWindow; `sizes` when empty) for one
 /// iteration's `bindings`, each checked to lie in [1, size]. Errors: "<side> window

@@ -41,6 +41,10 @@ struct TuneOptions {
   /// scheduler mode), by estimated size. 0 keeps none: configs still share a compile
   /// within one batch.
   uint64_t programCacheBytes = uint64_t(64) << 20;
+  /// The shapes of the kernel's arguments, in order: the sizes a kernel with dynamic
+  /// axes is instantiated for when its candidates are simulated (a size-independent
+  /// kernel ignores them; a dynamic one without them is an error naming the fix).
+  std::vector<std::vector<int64_t>> argShapes;
 };
 
 /// One candidate applied (tune/TuneSpace.h).
