@@ -155,20 +155,96 @@ class SymInt:
     def _no(self, *args):
         raise Error(located(f"{self!r} is known only when the kernel runs: use it in slices, "
                             "window offsets and loop bounds (x[i], x[i * 64:(i + 1) * 64]); "
-                            "turning it into a Python int, or comparing it (a branch that "
-                            "depends on it), is not supported yet, except "
-                            "ptoc.is_loop_begin(i) / ptoc.is_loop_end(i)"))
+                            "turning it into a Python int is not possible; compare it in an "
+                            "`if` inside a ptoc.loop body for a runtime branch"))
 
-    __index__ = __int__ = __bool__ = __lt__ = __le__ = __gt__ = __ge__ = _no
-    def _compare(self, other):
-        # `if i == 0:` must not silently compare identities; other objects (`k in
-        # (..., None)`) compare unequal as usual.
-        if SymInt._of(other) is None:
+    __index__ = __int__ = __bool__ = _no
+    # Comparisons give a SymBool: in an `if` inside a ptoc.loop body, a runtime branch.
+    # Other objects (`k in (..., None)`) compare unequal as usual.
+    def __lt__(self, other):
+        o = SymInt._of(other)
+        return NotImplemented if o is None else SymBool._at_least(o - self, 1)
+
+    def __le__(self, other):
+        o = SymInt._of(other)
+        return NotImplemented if o is None else SymBool._at_least(o - self, 0)
+
+    def __gt__(self, other):
+        o = SymInt._of(other)
+        return NotImplemented if o is None else SymBool._at_least(self - o, 1)
+
+    def __ge__(self, other):
+        o = SymInt._of(other)
+        return NotImplemented if o is None else SymBool._at_least(self - o, 0)
+
+    def __eq__(self, other):
+        o = SymInt._of(other)
+        if o is None:
             return NotImplemented
-        self._no()
+        return SymBool((SymBool._at_least(o - self, 0)._value *
+                        SymBool._at_least(self - o, 0)._value), f"{self} == {o}")
 
-    __eq__ = __ne__ = _compare
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else ~eq
     __hash__ = object.__hash__
+
+
+class SymBool:
+    """A condition known only when the kernel runs (``i < 2``, ``i == j``): a SymInt
+    of value 0 or 1. In an ``if`` (or ``and``, ``or``, ``not``) inside a ``ptoc.loop``
+    body it is a runtime branch: the body is traced once per answer, each path compiled
+    once, and each iteration runs the path its conditions select."""
+
+    __slots__ = ("_value", "_source")
+
+    def __init__(self, value, source):
+        self._value = value    # a SymInt, 0 or 1
+        self._source = source  # what the user wrote, for messages
+
+    @staticmethod
+    def _at_least(x, k):
+        """x >= k, as min(max(x - k + 1, 0), 1)."""
+        return SymBool((x - (k - 1)).max(0).min(1), None)
+
+    def __invert__(self):
+        return SymBool(1 - self._value, f"not ({self})")
+
+    def __and__(self, other):
+        return SymBool(self._value * _bool_value(other), f"({self}) & ({other})")
+
+    __rand__ = __and__
+
+    def __or__(self, other):
+        a, b = self._value, _bool_value(other)
+        return SymBool((a + b).min(1), f"({self}) | ({other})")
+
+    __ror__ = __or__
+
+    def __str__(self):
+        return self._source or str(self._value)
+
+    def __repr__(self):
+        return f"ptoc.SymBool({self})"
+
+    def __bool__(self):
+        trace = current_trace("a condition on a symbolic scalar")
+        s = trace.fn_scope
+        if s is None or getattr(s, "paths", None) is None:
+            raise Error(located(
+                f"`if {self}` branches on a value known only when the kernel runs, outside "
+                "any ptoc.loop body; runtime branches are supported inside loop bodies"))
+        return s.paths.ask(("cond", str(self._value)))
+
+    __hash__ = object.__hash__
+
+
+def _bool_value(x):
+    if isinstance(x, SymBool):
+        return x._value
+    if isinstance(x, bool) or (isinstance(x, numbers.Integral) and x in (0, 1)):
+        return SymInt(const=int(x))
+    raise Error(located(f"a condition combines with a bool or another condition, got {x!r}"))
 
 
 def is_symbolic(x):
@@ -441,20 +517,95 @@ class _LoopIter:
                 trace.pop_scope(scope)
             # This path's body ran to its end (no break, no exception).
             results = [o[3] for o in scope.outs]
-            if not results:
-                raise Error(f"{location[0]}:{location[1]}: error: loop '{self.name}' writes "
-                            "nothing outside its body: write the values it computes into a "
-                            "tensor created before the loop (y[i] = ...)")
-            builder.finish_body(results, [i[3] for i in scope.ins])
-            parent.builder.adopt_settings(builder)
-            traced.append((dict(paths.answers), body_name, scope))
+            if results:
+                builder.finish_body(results, [i[3] for i in scope.ins])
+                parent.builder.adopt_settings(builder)
+                traced.append((dict(paths.answers), body_name, scope))
+            else:  # a path that does nothing (`if i > 2: ...` without an else)
+                builder.discard_body()
+                trace.body_names.discard(body_name)
             if not paths.next():
                 break
+        if not traced:
+            raise Error(f"{location[0]}:{location[1]}: error: loop '{self.name}' writes "
+                        "nothing outside its body: write the values it computes into a "
+                        "tensor created before the loop (y[i] = ...)")
         trace.loop_paths[self.name] = trace.loop_paths.get(self.name, 0) + len(traced)
+        if any(isinstance(key, tuple) for answers, _, _ in traced for key in answers):
+            self._emit_branches(parent, location, traced)
+            return
+        # Only first/last tests: one loop per path over the iterations it holds for.
         traced.sort(key=lambda t: _Paths.order(t[0]))
         for answers, body_name, scope in traced:
             start, stop = _Paths.range(answers, self.start, self.stop, self.step)
             self._emit(parent, location, body_name, scope, start, stop)
+
+    def _guard(self, answers):
+        """1 for the iterations where ``answers`` hold, else 0 (a SymInt of the index)."""
+        i = SymInt.index(self.index)
+        g = SymInt(const=1)
+        for key, answer in answers.items():
+            if key == "begin":
+                c = 1 - (i - self.start).max(0).min(1)            # i == start
+            elif key == "end":
+                c = (i + self.step - self.stop + 1).max(0).min(1)  # i + step >= stop
+            else:
+                c = SymInt(text=key[1])
+            g = g * (c if answer else 1 - c)
+        return g
+
+    def _emit_branches(self, parent, location, traced):
+        """A body with runtime conditions: the loop runs a body of its own whose loops,
+        one per path, run 0 or 1 times (their guard), so each iteration takes its path
+        and the iterations keep their order."""
+        trace = self.trace
+        tensors = []  # every tensor some path reads or writes, once
+        for _, _, scope in traced:
+            for t in scope.operand_tensors:
+                if not any(t is u for u in tensors):
+                    tensors.append(t)
+        name = f"{trace.func_name}.{self.name}.paths"
+        while name in trace.body_names:
+            name += "_"
+        trace.body_names.add(name)
+        wb = parent.builder.body(name, [])
+        wb.set_location(*location)
+        # Inside it, every tensor whole; `current` follows the paths' updates.
+        current = [wb.placeholder(_whole_sizes(t), t.dtype.ir_name, t._name or "w")
+                   for t in tensors]
+        placeholders = list(current)
+        written = []
+        for k, (answers, body_name, scope) in enumerate(traced):
+            pos = [next(j for j, u in enumerate(tensors) if u is t) for t in scope.operand_tensors]
+            ids = wb.loop(
+                [current[p] for p in pos], body_name, self.name, f"{self.index}_p{k}", "0",
+                offset_text(self._guard(answers)), "1",
+                [(q, offs, sizes, valid) for q, offs, sizes, _, valid in scope.ins],
+                [(q, offs, sizes, valid) for q, offs, sizes, _, _, _, valid in scope.outs])
+            order = []
+            for q, _, _, _, _, _, _ in scope.outs:
+                if q not in order:
+                    order.append(q)
+            for q, rid in zip(order, ids):
+                current[pos[q]] = rid
+                if pos[q] not in written:
+                    written.append(pos[q])
+        wb.finish_body([current[p] for p in written], placeholders)
+        parent.builder.adopt_settings(wb)
+        parent.builder.set_location(*location)
+        whole = lambda t: (["0"] * t.ndim, _whole_sizes(t), [])
+        ids = parent.builder.loop(
+            [parent.value_of(t) for t in tensors], name, self.name, self.index,
+            offset_text(self.start), offset_text(self.stop), offset_text(self.step),
+            [(p, *whole(t)) for p, t in enumerate(tensors)],
+            [(p, *whole(tensors[p])) for p in written])
+        for p, rid in zip(written, ids):
+            t = tensors[p]
+            if t._scope is parent:
+                t._id = rid
+                t._written = True
+            else:  # a tensor from further out: the enclosing body writes it whole
+                parent.write(t, [0] * t.ndim, _whole_sizes(t), rid)
 
     def _emit(self, parent, location, body_name, scope, start, stop):
         """The loop op running ``body_name`` over range(start, stop, step)."""

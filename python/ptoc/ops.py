@@ -448,8 +448,11 @@ def _scalar_read(trace, x, key):
     index = []
     for d, (k, n) in enumerate(zip(key, x.shape)):
         if not is_symbolic(k):
+            if is_symbolic(n) and k < 0:
+                raise ShapeError(located(f"index {k} counts from the end of dynamic dimension "
+                                         f"{d} of '{x._name}'; index it as {n} - {-k}"))
             k = int(k) + n if k < 0 else int(k)
-            if not 0 <= k < n:
+            if not is_symbolic(n) and not 0 <= k < n:
                 raise ShapeError(located(f"index {k} is out of range for dimension {d} of "
                                          f"'{x._name}' (size {n})"))
         index.append(offset_text(k))

@@ -254,6 +254,16 @@ void Builder::finishBody(const std::vector<int> &results, const std::vector<int>
   values_.clear(); // they pointed into the traced function
 }
 
+void Builder::discardBody() {
+  if (!isBody_ || finished_)
+    throw StatusError(ErrorStage::Build, internal("discarding a function that is not a loop "
+                                                  "body being traced"));
+  ir::Func *traced = builder_.func();
+  finished_ = true;
+  values_.clear();
+  if (traced) module_->eraseFunc(*traced);
+}
+
 std::string Builder::text(bool locations) const {
   ir::PrintOptions options;
   options.printLocations = locations;

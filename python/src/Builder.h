@@ -81,6 +81,9 @@ public:
                   const std::string &name);
   /// Ends a loop body returning `results`, its arguments the `placeholders` in order.
   void finishBody(const std::vector<int> &results, const std::vector<int> &placeholders);
+  /// Drops a loop body being traced (a runtime-branch path that writes nothing): its
+  /// function leaves the module.
+  void discardBody();
   /// The function's text; with `locations`, every op's `loc("file":line:col)` (the
   /// user's Python line), which the tuner keeps in its messages and candidates.
   std::string text(bool locations = false) const;

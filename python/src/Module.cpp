@@ -57,6 +57,7 @@ PYBIND11_MODULE(_ptoc, m) {
       .def("loop", &Builder::loop)
       .def("placeholder", &Builder::placeholder)
       .def("finish_body", &Builder::finishBody)
+      .def("discard_body", &Builder::discardBody)
       .def("binary", &Builder::binary)
       .def("unary", &Builder::unary)
       .def("cast", &Builder::cast)

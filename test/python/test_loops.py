@@ -196,14 +196,13 @@ def test_overlapping_writes_in_one_iteration_are_refused():
 
 def test_symbolic_scalars_are_not_python_ints():
     @ptoc.jit
-    def branchy(x: ptoc.Tensor([4, 64], F32), y):
+    def as_int(x: ptoc.Tensor([4, 64], F32), y):
         for i in ptoc.loop(4):
-            if i > 2:
-                y[i] = x[i]
+            y[int(i)] = x[i] + 1.0
 
     x = rand(4, 64)
     with pytest.raises(ptoc.Error, match="known only when the kernel runs"):
-        branchy(x, np.zeros_like(x))
+        as_int(x, np.zeros_like(x))
 
 
 def test_an_out_of_range_window_is_reported_at_the_loop():
@@ -504,12 +503,88 @@ def test_loop_flags_need_the_index_of_an_enclosing_loop():
         f(np.zeros((4, 64), np.float32), np.zeros((4, 64), np.float32))
 
 
-def test_comparing_an_index_is_an_error_not_an_identity_test():
+# --- if on symbolic scalars: runtime branches --------------------------------------
+
+def test_if_on_an_index_is_a_runtime_branch_with_one_body_per_path():
     @ptoc.jit(device="tiny")
-    def f(x: ptoc.Tensor([4, 64], ptoc.DT_FP32), y: ptoc.Tensor([4, 64], ptoc.DT_FP32)):
+    def f(x: ptoc.Tensor([ptoc.DYNAMIC, 64], F32), y: ptoc.Tensor([ptoc.DYNAMIC, 64], F32),
+          val: float):
         ptoc.set_vec_tile_shapes(64)
-        for i in ptoc.loop(4):
-            y[i] = x[i] + (1.0 if i == 0 else 2.0)
-    with pytest.raises(ptoc.Error, match=r"comparing it \(a branch that depends on it\), is not "
-                       r"supported yet, except ptoc.is_loop_begin\(i\)"):
-        f(np.zeros((4, 64), np.float32), np.zeros((4, 64), np.float32))
+        for i in ptoc.loop(x.shape[0], name="r"):
+            if i < 2:
+                y[i] = x[i] + val
+            else:
+                y[i] = x[i] * 2.0
+    for n in (1, 3, 6):
+        x = rand(n, 64)
+        y = np.zeros_like(x)
+        f(x, y, 5.0)
+        np.testing.assert_allclose(y, np.where(np.arange(n)[:, None] < 2, x + 5, x * 2),
+                                   rtol=1e-6)
+    assert f.cache_info().currsize == 1
+    assert f.compile(x, y, 5.0).stats["loop_paths"] == {"r": 2}
+
+
+def test_a_condition_on_an_outer_index_inside_an_inner_loop():
+    # PyPTO's condition example: nested loops, `if i == 0` in the inner body.
+    @ptoc.jit(device="tiny")
+    def f(a: ptoc.Tensor([2, 16], F32), b: ptoc.Tensor([2, 16], F32), y: ptoc.Tensor([2, 16], F32)):
+        ptoc.set_vec_tile_shapes(1, 8)
+        for i in ptoc.loop(2):
+            for j in ptoc.loop(2):
+                av, bv = a[i:i + 1, j * 8:j * 8 + 8], b[i:i + 1, j * 8:j * 8 + 8]
+                if i == 0:
+                    y[i:i + 1, j * 8:j * 8 + 8] = av + bv
+                else:
+                    y[i:i + 1, j * 8:j * 8 + 8] = av - bv
+    a, b = rand(2, 16), rand(2, 16)
+    y = np.zeros_like(a)
+    f(a, b, y)
+    np.testing.assert_allclose(y, np.stack([a[0] + b[0], a[1] - b[1]]), rtol=1e-6)
+
+
+def test_conditions_combine_and_a_path_may_do_nothing():
+    @ptoc.jit(device="tiny")
+    def f(x: ptoc.Tensor([8, 64], F32), y: ptoc.Tensor([8, 64], F32)):
+        ptoc.set_vec_tile_shapes(64)
+        for i in ptoc.loop(8, name="r"):
+            if (i % 2 == 0 and i != 4) or ptoc.is_loop_end(i):
+                y[i] = x[i] + 1.0                      # rows 0, 2, 6 and 7; others untouched
+    x = rand(8, 64)
+    y = np.full_like(x, -1.0)
+    f(x, y)
+    rows = np.array([0, 2, 6, 7])
+    np.testing.assert_allclose(y[rows], x[rows] + 1, rtol=1e-6)
+    np.testing.assert_array_equal(np.delete(y, rows, axis=0), -1.0)
+
+
+def test_an_accumulator_keeps_the_iteration_order_across_paths():
+    @ptoc.jit(device="tiny")
+    def f(x: ptoc.Tensor([6, 64], F32), out: ptoc.Tensor([1, 64], F32)):
+        ptoc.set_vec_tile_shapes(64)
+        s = ptoc.full([64], 0.0, F32)
+        for i in ptoc.loop(6, name="k"):
+            if i % 3 == 1:
+                s[:] = s * 0.5 + x[i]
+            else:
+                s[:] = s + x[i]
+        out[0] = s * 1.0 + 0.0
+    x = rand(6, 64)
+    out = np.zeros((1, 64), np.float32)
+    f(x, out)
+    want = np.zeros(64, np.float64)
+    for i in range(6):
+        want = want * 0.5 + x[i] if i % 3 == 1 else want + x[i]
+    np.testing.assert_allclose(out[0], want, rtol=1e-5)
+
+
+def test_a_branch_outside_loops_is_named():
+    @ptoc.jit(device="tiny")
+    def f(x: ptoc.Tensor([ptoc.DYNAMIC, 64], F32), y: ptoc.Tensor([ptoc.DYNAMIC, 64], F32)):
+        ptoc.set_vec_tile_shapes(64)
+        if x.shape[0] > 4:
+            for i in ptoc.loop(x.shape[0]):
+                y[i] = x[i] + 1.0
+    with pytest.raises(ptoc.Error, match=r"branches on a value known only when the kernel runs, "
+                       r"outside any ptoc.loop body"):
+        f(rand(6, 64), np.zeros((6, 64), np.float32))
