@@ -395,9 +395,10 @@ TEST_CASE("randomTensor is deterministic and in range", "[reference]") {
       CHECK(hi < 1.0);
       CHECK(distinct.size() > 80); // 91 values; bf16 has few enough bits for a tie or two
     } else {
-      CHECK(lo >= -runtime::kRandomIntRange);
-      CHECK(hi <= runtime::kRandomIntRange);
-      CHECK(distinct.size() == 2 * runtime::kRandomIntRange + 1);
+      bool isBool = t == DType::Bool, isUnsigned = ir::isUnsigned(t);
+      CHECK(lo >= (isUnsigned ? 0 : -runtime::kRandomIntRange));
+      CHECK(hi <= (isBool ? 1 : isUnsigned ? 2 * runtime::kRandomIntRange : runtime::kRandomIntRange));
+      CHECK(distinct.size() == (isBool ? 2 : 2 * runtime::kRandomIntRange + 1));
     }
   }
   // Fixed values pin the generator, so seeds mean the same inputs on every platform
