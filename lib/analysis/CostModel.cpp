@@ -21,7 +21,7 @@ double ceilDiv(double a, double b) { return std::ceil(a / b); }
 /// The vector op classes of the device's ISA, by throughput (docs/device-model.md).
 enum class VecClass {
   Full,          ///< one-input and scalar-operand ops: abs, relu, muls, rec, rsqrt, cast, copy
-  Binary,        ///< two tile inputs: add, sub, mul, max, min
+  Binary,        ///< two tile inputs: add, sub, mul, max, min, compares, and/or, where
   Div,           ///< div
   Transcendental,///< exp, ln, sqrt: a fixed element rate
   Reduce,        ///< row reductions: sum, max, min
@@ -155,13 +155,26 @@ int64_t CostModel::opCycles(const ir::Operation &op) const {
   case OpCode::Sub:
   case OpCode::Mul:
   case OpCode::Max:
-  case OpCode::Min: {
+  case OpCode::Min:
+  // Comparisons (vcmp) and logical and/or (vand/vor on the bool tiles) read two tiles
+  // like the arithmetic ops, or one and a scalar: the same rates (an assumption; no
+  // separate figure is published for them).
+  case OpCode::Eq:
+  case OpCode::Ne:
+  case OpCode::Lt:
+  case OpCode::Le:
+  case OpCode::Gt:
+  case OpCode::Ge:
+  case OpCode::LogicalAnd:
+  case OpCode::LogicalOr: {
     bool scalarForm = op.numOperands() == 2 &&
                       (isConstantOperand(op, 0) || isConstantOperand(op, 1));
     pass(scalarForm ? VecClass::Full : VecClass::Binary, b);
     break;
   }
   case OpCode::Div: pass(VecClass::Div, b); break;
+  // where: a select (vsel) of two tiles under a mask, at the two-input rate.
+  case OpCode::Where: pass(VecClass::Binary, b); break;
   case OpCode::Exp:
   case OpCode::Log:
   case OpCode::Sqrt: pass(VecClass::Transcendental, b); break;
@@ -199,8 +212,8 @@ int64_t CostModel::opCycles(const ir::Operation &op) const {
     pass(VecClass::Reduce, b);
     pass(VecClass::Full, static_cast<double>(op.resultType().sizeInBytes()));
     break;
-  // neg, abs, relu, rec, rsqrt, cast, full, copies; ceil, floor, trunc and round are one
-  // rounding conversion (vector cast class) each.
+  // neg, abs, relu, rec, rsqrt, cast (any rounding mode), full, copies, logical_not;
+  // ceil, floor, trunc and round are one rounding conversion (vector cast class) each.
   default: pass(VecClass::Full, b); break;
   }
   return static_cast<int64_t>(total);

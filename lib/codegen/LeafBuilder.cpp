@@ -148,6 +148,12 @@ private:
       lo.transposeA = mm->transposeA;
       lo.transposeB = mm->transposeB;
     }
+    if (op.code() == OpCode::Cast) {
+      ir::CastView cast = ir::CastView::of(op);
+      lo.castMode = cast.mode;
+      lo.saturate = cast.saturate;
+      lo.castModeWritten = static_cast<bool>(op.attr("mode"));
+    }
     leaf_.cycles += lo.cycles;
     switch (op.code()) {
     case OpCode::CopyIn: return addCopyIn(k, op);

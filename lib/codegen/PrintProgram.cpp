@@ -73,6 +73,11 @@ void printAttrs(llvm::raw_ostream &os, const LeafOp &op) {
     if (op.transposeA) sep(), s << "transpose_a = true";
     if (op.transposeB) sep(), s << "transpose_b = true";
     break;
+  case ir::OpCode::Cast:
+    // As the IR op: defaults left out.
+    if (op.castModeWritten) sep(), s << "mode = \"" << ir::castModeName(op.castMode) << '"';
+    if (!op.saturate) sep(), s << "saturate = false";
+    break;
   default: break;
   }
   if (any) os << " {" << s.str() << '}';

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 
 namespace ptoc::ir {
 
@@ -14,8 +15,27 @@ std::string_view dtypeName(DType t) {
   case DType::BF16: return "bf16";
   case DType::I8: return "i8";
   case DType::I32: return "i32";
+  case DType::I64: return "i64";
+  case DType::Bool: return "bool";
+  case DType::I16: return "i16";
+  case DType::U8: return "u8";
+  case DType::U16: return "u16";
+  case DType::U32: return "u32";
+  case DType::U64: return "u64";
   }
   return "?";
+}
+
+std::string_view dtypeNamesText() {
+  static const std::string text = [] {
+    std::string s;
+    for (DType t : kAllDTypes) {
+      if (!s.empty()) s += ", ";
+      s += dtypeName(t);
+    }
+    return s;
+  }();
+  return text;
 }
 
 std::optional<DType> parseDType(std::string_view name) {
@@ -51,16 +71,16 @@ double roundToDType(double v, DType t) {
   case DType::F32: return static_cast<double>(static_cast<float>(v));
   case DType::F16: return roundFloat(v, 10, 15, -14);
   case DType::BF16: return roundFloat(static_cast<float>(v), 7, 127, -126);
-  case DType::I8:
-  case DType::I32: {
+  case DType::Bool: return v != 0 || std::isnan(v) ? 1.0 : 0.0;
+  default: {
     if (std::isnan(v)) return 0;
-    double lo = t == DType::I8 ? -128.0 : -2147483648.0;
-    double hi = t == DType::I8 ? 127.0 : 2147483647.0;
+    // The bounds as doubles: 2^63 - 1 and 2^64 - 1 round up to 2^63 and 2^64, which
+    // HostTensor::set clamps when it stores them.
+    double lo = static_cast<double>(intMin(t)), hi = static_cast<double>(intMax(t));
     double r = std::trunc(v);
     return r < lo ? lo : (r > hi ? hi : r);
   }
   }
-  return v;
 }
 
 } // namespace ptoc::ir

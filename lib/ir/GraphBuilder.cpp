@@ -160,9 +160,18 @@ absl::StatusOr<Value *> GraphBuilder::unary(OpCode code, Value *x) {
   return create(code, {x});
 }
 
-absl::StatusOr<Value *> GraphBuilder::cast(Value *x, DType to) {
+absl::StatusOr<Value *> GraphBuilder::cast(Value *x, DType to, std::optional<CastMode> mode,
+                                           bool saturate) {
   if (!x) return error("cast", "operand 0 is null");
-  return create(OpCode::Cast, {x}, {}, ctx_.withDType(x->type(), to));
+  // Defaults are left out, so a plain cast prints (and hashes) as it always did.
+  llvm::SmallVector<NamedAttr, 2> attrs;
+  if (mode) attrs.push_back({ctx_.id("mode"), ctx_.stringAttr(llvm::StringRef(castModeName(*mode)))});
+  if (!saturate) attrs.push_back({ctx_.id("saturate"), ctx_.boolAttr(false)});
+  return create(OpCode::Cast, {x}, attrs, ctx_.withDType(x->type(), to));
+}
+
+absl::StatusOr<Value *> GraphBuilder::where(Value *cond, Value *a, Value *b) {
+  return create(OpCode::Where, {cond, a, b});
 }
 
 // Normalises possibly-negative dims against `rank`; sorted and unique when `sort`.

@@ -618,10 +618,10 @@ private:
         return false;
       }
       Type t = arg->type();
-      if (t.dtype() != DType::I32 && t.dtype() != DType::I8) {
+      if (!isInteger(t.dtype())) {
         error(op) << what << " expression '" << e.str() << "' reads '" << name << "' of type "
                   << t.str() << "; values read as loop bounds or offsets come from integer "
-                  << "tensors (i32, i8)";
+                  << "tensors (i8, i16, i32, i64, u8, u16, u32, u64)";
         return false;
       }
       if (t.shape().size() != rank) {

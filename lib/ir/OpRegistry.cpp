@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "ptoc/ir/CastMode.h"
 #include "ptoc/ir/Context.h"
 
 namespace ptoc::ir {
@@ -56,6 +57,13 @@ constexpr AttrSpec kLoopAttrs[] = {
     {"step", AttrShape::SymInt, false, "index increment, a positive integer (default 1)"},
     {"ins", AttrShape::Windows, true, "per body argument: the operand window it reads"},
     {"outs", AttrShape::Windows, true, "per body result: the operand window it writes"},
+};
+constexpr AttrSpec kCastAttrs[] = {
+    {"mode", AttrShape::String, false,
+     "rounding: \"rint\", \"round\", \"floor\", \"ceil\", \"trunc\" or \"odd\" (default: trunc "
+     "from a float to an integer type, rint otherwise)"},
+    {"saturate", AttrShape::Bool, false,
+     "an integer result out of range clamps (true, the default) or keeps its low bits (false)"},
 };
 constexpr AttrSpec kCommonAttrs[] = {
     {"vec_tile", AttrShape::IntArray, false, "vector tile shape, one size per dimension"},
@@ -132,12 +140,48 @@ Type binaryRule(const TypeRuleInput &in, RuleError &error) {
 Type castRule(const TypeRuleInput &in, RuleError &error) {
   Type d = needDeclared(in, error, "the target element type");
   if (!d) return {};
+  Attribute mode = in.attrs ? in.attrs.lookup("mode") : Attribute();
+  if (mode && mode.isString() && !parseCastMode(mode.getString())) {
+    fail(error, "has an unknown rounding mode " + mode.str() + "; valid modes: " +
+                    std::string(castModeNamesText()));
+    return {};
+  }
   if (d.shape() != in.operands[0].shape()) {
     fail(error, "changes the shape (" + in.operands[0].str() + " to " + d.str() +
                     "); a cast only changes the element type");
     return {};
   }
   return in.ctx.withDType(in.operands[0], d.dtype());
+}
+
+/// Comparisons and logical and/or: operands as for arithmetic, a bool result.
+Type compareRule(const TypeRuleInput &in, RuleError &error) {
+  Type t = binaryRule(in, error);
+  return t ? in.ctx.withDType(t, DType::Bool) : t;
+}
+
+Type logicalNotRule(const TypeRuleInput &in, RuleError &error) {
+  return in.ctx.withDType(in.operands[0], DType::Bool);
+}
+
+/// where(cond, a, b): cond bool, a and b of one type; the three shapes broadcast.
+Type whereRule(const TypeRuleInput &in, RuleError &error) {
+  if (!sameKind(in.operands, error)) return {};
+  Type c = in.operands[0], a = in.operands[1], b = in.operands[2];
+  if (c.dtype() != DType::Bool) {
+    fail(error, "needs a bool condition (operand 0), got " + c.str() +
+                    "; compare it (ne with 0) or cast it to bool", DiagCategory::DType);
+    return {};
+  }
+  if (!sameDType(in.operands.drop_front(), error)) return {};
+  auto ab = broadcastShapes(a.shape(), b.shape());
+  auto shape = ab ? broadcastShapes(c.shape(), *ab) : std::nullopt;
+  if (!shape) {
+    fail(error, "cannot broadcast " + typeList(in.operands) +
+                    ": dimensions must be equal or 1 (aligned from the right)");
+    return {};
+  }
+  return in.ctx.withShape(a, *shape);
 }
 
 Type reductionRule(const TypeRuleInput &in, RuleError &error) {
@@ -235,8 +279,10 @@ Type matmulRule(const TypeRuleInput &in, RuleError &error) {
                     std::string(dtypeName(out)), DiagCategory::DType);
     return {};
   }
-  if (in8 == DType::I32) {
-    fail(error, "does not take i32 operands (the cube unit multiplies f16, bf16, f32 or i8)", DiagCategory::DType);
+  if (!isFloat(in8) && in8 != DType::I8) {
+    fail(error, "does not take " + std::string(dtypeName(in8)) +
+                    " operands (the cube unit multiplies f16, bf16, f32 or i8)",
+         DiagCategory::DType);
     return {};
   }
   Attribute acc = in.attrs ? in.attrs.lookup("acc_dtype") : Attribute();
@@ -599,7 +645,27 @@ std::vector<Entry> entries() {
        [](double x) { return std::expm1(x); }},
       {OpCode::Erfc, C::AIV, T::Vec, 1, 1, 1, {}, floatUnaryRule,
        [](double x) { return std::erfc(x); }},
-      {OpCode::Cast, C::AIV, T::Vec, 1, 1, 1, {}, castRule},
+      {OpCode::Cast, C::AIV, T::Vec, 1, 1, 1, kCastAttrs, castRule},
+      {OpCode::Eq, C::AIV, T::Vec, 2, 2, 1, {}, compareRule, nullptr,
+       [](double a, double b) { return double(a == b); }, true},
+      {OpCode::Ne, C::AIV, T::Vec, 2, 2, 1, {}, compareRule, nullptr,
+       [](double a, double b) { return double(a != b); }, true},
+      {OpCode::Lt, C::AIV, T::Vec, 2, 2, 1, {}, compareRule, nullptr,
+       [](double a, double b) { return double(a < b); }},
+      {OpCode::Le, C::AIV, T::Vec, 2, 2, 1, {}, compareRule, nullptr,
+       [](double a, double b) { return double(a <= b); }},
+      {OpCode::Gt, C::AIV, T::Vec, 2, 2, 1, {}, compareRule, nullptr,
+       [](double a, double b) { return double(a > b); }},
+      {OpCode::Ge, C::AIV, T::Vec, 2, 2, 1, {}, compareRule, nullptr,
+       [](double a, double b) { return double(a >= b); }},
+      // Nonzero is true (NaN too), as numpy's logical ops read numbers.
+      {OpCode::LogicalAnd, C::AIV, T::Vec, 2, 2, 1, {}, compareRule, nullptr,
+       [](double a, double b) { return double(a != 0 && b != 0); }, true},
+      {OpCode::LogicalOr, C::AIV, T::Vec, 2, 2, 1, {}, compareRule, nullptr,
+       [](double a, double b) { return double(a != 0 || b != 0); }, true},
+      {OpCode::LogicalNot, C::AIV, T::Vec, 1, 1, 1, {}, logicalNotRule,
+       [](double x) { return double(x == 0); }},
+      {OpCode::Where, C::AIV, T::Vec, 3, 3, 1, {}, whereRule},
       {OpCode::Sum, C::AIV, T::Vec, 1, 1, 1, kReductionAttrs, reductionRule},
       {OpCode::Amax, C::AIV, T::Vec, 1, 1, 1, kReductionAttrs, reductionRule},
       {OpCode::Amin, C::AIV, T::Vec, 1, 1, 1, kReductionAttrs, reductionRule},
@@ -658,6 +724,7 @@ OpRegistry::OpRegistry() {
     d.unaryFn = e.unary;
     d.binaryFn = e.binary;
     d.commutative = e.commutative;
+    d.boolResult = e.rule == compareRule || e.rule == logicalNotRule;
     d.rightIdentity = e.rightIdentity;
     d.hasSideEffects = e.code == OpCode::CopyOut || e.code == OpCode::GmTensor ||
                        e.code == OpCode::Subgraph || e.code == OpCode::Loop;

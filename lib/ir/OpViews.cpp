@@ -40,6 +40,17 @@ std::optional<ReduceView> ReduceView::of(const Operation &op) {
   return v;
 }
 
+CastView CastView::of(const Operation &op) {
+  CastView v;
+  DType from = op.numOperands() ? op.operandType(0).dtype() : DType::F32;
+  DType to = op.numResults() ? op.resultType().dtype() : DType::F32;
+  v.mode = defaultCastMode(from, to);
+  if (Attribute m = op.attr("mode"); m && m.isString())
+    if (std::optional<CastMode> parsed = parseCastMode(m.getString())) v.mode = *parsed;
+  if (Attribute s = op.attr("saturate"); s && s.isBool()) v.saturate = s.getBool();
+  return v;
+}
+
 VecTileView VecTileView::of(const Operation &op, llvm::ArrayRef<Type> operands,
                             llvm::ArrayRef<Type> results) {
   VecTileView v;

@@ -518,8 +518,8 @@ bool Parser::parseTypeSlow(Type &out, const char *&closeAngle) {
     if (t.is(TokKind::BareId)) {
       std::optional<DType> dt = parseDType(std::string_view(t.text.data(), t.text.size()));
       if (!dt)
-        return error(t, "unknown element type '" + t.text +
-                            "' (expected f32, f16, bf16, i8 or i32)");
+        return error(t, "unknown element type '" + t.text + "' (expected one of " +
+                            std::string(dtypeNamesText()) + ")");
       dtype = *dt;
       break;
     }
@@ -710,8 +710,8 @@ bool Parser::parseAttr(Attribute &out, unsigned depth) {
       out = ctx_.dtypeAttr(*dt);
     } else {
       return error(tok_, "expected attribute value, found '" + s +
-                             "' (strings need quotes; element types are f32, f16, bf16, "
-                             "i8, i32)");
+                             "' (strings need quotes; element types are " +
+                             std::string(dtypeNamesText()) + ")");
     }
     consume();
     return true;

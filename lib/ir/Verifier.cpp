@@ -24,12 +24,12 @@
 namespace ptoc::ir {
 namespace {
 
-const char *attrShapeName(AttrShape s) {
+std::string attrShapeName(AttrShape s) {
   switch (s) {
   case AttrShape::Int: return "an integer";
   case AttrShape::Number: return "a number";
   case AttrShape::Bool: return "true or false";
-  case AttrShape::DType: return "an element type (f32, f16, bf16, i8, i32)";
+  case AttrShape::DType: return "an element type (" + std::string(dtypeNamesText()) + ")";
   case AttrShape::IntArray: return "an integer array like [1, 2]";
   case AttrShape::CubeTile: return "{m = [mL0, mL1], k = [kL0, kL1], n = [nL0, nL1]}";
   case AttrShape::String: return "a string";

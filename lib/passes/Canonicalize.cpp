@@ -15,7 +15,9 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include "ptoc/ir/CastMode.h"
 #include "ptoc/ir/Context.h"
+#include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/Func.h"
 
 namespace ptoc::passes {
@@ -97,10 +99,14 @@ private:
                                                  : rebuild(op, {inner->operand(0)}, {});
       if (auto c = foldable(x)) return makeFull(op, *c);
       return nullptr;
-    case OpCode::Cast:
+    case OpCode::Cast: {
       if (x->type() == type) return x;
-      if (auto c = foldable(x)) return makeFull(op, *c);
+      ir::CastView cast = ir::CastView::of(op);
+      if (auto c = foldable(x))
+        return makeFull(op, ir::castValue(*c, x->type().dtype(), type.dtype(), cast.mode,
+                                          cast.saturate));
       return nullptr;
+    }
     case OpCode::Transpose: {
       llvm::ArrayRef<int64_t> perm = op.attr("perm").getIntArray();
       if (isIdentity(perm)) return x;
@@ -169,6 +175,8 @@ private:
   Value *makeFull(Operation &op, double value) {
     Type type = op.resultType();
     double v = ir::roundToDType(value, type.dtype());
+    // An integer attribute is an int64: a larger u64 constant stays unfolded.
+    if (ir::isInteger(type.dtype()) && v >= 0x1p63) return nullptr;
     auto attrs = inheritedAttrs(op);
     attrs.push_back({ctx_.id("value"), ir::isInteger(type.dtype())
                                            ? ctx_.intAttr(static_cast<int64_t>(v))

@@ -862,6 +862,7 @@ private:
     switch (op.def().cls) {
     case ir::OpClass::ElementwiseUnary:
     case ir::OpClass::ElementwiseBinary:
+    case ir::OpClass::Select:
     case ir::OpClass::Cast: return expandElementwise(op);
     case ir::OpClass::Reduction: return expandReduction(op);
     case ir::OpClass::Matmul: return expandMatmul(op);

@@ -103,15 +103,35 @@ void readFloatRow(const std::byte *src, int64_t stride, int64_t n, DType t, floa
   }
 }
 
-void readIntRow(const std::byte *src, int64_t stride, int64_t n, DType t, int32_t *dst) {
-  size_t es = ir::elementSize(t), step = size_t(stride) * es;
-  if (t == DType::I32) {
-    if (stride == 1) std::memcpy(dst, src, size_t(n) * es);
-    else
-      for (int64_t i = 0; i < n; ++i) dst[i] = load<int32_t>(src + i * step);
-  } else if (t == DType::I8) {
-    for (int64_t i = 0; i < n; ++i) dst[i] = load<int8_t>(src + i * step);
+/// Calls f(value) with a zero of the storage type of integer dtype `t`.
+template <class F>
+void withIntStorage(DType t, F f) {
+  switch (t) {
+  case DType::I8: f(int8_t()); break;
+  case DType::I16: f(int16_t()); break;
+  case DType::I32: f(int32_t()); break;
+  case DType::I64: f(int64_t()); break;
+  case DType::Bool:
+  case DType::U8: f(uint8_t()); break;
+  case DType::U16: f(uint16_t()); break;
+  case DType::U32: f(uint32_t()); break;
+  case DType::U64: f(uint64_t()); break;
+  default: break; // float tensors go through readFloatRow (checked)
   }
+}
+
+// Integer tiles hold every integer type as int64 (u64 as its bits).
+void readIntRow(const std::byte *src, int64_t stride, int64_t n, DType t, int64_t *dst) {
+  size_t step = size_t(stride) * ir::elementSize(t);
+  bool isBool = t == DType::Bool;
+  withIntStorage(t, [&](auto zero) {
+    using S = decltype(zero);
+    if (sizeof(S) == 8 && stride == 1) std::memcpy(dst, src, size_t(n) * 8);
+    else if (isBool)
+      for (int64_t i = 0; i < n; ++i) dst[i] = load<S>(src + i * step) != 0;
+    else
+      for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<int64_t>(load<S>(src + i * step));
+  });
 }
 
 void writeFloatRow(const float *src, int64_t n, DType t, std::byte *dst, int64_t stride) {
@@ -132,18 +152,15 @@ void writeFloatRow(const float *src, int64_t n, DType t, std::byte *dst, int64_t
   }
 }
 
-void writeIntRow(const int32_t *src, int64_t n, DType t, std::byte *dst, int64_t stride) {
-  size_t es = ir::elementSize(t), step = size_t(stride) * es;
-  if (t == DType::I32) {
-    if (stride == 1) std::memcpy(dst, src, size_t(n) * es);
+/// The tile's values are already in the type's range (every op saturates).
+void writeIntRow(const int64_t *src, int64_t n, DType t, std::byte *dst, int64_t stride) {
+  size_t step = size_t(stride) * ir::elementSize(t);
+  withIntStorage(t, [&](auto zero) {
+    using S = decltype(zero);
+    if (sizeof(S) == 8 && stride == 1) std::memcpy(dst, src, size_t(n) * 8);
     else
-      for (int64_t i = 0; i < n; ++i) store(dst + i * step, src[i]);
-  } else if (t == DType::I8) {
-    for (int64_t i = 0; i < n; ++i) {
-      int32_t v = src[i] < -128 ? -128 : (src[i] > 127 ? 127 : src[i]);
-      store(dst + i * step, static_cast<int8_t>(v));
-    }
-  }
+      for (int64_t i = 0; i < n; ++i) store(dst + i * step, static_cast<S>(src[i]));
+  });
 }
 
 /// The part of a tile at `offsets` of `v` that lies inside v's valid extents, per

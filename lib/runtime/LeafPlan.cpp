@@ -121,10 +121,17 @@ private:
       if (absl::Status s = checkArity(i, 1, 1); !s.ok()) return s;
       p.x = op.operands[0];
       if (absl::Status s = checkSameShape(i, p.x); !s.ok()) return s;
-      if (def.cls == OpClass::Cast) return absl::OkStatus();
+      if (def.cls == OpClass::Cast) {
+        p.castMode = op.castModeWritten ? op.castMode
+                                        : ir::defaultCastMode(plan_.ops[p.x].dtype, op.dtype);
+        p.saturate = op.saturate;
+        return absl::OkStatus();
+      }
+      if (def.boolResult) return absl::OkStatus(); // logical_not: any operand tile
       return checkSameRep(i, p.x);
     }
     case OpClass::ElementwiseBinary: return planBinary(i);
+    case OpClass::Select: return planWhere(i);
     case OpClass::Reduction: return planReduction(i);
     case OpClass::Reshape: {
       if (absl::Status s = checkArity(i, 1, 1); !s.ok()) return s;
@@ -158,13 +165,48 @@ private:
     OpPlan &p = plan_.ops[i];
     p.x = leaf_.ops[i].operands[0];
     p.y = leaf_.ops[i].operands[1];
-    for (int o : {p.x, p.y})
-      if (absl::Status s = checkSameRep(i, o); !s.ok()) return s;
+    // A comparison's operands agree with each other; its result is a bool tile.
+    bool boolResult = ir::OpRegistry::get().def(p.code).boolResult;
+    if (absl::Status s = checkSameRep(boolResult ? p.x : i, p.y); !s.ok()) return s;
+    if (!boolResult)
+      if (absl::Status s = checkSameRep(i, p.x); !s.ok()) return s;
     const Dims &sx = plan_.ops[p.x].shape, &sy = plan_.ops[p.y].shape;
     auto b = ir::broadcastShapes(sx, sy);
     if (!b || llvm::ArrayRef<int64_t>(*b) != llvm::ArrayRef<int64_t>(p.shape))
       return error(i, absl::StrCat("operands ", shapeStr(sx), " and ", shapeStr(sy),
                                    " do not broadcast to the result shape ", shapeStr(p.shape)));
+    planBroadcast(p, {sx, sy});
+    return absl::OkStatus();
+  }
+
+  absl::Status planWhere(int i) {
+    if (absl::Status s = checkArity(i, 3, 3); !s.ok()) return s;
+    OpPlan &p = plan_.ops[i];
+    p.x = leaf_.ops[i].operands[0];
+    p.y = leaf_.ops[i].operands[1];
+    p.z = leaf_.ops[i].operands[2];
+    if (plan_.ops[p.x].dtype != ir::DType::Bool)
+      return error(i, absl::StrCat("has a ", dtypeStr(plan_.ops[p.x].dtype),
+                                   " condition; it must be bool"));
+    for (int o : {p.y, p.z})
+      if (absl::Status s = checkSameRep(i, o); !s.ok()) return s;
+    const Dims &sc = plan_.ops[p.x].shape, &sa = plan_.ops[p.y].shape,
+               &sb = plan_.ops[p.z].shape;
+    auto ab = ir::broadcastShapes(sa, sb);
+    auto b = ab ? ir::broadcastShapes(sc, *ab) : std::nullopt;
+    if (!b || llvm::ArrayRef<int64_t>(*b) != llvm::ArrayRef<int64_t>(p.shape))
+      return error(i, absl::StrCat("operands ", shapeStr(sc), ", ", shapeStr(sa), " and ",
+                                   shapeStr(sb), " do not broadcast to the result shape ",
+                                   shapeStr(p.shape)));
+    planBroadcast(p, {sc, sa, sb});
+    return absl::OkStatus();
+  }
+
+  /// The broadcast walk of an elementwise op over its 2 or 3 operand shapes.
+  void planBroadcast(OpPlan &p, std::initializer_list<Dims> operandShapes) {
+    llvm::SmallVector<Dims, 3> shapes(operandShapes);
+    if (shapes.size() < 3) shapes.push_back(Dims{}); // a third operand that never moves
+    const Dims &sx = shapes[0], &sy = shapes[1], &sz = shapes[2];
     size_t r = p.shape.size();
     // Operand strides in the result's iteration space (0 where broadcast).
     auto padded = [&](const Dims &s) {
@@ -175,32 +217,35 @@ private:
         if (full[d] == 1) st[d] = 0;
       return st;
     };
-    Dims stx = padded(sx), sty = padded(sy), sto = rowMajorStrides(p.shape);
+    Dims stx = padded(sx), sty = padded(sy), stz = padded(sz), sto = rowMajorStrides(p.shape);
     BroadcastPlan &bp = p.broadcast;
     // Innermost first, then reversed: merge d into the dimension inside it when all
     // three tiles step through them as one.
-    Dims sizes, ax, ay, ao;
+    Dims sizes, ax, ay, az, ao;
     for (int d = int(r) - 1; d >= 0; --d) {
       if (p.shape[d] == 1) continue;
       if (!sizes.empty() && ao.back() * sizes.back() == sto[d] &&
-          ax.back() * sizes.back() == stx[d] && ay.back() * sizes.back() == sty[d]) {
+          ax.back() * sizes.back() == stx[d] && ay.back() * sizes.back() == sty[d] &&
+          az.back() * sizes.back() == stz[d]) {
         sizes.back() *= p.shape[d];
         continue;
       }
       sizes.push_back(p.shape[d]);
       ax.push_back(stx[d]);
       ay.push_back(sty[d]);
+      az.push_back(stz[d]);
       ao.push_back(sto[d]);
     }
     if (sizes.empty()) {
       sizes.push_back(1);
       ax.push_back(0);
       ay.push_back(0);
+      az.push_back(0);
     }
     bp.sizes.assign(sizes.rbegin(), sizes.rend());
     bp.strideX.assign(ax.rbegin(), ax.rend());
     bp.strideY.assign(ay.rbegin(), ay.rend());
-    return absl::OkStatus();
+    bp.strideZ.assign(az.rbegin(), az.rend());
   }
 
   absl::Status planReduction(int i) {

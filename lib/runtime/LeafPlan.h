@@ -31,6 +31,7 @@ using Dims = llvm::SmallVector<int64_t, 4>;
 /// The result is dense; operand strides are 0 along broadcast dimensions.
 struct BroadcastPlan {
   Dims sizes, strideX, strideY;
+  Dims strideZ; ///< where: the third operand (cond, a, b are x, y, z)
 };
 
 /// Reduction: the operand's dimensions with size-1 ones dropped and neighbours of the
@@ -77,9 +78,12 @@ struct OpPlan {
   int64_t numElements = 0;
   int64_t offset = 0;   ///< element offset of the result in the arena of `rep`
   int x = -1, y = -1;   ///< operand op indices (binary, matmul a/b, unary x)
+  int z = -1;           ///< where: the third operand (x is the condition)
   int acc = -1;         ///< matmul accumulator op index
   int region = -1;      ///< copy_in / copy_out
   double fillValue = 0; ///< full: the value, rounded to dtype
+  ir::CastMode castMode = ir::CastMode::Rint; ///< cast
+  bool saturate = true;                       ///< cast
   llvm::SmallVector<int64_t, 4> axes; ///< reductions (for messages)
   BroadcastPlan broadcast;
   ReducePlan reduce;

@@ -30,7 +30,8 @@ constexpr size_t kMagicSize = 6;
 constexpr size_t kHeaderAlign = 64;
 /// Version 1.0 stores the header length in 2 bytes; larger headers need 2.0.
 constexpr size_t kMaxV1HeaderLen = 0xFFFF;
-constexpr llvm::StringLiteral kSupported = "'<f4', '<f2', '|i1' or '<i4'";
+constexpr llvm::StringLiteral kSupported =
+    "'<f4', '<f2', '|i1', '<i2', '<i4', '<i8', '|u1', '<u2', '<u4', '<u8' or '|b1'";
 
 absl::Status bad(llvm::StringRef name, const std::string &what) {
   return absl::InvalidArgumentError(absl::StrCat(name.str(), ": ", what));
@@ -142,10 +143,12 @@ private:
 };
 
 std::optional<DType> dtypeOfDescr(llvm::StringRef descr) {
-  if (descr == "<f4") return DType::F32;
-  if (descr == "<f2") return DType::F16;
-  if (descr == "|i1" || descr == "<i1") return DType::I8;
-  if (descr == "<i4") return DType::I32;
+  // One-byte types may be written with either byte-order mark.
+  if (descr == "<i1") return DType::I8;
+  if (descr == "<u1") return DType::U8;
+  if (descr == "<b1") return DType::Bool;
+  for (DType t : ir::kAllDTypes)
+    if (t != DType::BF16 && npyDescr(t) == descr) return t; // bf16 files are '<f4'
   return std::nullopt;
 }
 
@@ -238,6 +241,13 @@ llvm::StringRef npyDescr(DType dtype) {
   case DType::F16: return "<f2";
   case DType::I8: return "|i1";
   case DType::I32: return "<i4";
+  case DType::I64: return "<i8";
+  case DType::Bool: return "|b1";
+  case DType::I16: return "<i2";
+  case DType::U8: return "|u1";
+  case DType::U16: return "<u2";
+  case DType::U32: return "<u4";
+  case DType::U64: return "<u8";
   }
   return "?";
 }

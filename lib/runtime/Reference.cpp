@@ -169,6 +169,16 @@ Dense evalBinary(const ir::Operation &op, const Dense &a, const Dense &b) {
   return r;
 }
 
+Dense evalWhere(const ir::Operation &op, const Dense &c, const Dense &a, const Dense &b) {
+  Dense r = make(op);
+  Shape sc = broadcastStrides(c.shape, r.shape), sa = broadcastStrides(a.shape, r.shape),
+        sb = broadcastStrides(b.shape, r.shape);
+  walk<3>(r.shape, {&sc, &sa, &sb}, {0, 0, 0}, [&](int64_t o, const std::array<int64_t, 3> &off) {
+    r.data[o] = c.data[off[0]] != 0 ? a.data[off[1]] : b.data[off[2]];
+  });
+  return r;
+}
+
 Dense evalReduction(const ir::Operation &op, const Dense &x) {
   Dense r = make(op);
   ir::ReduceView reduce = *ir::ReduceView::of(op); // the verifier checked its axes
@@ -415,11 +425,15 @@ absl::Status Evaluator::run(const ir::Func &f, std::vector<Dense> args,
     case OpClass::ElementwiseBinary: out = evalBinary(op, *in[0], *in[1]); break;
     case OpClass::Reduction: out = evalReduction(op, *in[0]); break;
     case OpClass::Matmul: out = evalMatmul(op, *in[0], *in[1]); break;
-    case OpClass::Cast:
+    case OpClass::Cast: {
       out = make(op);
+      ir::CastView cast = ir::CastView::of(op);
       for (size_t i = 0; i < out.data.size(); ++i)
-        out.data[i] = ir::roundToDType(in[0]->data[i], out.dtype);
+        out.data[i] = ir::castValue(in[0]->data[i], in[0]->dtype, out.dtype, cast.mode,
+                                    cast.saturate);
       break;
+    }
+    case OpClass::Select: out = evalWhere(op, *in[0], *in[1], *in[2]); break;
     case OpClass::Reshape:
       out = make(op);
       out.data = in[0]->data;
@@ -660,7 +674,11 @@ HostTensor randomTensor(ir::DType dtype, llvm::ArrayRef<int64_t> shape, uint64_t
       double u = double(bits >> 11) * 0x1.0p-53;
       t.set(i, 2.0 * u - 1.0);
     } else {
-      t.set(i, double(int64_t(bits % uint64_t(2 * kRandomIntRange + 1)) - kRandomIntRange));
+      // Unsigned types take [0, 2 * range], bool 0 or 1: as many distinct values.
+      int64_t v = int64_t(bits % uint64_t(2 * kRandomIntRange + 1)) - kRandomIntRange;
+      if (dtype == ir::DType::Bool) v = int64_t(bits & 1);
+      else if (ir::isUnsigned(dtype)) v += kRandomIntRange;
+      t.set(i, double(v));
     }
   }
   return t;
@@ -673,10 +691,8 @@ Tolerance tolerance(ir::DType dtype) {
   case DType::F32: return {1e-4, 1e-5};
   case DType::F16: return {1e-2, 1e-3};
   case DType::BF16: return {2e-2, 1e-2};
-  case DType::I8:
-  case DType::I32: return {0, 0};
+  default: return {0, 0}; // integers and bool: exact
   }
-  return {};
 }
 
 namespace {

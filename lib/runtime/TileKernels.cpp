@@ -76,24 +76,34 @@ namespace {
 
 // ---------------------------------------------------------------- integers
 
-struct IntRange {
-  int64_t lo, hi;
-};
+// Integer tiles hold every integer type widened to int64 (u64 as its bits); ops
+// compute exactly in 128 bits and bring the result back into the type's range.
 
-IntRange rangeOf(DType t) {
-  if (t == DType::I8) return {-128, 127};
-  return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+using Wide = __int128;
+
+/// The value an integer tile element of type `t` holds.
+inline Wide widen(int64_t v, DType t) {
+  return t == DType::U64 ? Wide(static_cast<uint64_t>(v)) : Wide(v);
 }
 
-inline int32_t saturate(int64_t v, IntRange r) {
-  return static_cast<int32_t>(v < r.lo ? r.lo : (v > r.hi ? r.hi : v));
+/// An exact result stored for type `t`: saturated to its range (bool: nonzero is 1).
+inline int64_t saturate(Wide v, DType t) {
+  if (t == DType::Bool) return v != 0;
+  Wide lo = ir::intMin(t), hi = ir::intMax(t);
+  Wide c = v < lo ? lo : (v > hi ? hi : v);
+  return static_cast<int64_t>(static_cast<uint64_t>(c));
 }
 
-/// ir::roundToDType for integers: NaN -> 0, truncate toward zero, saturate.
-inline int32_t toInt(double v, IntRange r) {
+/// ir::roundToDType for integers, from a float or double: NaN -> 0, truncate toward
+/// zero, saturate (bool: nonzero or NaN is 1). Exact for every double.
+inline int64_t toInt(double v, DType t) {
+  if (t == DType::Bool) return v != 0 || std::isnan(v);
   if (std::isnan(v)) return 0;
-  double t = std::trunc(v);
-  return static_cast<int32_t>(t < double(r.lo) ? r.lo : (t > double(r.hi) ? r.hi : t));
+  double r = std::trunc(v);
+  // Beyond +-2^100 every integer type saturates; inside, the double converts exactly.
+  if (r >= 0x1p100) return saturate(Wide(1) << 100, t);
+  if (r <= -0x1p100) return saturate(-(Wide(1) << 100), t);
+  return saturate(static_cast<Wide>(r), t);
 }
 
 // ---------------------------------------------------------------- elementwise
@@ -157,24 +167,33 @@ void unaryFloat(OpCode code, const float *xp, float *op, int64_t n) {
   }
 }
 
-void unaryInt(OpCode code, const int32_t *x, int32_t *o, int64_t n, DType dtype) {
-  IntRange r = rangeOf(dtype);
+void unaryInt(OpCode code, const int64_t *x, int64_t *o, int64_t n, DType dtype) {
   switch (code) {
   case OpCode::Neg:
-    for (int64_t i = 0; i < n; ++i) o[i] = saturate(-int64_t(x[i]), r);
+    for (int64_t i = 0; i < n; ++i) o[i] = saturate(-widen(x[i], dtype), dtype);
     break;
   case OpCode::Abs:
-    for (int64_t i = 0; i < n; ++i) o[i] = saturate(x[i] < 0 ? -int64_t(x[i]) : x[i], r);
+    for (int64_t i = 0; i < n; ++i) {
+      Wide v = widen(x[i], dtype);
+      o[i] = saturate(v < 0 ? -v : v, dtype);
+    }
     break;
   case OpCode::Relu:
-    for (int64_t i = 0; i < n; ++i) o[i] = x[i] > 0 ? x[i] : 0;
+    for (int64_t i = 0; i < n; ++i) o[i] = widen(x[i], dtype) > 0 ? x[i] : 0;
+    break;
+  // Rounding to an integral value is the identity on integers.
+  case OpCode::Ceil:
+  case OpCode::Floor:
+  case OpCode::Trunc:
+  case OpCode::Round:
+    if (o != x) std::memcpy(o, x, size_t(n) * sizeof(int64_t));
     break;
   default: {
     // Float-only functions (the type rules keep them off integer tiles): through
     // double, as the folder would, then rounded like roundToDType.
     double (*fn)(double) = ir::OpRegistry::get().def(code).unaryFn;
     if (!fn) return;
-    for (int64_t i = 0; i < n; ++i) o[i] = toInt(fn(double(x[i])), r);
+    for (int64_t i = 0; i < n; ++i) o[i] = toInt(fn(double(widen(x[i], dtype))), dtype);
   }
   }
 }
@@ -231,10 +250,11 @@ void binaryFloat(OpCode code, const BroadcastPlan &bp, const float *x, const flo
   }
 }
 
-/// Integer binary ops row by row; f(a, b) returns the saturated result.
+/// Integer binary ops row by row; f(a, b) gets the operands' values and returns the
+/// stored result.
 template <class F>
-void binaryIntRows(const BroadcastPlan &bp, const int32_t *x, const int32_t *y, int32_t *o,
-                   F f) {
+void binaryIntRows(const BroadcastPlan &bp, const int64_t *x, const int64_t *y, int64_t *o,
+                   DType operandType, F f) {
   int64_t n = bp.sizes.back();
   int64_t ix = bp.strideX.back(), iy = bp.strideY.back();
   llvm::ArrayRef<int64_t> outer = llvm::ArrayRef<int64_t>(bp.sizes).drop_back();
@@ -242,33 +262,41 @@ void binaryIntRows(const BroadcastPlan &bp, const int32_t *x, const int32_t *y, 
   llvm::ArrayRef<int64_t> sy = llvm::ArrayRef<int64_t>(bp.strideY).drop_back();
   int64_t row = 0;
   walkStrided<2>(outer, {sx, sy}, [&](const std::array<int64_t, 2> &off) {
-    const int32_t *xr = x + off[0], *yr = y + off[1];
-    int32_t *orow = o + row * n;
+    const int64_t *xr = x + off[0], *yr = y + off[1];
+    int64_t *orow = o + row * n;
     ++row;
-    for (int64_t i = 0; i < n; ++i) orow[i] = f(int64_t(xr[i * ix]), int64_t(yr[i * iy]));
+    for (int64_t i = 0; i < n; ++i)
+      orow[i] = f(widen(xr[i * ix], operandType), widen(yr[i * iy], operandType));
   });
 }
 
-void binaryInt(OpCode code, const BroadcastPlan &bp, const int32_t *x, const int32_t *y,
-               int32_t *o, DType dtype) {
-  IntRange r = rangeOf(dtype);
+void binaryInt(OpCode code, const BroadcastPlan &bp, const int64_t *x, const int64_t *y,
+               int64_t *o, DType dtype) {
+  DType t = dtype;
   switch (code) {
-  case OpCode::Add: binaryIntRows(bp, x, y, o, [r](int64_t a, int64_t b) { return saturate(a + b, r); }); break;
-  case OpCode::Sub: binaryIntRows(bp, x, y, o, [r](int64_t a, int64_t b) { return saturate(a - b, r); }); break;
-  case OpCode::Mul: binaryIntRows(bp, x, y, o, [r](int64_t a, int64_t b) { return saturate(a * b, r); }); break;
-  case OpCode::Div:
-    // Truncating division; by zero as the folder's double arithmetic rounded to the
-    // dtype: +-inf saturates, 0/0 (NaN) becomes 0.
-    binaryIntRows(bp, x, y, o, [r](int64_t a, int64_t b) {
-      if (b == 0) return static_cast<int32_t>(a > 0 ? r.hi : (a < 0 ? r.lo : 0));
-      return saturate(a / b, r);
+  case OpCode::Add: binaryIntRows(bp, x, y, o, t, [t](Wide a, Wide b) { return saturate(a + b, t); }); break;
+  case OpCode::Sub: binaryIntRows(bp, x, y, o, t, [t](Wide a, Wide b) { return saturate(a - b, t); }); break;
+  case OpCode::Mul:
+    // u64 * u64 can exceed 128 signed bits: such a product saturates.
+    binaryIntRows(bp, x, y, o, t, [t](Wide a, Wide b) {
+      Wide p;
+      if (__builtin_mul_overflow(a, b, &p)) p = (a < 0) != (b < 0) ? -(Wide(1) << 100) : Wide(1) << 100;
+      return saturate(p, t);
     });
     break;
-  case OpCode::Max: binaryIntRows(bp, x, y, o, [](int64_t a, int64_t b) { return int32_t(a > b ? a : b); }); break;
-  case OpCode::Min: binaryIntRows(bp, x, y, o, [](int64_t a, int64_t b) { return int32_t(a < b ? a : b); }); break;
+  case OpCode::Div:
+    // Truncating division; by zero as the folder's double arithmetic rounded to the
+    // dtype: +-inf saturates, 0/0 (NaN) becomes 0 (bool: inf and NaN are nonzero, 1).
+    binaryIntRows(bp, x, y, o, t, [t](Wide a, Wide b) {
+      if (b == 0) return toInt(a > 0 ? INFINITY : (a < 0 ? -INFINITY : NAN), t);
+      return saturate(a / b, t);
+    });
+    break;
+  case OpCode::Max: binaryIntRows(bp, x, y, o, t, [t](Wide a, Wide b) { return saturate(a > b ? a : b, t); }); break;
+  case OpCode::Min: binaryIntRows(bp, x, y, o, t, [t](Wide a, Wide b) { return saturate(a < b ? a : b, t); }); break;
   case OpCode::Pow:
-    binaryIntRows(bp, x, y, o, [r](int64_t a, int64_t b) {
-      return toInt(std::pow(static_cast<double>(a), static_cast<double>(b)), r);
+    binaryIntRows(bp, x, y, o, t, [t](Wide a, Wide b) {
+      return toInt(std::pow(static_cast<double>(a), static_cast<double>(b)), t);
     });
     break;
   default: break;
@@ -277,32 +305,138 @@ void binaryInt(OpCode code, const BroadcastPlan &bp, const int32_t *x, const int
 
 // ---------------------------------------------------------------- cast
 
+/// An integral double in `t`'s range (its ends as doubles, which may be one past the
+/// range: 2^63, 2^64) stored for `t`.
+inline int64_t storeIntegral(double r, DType t) {
+  if (t == DType::U64) return static_cast<int64_t>(r >= 0x1p64 ? UINT64_MAX : static_cast<uint64_t>(r));
+  return r >= 0x1p63 ? INT64_MAX : static_cast<int64_t>(r);
+}
+
+/// The low bits of `v` as type `t` (two's complement; bool: nonzero is 1).
+inline int64_t wrap(Wide v, DType t) {
+  if (t == DType::Bool) return v != 0;
+  unsigned bits = ir::elementSize(t) * 8;
+  uint64_t low = static_cast<uint64_t>(v);
+  if (bits == 64) return static_cast<int64_t>(low);
+  low &= (uint64_t(1) << bits) - 1;
+  if (!ir::isUnsigned(t) && (low >> (bits - 1))) return static_cast<int64_t>(low) - (int64_t(1) << bits);
+  return static_cast<int64_t>(low);
+}
+
+/// `v` as a double that rounds to every float type, in every mode, as `v` itself
+/// would: exact within 2^53; beyond, rounded to 53 bits with the dropped bits
+/// folded into the last one (round to odd), which keeps which neighbours bracket v
+/// and whether it is exact.
+inline double stickyDouble(Wide v) {
+  unsigned __int128 a = v < 0 ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+  int length = 128 - (a >> 64 ? __builtin_clzll(uint64_t(a >> 64)) : 64 + (a ? __builtin_clzll(uint64_t(a)) : 64));
+  int shift = length - 53;
+  if (shift > 0) {
+    unsigned __int128 dropped = a & ((static_cast<unsigned __int128>(1) << shift) - 1);
+    a >>= shift;
+    if (dropped) a |= 1;
+  }
+  double d = std::ldexp(static_cast<double>(static_cast<uint64_t>(a)), shift > 0 ? shift : 0);
+  return v < 0 ? -d : d;
+}
+
 void castTile(const OpPlan &p, const OpPlan &x, TileMemory mem) {
   int64_t n = p.numElements;
+  ir::CastMode mode = p.castMode;
   if (x.rep == Rep::Float && p.rep == Rep::Float) {
     float *dst = mem.floats + p.offset;
     const float *src = mem.floats + x.offset;
-    if (dst != src) std::memcpy(dst, src, size_t(n) * sizeof(float));
-    roundFloatTile(dst, n, p.dtype);
+    if (mode == ir::CastMode::Rint) {
+      if (dst != src) std::memcpy(dst, src, size_t(n) * sizeof(float));
+      roundFloatTile(dst, n, p.dtype);
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        dst[i] = static_cast<float>(ir::roundToFloat(src[i], p.dtype, mode));
+    }
   } else if (x.rep == Rep::Float) {
-    IntRange r = rangeOf(p.dtype);
     const float *src = mem.floats + x.offset;
-    int32_t *dst = mem.ints + p.offset;
-    for (int64_t i = 0; i < n; ++i) dst[i] = toInt(src[i], r);
+    int64_t *dst = mem.ints + p.offset;
+    if (mode == ir::CastMode::Trunc && p.saturate) {
+      for (int64_t i = 0; i < n; ++i) dst[i] = toInt(src[i], p.dtype);
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        dst[i] = storeIntegral(ir::castValue(src[i], x.dtype, p.dtype, mode, p.saturate), p.dtype);
+    }
   } else if (p.rep == Rep::Float) {
-    const int32_t *src = mem.ints + x.offset;
+    const int64_t *src = mem.ints + x.offset;
     float *dst = mem.floats + p.offset;
-    // int -> f32 rounds to nearest like roundToDType(v, F32); f16/bf16 round once more
-    // from that float, as roundToDType does for bf16 and exactly for f16 (any integer
-    // that f32 rounds is beyond the f16 range).
-    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(src[i]);
-    roundFloatTile(dst, n, p.dtype);
+    // From the exact value (stickyDouble), rounded once with the mode; f16/bf16 at rint
+    // round through f32 as ir::roundToDType does.
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = static_cast<float>(ir::roundToFloat(stickyDouble(widen(src[i], x.dtype)), p.dtype, mode));
   } else {
-    IntRange r = rangeOf(p.dtype);
-    const int32_t *src = mem.ints + x.offset;
-    int32_t *dst = mem.ints + p.offset;
-    for (int64_t i = 0; i < n; ++i) dst[i] = saturate(src[i], r);
+    const int64_t *src = mem.ints + x.offset;
+    int64_t *dst = mem.ints + p.offset;
+    if (p.saturate)
+      for (int64_t i = 0; i < n; ++i) dst[i] = saturate(widen(src[i], x.dtype), p.dtype);
+    else
+      for (int64_t i = 0; i < n; ++i) dst[i] = wrap(widen(src[i], x.dtype), p.dtype);
   }
+}
+
+// ---------------------------------------------------------------- comparisons, where
+
+/// A bool result per element of a broadcast pair: f(a, b) on floats (as float) or
+/// on integers (their exact values).
+template <class T, class Load, class F>
+void predicateRows(const BroadcastPlan &bp, const T *x, const T *y, int64_t *o, Load load, F f) {
+  int64_t n = bp.sizes.back();
+  int64_t ix = bp.strideX.back(), iy = bp.strideY.back();
+  llvm::ArrayRef<int64_t> outer = llvm::ArrayRef<int64_t>(bp.sizes).drop_back();
+  llvm::ArrayRef<int64_t> sx = llvm::ArrayRef<int64_t>(bp.strideX).drop_back();
+  llvm::ArrayRef<int64_t> sy = llvm::ArrayRef<int64_t>(bp.strideY).drop_back();
+  int64_t row = 0;
+  walkStrided<2>(outer, {sx, sy}, [&](const std::array<int64_t, 2> &off) {
+    const T *xr = x + off[0], *yr = y + off[1];
+    int64_t *orow = o + row * n;
+    ++row;
+    for (int64_t i = 0; i < n; ++i) orow[i] = f(load(xr[i * ix]), load(yr[i * iy])) ? 1 : 0;
+  });
+}
+
+template <class T, class Load>
+void predicate(OpCode code, const BroadcastPlan &bp, const T *x, const T *y, int64_t *o,
+               Load load) {
+  switch (code) {
+  case OpCode::Eq: predicateRows(bp, x, y, o, load, [](auto a, auto b) { return a == b; }); break;
+  case OpCode::Ne: predicateRows(bp, x, y, o, load, [](auto a, auto b) { return a != b; }); break;
+  case OpCode::Lt: predicateRows(bp, x, y, o, load, [](auto a, auto b) { return a < b; }); break;
+  case OpCode::Le: predicateRows(bp, x, y, o, load, [](auto a, auto b) { return a <= b; }); break;
+  case OpCode::Gt: predicateRows(bp, x, y, o, load, [](auto a, auto b) { return a > b; }); break;
+  case OpCode::Ge: predicateRows(bp, x, y, o, load, [](auto a, auto b) { return a >= b; }); break;
+  // Nonzero is true; a float NaN is nonzero.
+  case OpCode::LogicalAnd:
+    predicateRows(bp, x, y, o, load, [](auto a, auto b) { return a != 0 && b != 0; });
+    break;
+  case OpCode::LogicalOr:
+    predicateRows(bp, x, y, o, load, [](auto a, auto b) { return a != 0 || b != 0; });
+    break;
+  default: break;
+  }
+}
+
+/// where: o = c ? a : b per element of the broadcast triple.
+template <class T>
+void whereTile(const BroadcastPlan &bp, const int64_t *c, const T *a, const T *b, T *o) {
+  int64_t n = bp.sizes.back();
+  int64_t ic = bp.strideX.back(), ia = bp.strideY.back(), ib = bp.strideZ.back();
+  llvm::ArrayRef<int64_t> outer = llvm::ArrayRef<int64_t>(bp.sizes).drop_back();
+  llvm::ArrayRef<int64_t> sc = llvm::ArrayRef<int64_t>(bp.strideX).drop_back();
+  llvm::ArrayRef<int64_t> sa = llvm::ArrayRef<int64_t>(bp.strideY).drop_back();
+  llvm::ArrayRef<int64_t> sb = llvm::ArrayRef<int64_t>(bp.strideZ).drop_back();
+  int64_t row = 0;
+  walkStrided<3>(outer, {sc, sa, sb}, [&](const std::array<int64_t, 3> &off) {
+    const int64_t *cr = c + off[0];
+    const T *ar = a + off[1], *br = b + off[2];
+    T *orow = o + row * n;
+    ++row;
+    for (int64_t i = 0; i < n; ++i) orow[i] = cr[i * ic] ? ar[i * ia] : br[i * ib];
+  });
 }
 
 // ---------------------------------------------------------------- reductions
@@ -399,29 +533,29 @@ void reduceFloat(const OpPlan &p, const float *x, float *o) {
   roundFloatTile(o, p.numElements, p.dtype);
 }
 
-void reduceInt(const OpPlan &p, const int32_t *x, int32_t *o) {
+void reduceInt(const OpPlan &p, const int64_t *x, int64_t *o) {
   const ReducePlan &rp = p.reduce;
-  IntRange r = rangeOf(p.dtype);
+  DType t = p.dtype;
+  // Accumulated in 128 bits: a sum of up to 2^63 64-bit values cannot overflow.
+  auto step = [t](Wide f(Wide, Wide)) {
+    return [t, f](Wide a, int64_t v) { return f(a, widen(v, t)); };
+  };
+  auto store = [t](Wide a) { return saturate(a, t); };
   switch (p.code) {
   case OpCode::Amax:
-    reduceWalk(rp, x, o, std::numeric_limits<int64_t>::min(),
-               [](int64_t a, int32_t v) { return v > a ? int64_t(v) : a; },
-               [r](int64_t a) { return saturate(a, r); });
+    reduceWalk(rp, x, o, -(Wide(1) << 100), step([](Wide a, Wide v) { return v > a ? v : a; }), store);
     break;
   case OpCode::Amin:
-    reduceWalk(rp, x, o, std::numeric_limits<int64_t>::max(),
-               [](int64_t a, int32_t v) { return v < a ? int64_t(v) : a; },
-               [r](int64_t a) { return saturate(a, r); });
+    reduceWalk(rp, x, o, Wide(1) << 100, step([](Wide a, Wide v) { return v < a ? v : a; }), store);
     break;
   case OpCode::Mean: {
     double count = static_cast<double>(rp.count);
-    reduceWalk(rp, x, o, int64_t(0), [](int64_t a, int32_t v) { return a + v; },
-               [r, count](int64_t a) { return toInt(double(a) / count, r); });
+    reduceWalk(rp, x, o, Wide(0), step([](Wide a, Wide v) { return a + v; }),
+               [t, count](Wide a) { return toInt(double(a) / count, t); });
     break;
   }
   default:
-    reduceWalk(rp, x, o, int64_t(0), [](int64_t a, int32_t v) { return a + v; },
-               [r](int64_t a) { return saturate(a, r); });
+    reduceWalk(rp, x, o, Wide(0), step([](Wide a, Wide v) { return a + v; }), store);
     break;
   }
 }
@@ -511,6 +645,15 @@ void runComputeOp(const LeafPlan &plan, int i, TileMemory mem) {
   int64_t n = p.numElements;
   switch (ir::OpRegistry::get().def(p.code).cls) {
   case ir::OpClass::ElementwiseUnary:
+    if (p.code == OpCode::LogicalNot) {
+      const OpPlan &x = plan.ops[p.x];
+      int64_t *o = ints(i);
+      if (x.rep == Rep::Float)
+        for (int64_t k = 0; k < n; ++k) o[k] = floats(p.x)[k] == 0.0f;
+      else
+        for (int64_t k = 0; k < n; ++k) o[k] = ints(p.x)[k] == 0;
+      return;
+    }
     if (isFloat) {
       unaryFloat(p.code, floats(p.x), floats(i), n);
       roundFloatTile(floats(i), n, p.dtype);
@@ -519,6 +662,15 @@ void runComputeOp(const LeafPlan &plan, int i, TileMemory mem) {
     }
     return;
   case ir::OpClass::ElementwiseBinary:
+    if (ir::OpRegistry::get().def(p.code).boolResult) {
+      const OpPlan &x = plan.ops[p.x];
+      if (x.rep == Rep::Float)
+        predicate(p.code, p.broadcast, floats(p.x), floats(p.y), ints(i), [](float v) { return v; });
+      else
+        predicate(p.code, p.broadcast, ints(p.x), ints(p.y), ints(i),
+                  [t = x.dtype](int64_t v) { return widen(v, t); });
+      return;
+    }
     if (isFloat) {
       binaryFloat(p.code, p.broadcast, floats(p.x), floats(p.y), floats(i));
       roundFloatTile(floats(i), n, p.dtype);
@@ -527,6 +679,10 @@ void runComputeOp(const LeafPlan &plan, int i, TileMemory mem) {
     }
     return;
   case ir::OpClass::Cast: castTile(p, plan.ops[p.x], mem); return;
+  case ir::OpClass::Select:
+    if (isFloat) whereTile(p.broadcast, ints(p.x), floats(p.y), floats(p.z), floats(i));
+    else whereTile(p.broadcast, ints(p.x), ints(p.y), ints(p.z), ints(i));
+    return;
   case ir::OpClass::Reduction:
     if (isFloat) reduceFloat(p, floats(p.x), floats(i));
     else reduceInt(p, ints(p.x), ints(i));
@@ -535,7 +691,7 @@ void runComputeOp(const LeafPlan &plan, int i, TileMemory mem) {
     if (isFloat && floats(p.x) != floats(i))
       std::memcpy(floats(i), floats(p.x), size_t(n) * sizeof(float));
     else if (!isFloat && ints(p.x) != ints(i))
-      std::memcpy(ints(i), ints(p.x), size_t(n) * sizeof(int32_t));
+      std::memcpy(ints(i), ints(p.x), size_t(n) * sizeof(int64_t));
     return;
   case ir::OpClass::Transpose:
     if (isFloat) transposeTile(p.transpose, floats(p.x), floats(i));
@@ -543,7 +699,7 @@ void runComputeOp(const LeafPlan &plan, int i, TileMemory mem) {
     return;
   case ir::OpClass::Full:
     if (isFloat) std::fill_n(floats(i), n, static_cast<float>(p.fillValue));
-    else std::fill_n(ints(i), n, static_cast<int32_t>(p.fillValue));
+    else std::fill_n(ints(i), n, toInt(p.fillValue, p.dtype));
     return;
   case ir::OpClass::Matmul:
     if (isFloat) {
@@ -552,10 +708,9 @@ void runComputeOp(const LeafPlan &plan, int i, TileMemory mem) {
       roundFloatTile(floats(i), n, p.dtype);
     } else {
       matmulTile(p.matmul, ints(p.x), ints(p.y), p.acc >= 0 ? ints(p.acc) : nullptr, ints(i));
-      if (p.dtype != DType::I32) {
-        IntRange r = rangeOf(p.dtype);
-        for (int32_t *v = ints(i), *e = v + n; v != e; ++v) *v = saturate(*v, r);
-      }
+      // i8 operands accumulate exactly in int64 (K is far below 2^48); the i32
+      // result saturates.
+      for (int64_t *v = ints(i), *e = v + n; v != e; ++v) *v = saturate(*v, p.dtype);
     }
     return;
   default: return; // copy_in/copy_out move GM data (GmAccess); others never get planned

@@ -2,7 +2,8 @@
 // with broadcasting, cast, reductions, reshape, transpose, full, matmul) on local
 // tiles, with the constant folder's semantics (lib/ir/OpRegistry.cpp scalar functions,
 // ir::roundToDType): float tiles are computed in f32 and rounded to the op's dtype
-// after every op; integer tiles compute exactly in int64 and saturate to the dtype.
+// after every op; integer tiles (int64 storage) compute exactly in 128 bits and
+// saturate to the dtype.
 // Internal to lib/runtime.
 #pragma once
 

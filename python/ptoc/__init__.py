@@ -9,16 +9,19 @@ summary, swimlane). See docs/python.md.
 from . import _ptoc
 from . import profile
 from .dynamic import DYN, DYNAMIC, STATIC, dynamic
-from .dtypes import DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT32, DType
+from .dtypes import (DT_BF16, DT_BOOL, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_INT64,
+                     DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64, DType)
 from .errors import (ArgumentError, CompileError, DTypeError, Error, FileError, InternalError,
                      OptionError, RunError, ShapeError, TileShapeError)
 from .autotune import AutotunedFunction, ConfigResult, autotune
 from .jit import CacheInfo, CompiledKernel, JitFunction, jit
-from .loops import SymInt, is_loop_begin, is_loop_end, loop, loop_unroll
-from .ops import (abs, add, amax, amin, cast, ceil, clip, clone, concat, div, erfc, exp, exp2,
-                  expm1, floor, full, gelu, log, matmul, maximum, mean, minimum, mul, neg, pow,
+from .loops import SymBool, SymInt, is_loop_begin, is_loop_end, loop, loop_unroll
+from .casting import CastMode, SaturationMode
+from .ops import (abs, add, amax, amin, cast, ceil, clip, clone, concat, div, eq, erfc, exp, exp2,
+                  expm1, floor, full, ge, gelu, gt, le, log, logical_and, logical_not,
+                  logical_or, lt, matmul, maximum, mean, minimum, mul, ne, neg, pow,
                   reciprocal, relu, reshape, round, rsqrt, sigmoid, softmax, sqrt, sub, sum,
-                  tanh, transpose, trunc, unsqueeze, view)
+                  tanh, transpose, trunc, unsqueeze, view, where)
 from .options import options
 from .settings import (pass_option_names, set_cube_tile_shapes, set_debug_options,
                        set_pass_options, set_runtime_options, set_vec_tile_shapes)

@@ -13,15 +13,19 @@ import sys
 import numpy as np
 
 from . import _ptoc
-from .dtypes import DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT32, as_dtype, from_array_dtype
+from .dtypes import ALL_DTYPES, DT_BF16, DT_FP16, DT_FP32, as_dtype, from_array_dtype
 from .errors import ArgumentError, DTypeError, ShapeError
 
 # Kinds of array a call can pass (HostArray.kind).
 NUMPY, TORCH, DLPACK, BUFFER = "numpy", "torch", "dlpack", "buffer"
 
-_TORCH_DTYPE_NAMES = (("float32", DT_FP32), ("float16", DT_FP16), ("bfloat16", DT_BF16),
-                      ("int8", DT_INT8), ("int32", DT_INT32))
-TORCH_DTYPES_TEXT = "torch.float32, float16, bfloat16, int8, int32"
+# torch's name of each ptoc type that torch (1.13) has: all but uint16/32/64.
+_TORCH_NAMES = {DT_FP32: "float32", DT_FP16: "float16", DT_BF16: "bfloat16"}
+_TORCH_NAMES.update({t: t.numpy.name for t in ALL_DTYPES
+                     if not t.is_float and t.numpy.name in ("int8", "int16", "int32", "int64",
+                                                            "uint8", "bool")})
+_TORCH_DTYPE_NAMES = tuple((name, t) for t, name in _TORCH_NAMES.items())
+TORCH_DTYPES_TEXT = "torch." + ", ".join(_TORCH_NAMES.values())
 
 
 class HostArray:
@@ -139,8 +143,8 @@ def _numpy_view(qual, name, value):
             return np.from_dlpack(value), DLPACK
         except (TypeError, ValueError, RuntimeError, BufferError) as e:
             raise DTypeError(f"{qual}(): parameter '{name}' ({_describe(value)}) cannot be read "
-                             f"through DLPack: {e}; pass a CPU array of float32, float16, int8 "
-                             "or int32") from None
+                             f"through DLPack: {e}; pass a CPU array of one of "
+                             f"{TORCH_DTYPES_TEXT[6:]}") from None
     if hasattr(value, "__array_interface__") or hasattr(value, "__array_struct__"):
         return np.asarray(value), BUFFER
     try:
@@ -188,15 +192,20 @@ def host_array(qual, name, value, annotation=None):
         dtype = from_array_dtype(array.dtype)
         if dtype is None:
             raise DTypeError(f"{qual}(): parameter '{name}' has numpy dtype {array.dtype}, which "
-                             "ptoc has no element type for; pass float32, float16, int8 or int32 "
+                             "ptoc has no element type for; pass one of "
+                             f"{', '.join(t.numpy.name for t in ALL_DTYPES if t is not DT_BF16)} "
                              "(or a torch.bfloat16 tensor, or annotate it as "
                              "ptoc.Tensor(shape, ptoc.DT_BF16) and pass float32 for bf16)")
     return _checked_shape(qual, name, HostArray(array, dtype, kind, False, value), annotation)
 
 
 def _torch_name(dtype):
-    return "torch." + {DT_FP32: "float32", DT_FP16: "float16", DT_BF16: "bfloat16",
-                       DT_INT8: "int8", DT_INT32: "int32"}[as_dtype(dtype)]
+    dtype = as_dtype(dtype)
+    name = _TORCH_NAMES.get(dtype)
+    if name is None:
+        raise DTypeError(f"torch has no dtype for {dtype!r} (torch lacks uint16, uint32 and "
+                         "uint64); pass and receive numpy arrays for it")
+    return "torch." + name
 
 
 def _checked_shape(qual, name, h, annotation):
@@ -212,6 +221,7 @@ def _checked_shape(qual, name, h, annotation):
 def to_torch(array, dtype):
     """A kernel result (storage dtype) as a torch tensor sharing its memory."""
     torch = _torch()
+    _torch_name(dtype)  # an error naming the type when torch has none for it
     if dtype is DT_BF16:
         return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
     return torch.from_numpy(array)

@@ -10,7 +10,8 @@ import numbers
 import numpy as np
 
 from . import tensor as _tensor
-from .dtypes import DT_FP32, as_dtype, promote
+from .casting import CastMode, SaturationMode, as_cast_mode, as_saturate
+from .dtypes import DT_BOOL, DT_FP32, DT_INT32, as_dtype, promote
 from .errors import ArgumentError, DTypeError, Error, ShapeError
 from .options import INT64_MAX
 from .loops import SymInt, is_symbolic, offset_text
@@ -202,15 +203,76 @@ def clone(x):
     return _tensor.Tensor._bound(trace, x._value())
 
 
-def cast(x, dtype):
-    """``x`` converted to ``dtype`` (floats round to nearest-even, ints saturate)."""
+def cast(x, dtype, mode=CastMode.CAST_NONE, satmode=SaturationMode.ON):
+    """``x`` converted to ``dtype``. ``mode`` (a ``ptoc.CastMode``) rounds an inexact
+    result; the default is trunc from a float to an integer type and nearest-even
+    otherwise. ``satmode`` ``ptoc.SaturationMode.ON`` (the default) clamps an integer
+    result to the type's range, ``OFF`` keeps its low bits. bool results are
+    ``x != 0``. A cast to ``x``'s own dtype returns ``x``."""
     trace = _trace_of("cast", x)
     x = _operand(trace, x, "ptoc.cast")
     dtype = as_dtype(dtype)
+    ir_mode = as_cast_mode(mode, "ptoc.cast")
+    saturate = as_saturate(satmode, "ptoc.cast")
     if dtype is x.dtype:
         return x
     ix = x._value()
-    return _inherit_valid(_record(trace, lambda b: b.cast(ix, dtype.ir_name)), x)
+    return _inherit_valid(_record(trace, lambda b: b.cast(ix, dtype.ir_name, ir_mode, saturate)), x)
+
+
+# --- comparisons and logic: bool results ---
+
+def eq(a, b): return _binary("eq", "eq", a, b)
+def ne(a, b): return _binary("ne", "ne", a, b)
+def lt(a, b): return _binary("lt", "lt", a, b)
+def le(a, b): return _binary("le", "le", a, b)
+def gt(a, b): return _binary("gt", "gt", a, b)
+def ge(a, b): return _binary("ge", "ge", a, b)
+def logical_and(a, b): return _binary("logical_and", "logical_and", a, b)
+def logical_or(a, b): return _binary("logical_or", "logical_or", a, b)
+def logical_not(x): return _unary("logical_not", x)
+
+
+def _scalar_type(value):
+    if isinstance(value, (bool, np.bool_)):
+        return DT_BOOL
+    return DT_FP32 if isinstance(value, (float, np.floating)) else DT_INT32
+
+
+def where(cond, a, b):
+    """``a`` where ``cond`` (a DT_BOOL tensor) is true, else ``b``; ``a`` and ``b`` are
+    tensors or scalars. The three shapes broadcast (numpy rules); ``a`` and ``b`` are
+    promoted to one dtype as arithmetic promotes them (a scalar takes the other
+    operand's dtype, a float scalar with an integer tensor makes f32; two scalars
+    are f32 if either is a float, else i32)."""
+    trace = _trace_of("where", cond, a, b)
+    cond = _operand(trace, cond, "ptoc.where: the condition")
+    if cond.dtype is not DT_BOOL:
+        raise DTypeError(located(f"ptoc.where: the condition must be a {DT_BOOL!r} tensor, got "
+                                 f"{cond.dtype!r}; compare it first (e.g. ptoc.ne(c, 0))"))
+    for name, v in (("a", a), ("b", b)):
+        if not _is_tensor(v) and not _is_scalar(v):
+            raise DTypeError(located(f"ptoc.where: '{name}' must be a ptoc.Tensor or a number, "
+                                     f"got {type(v).__name__}"))
+    if _is_scalar(a) and _is_scalar(b):
+        ta, tb = _scalar_type(a), _scalar_type(b)
+        dtype = DT_FP32 if DT_FP32 in (ta, tb) else promote(ta, tb)
+        a = _const(trace, a, dtype, cond.ndim)
+        b = _const(trace, b, dtype, cond.ndim)
+    elif _is_scalar(a):
+        a = _const(trace, a, _scalar_dtype(a, b.dtype), b.ndim)
+    elif _is_scalar(b):
+        b = _const(trace, b, _scalar_dtype(b, a.dtype), a.ndim)
+    dtype = promote(a.dtype, b.dtype)
+    a, b = cast(a, dtype), cast(b, dtype)
+    try:
+        np.broadcast_shapes(cond.shape, a.shape, b.shape)
+    except ValueError:
+        raise ShapeError(located(f"ptoc.where: shapes {list(cond.shape)}, {list(a.shape)} and "
+                                 f"{list(b.shape)} do not broadcast (numpy rules: trailing "
+                                 "dimensions must be equal or 1)")) from None
+    ic, ia, ib = cond._value(), a._value(), b._value()
+    return _record(trace, lambda bld: bld.where(ic, ia, ib))
 
 
 def _dim(x, d, what):

@@ -10,7 +10,7 @@ the functions of ``ptoc`` record ops; ``t[a:b, :]`` reads a slice and
 import numbers
 
 from . import ops
-from .dtypes import DT_FP32, as_dtype
+from .dtypes import DT_BOOL, DT_FP32, as_dtype
 from .dynamic import Axis
 from .errors import DTypeError, Error, ShapeError
 from .tracing import located
@@ -145,21 +145,26 @@ class Tensor:
 
     def __bool__(self):
         raise Error(located("a traced ptoc.Tensor has no truth value: its data exists only "
-                            "when the kernel runs; use ptoc.maximum/minimum/relu instead of "
-                            "branching on values"))
+                            "when the kernel runs; use ptoc.where(cond, a, b) or "
+                            "ptoc.maximum/minimum/relu instead of branching on values"))
 
     def __array__(self, *args, **kwargs):
         raise Error(located("a traced ptoc.Tensor cannot become a numpy array inside a "
                             "@ptoc.jit function; return it (or write it into an output "
                             "parameter) to get its values"))
 
+    # Comparisons record ops with DT_BOOL results (as PyPTO's tensors do), `==` and
+    # `!=` included; hashing stays by identity, so tensors still work as dict keys and
+    # in sets (which look a key up by identity before any ==). `t in some_list`
+    # compares with == and so raises: look tensors up by identity (`any(t is x ...)`).
     __hash__ = object.__hash__
 
-    def _no_compare(self, other):
-        raise DTypeError(located("comparisons of traced tensors are not ptoc ops; use "
-                                 "ptoc.maximum / ptoc.minimum / ptoc.relu instead of masks"))
-
-    __lt__ = __le__ = __gt__ = __ge__ = _no_compare
+    def __eq__(self, o): return ops.eq(self, o)
+    def __ne__(self, o): return ops.ne(self, o)
+    def __lt__(self, o): return ops.lt(self, o)
+    def __le__(self, o): return ops.le(self, o)
+    def __gt__(self, o): return ops.gt(self, o)
+    def __ge__(self, o): return ops.ge(self, o)
 
     # --- operators ---
     def __add__(self, o): return ops.add(self, o)
@@ -180,6 +185,33 @@ class Tensor:
     # round(t), math.floor(t), math.ceil(t), math.trunc(t) record the ops.
     def __round__(self, ndigits=None): return ops.round(self, ndigits or 0)
     def __floor__(self): return ops.floor(self)
+    # ~, &, | on DT_BOOL tensors: logical not / and / or (numpy's meaning on bools).
+    def _bool_only(self, what, o=None):
+        for t in (self, o):
+            if isinstance(t, Tensor) and t.dtype is not DT_BOOL:
+                raise DTypeError(located(f"'{what}' is defined on DT_BOOL tensors only (bitwise "
+                                         f"ops on {t.dtype!r} are not ptoc ops); use "
+                                         "ptoc.logical_and / logical_or / logical_not"))
+
+    def __invert__(self):
+        self._bool_only("~")
+        return ops.logical_not(self)
+
+    def __and__(self, o):
+        self._bool_only("&", o)
+        return ops.logical_and(self, o)
+
+    def __rand__(self, o):
+        self._bool_only("&", o)
+        return ops.logical_and(o, self)
+
+    def __or__(self, o):
+        self._bool_only("|", o)
+        return ops.logical_or(self, o)
+
+    def __ror__(self, o):
+        self._bool_only("|", o)
+        return ops.logical_or(o, self)
     def __ceil__(self): return ops.ceil(self)
     def __trunc__(self): return ops.trunc(self)
 
@@ -219,7 +251,16 @@ class Tensor:
     def amax(self, dim=None, keepdim=False): return ops.amax(self, dim, keepdim)
     def amin(self, dim=None, keepdim=False): return ops.amin(self, dim, keepdim)
     def mean(self, dim=None, keepdim=False): return ops.mean(self, dim, keepdim)
-    def cast(self, dtype): return ops.cast(self, dtype)
+    def cast(self, dtype, mode=None, satmode=True): return ops.cast(self, dtype, mode, satmode)
+    def eq(self, o): return ops.eq(self, o)
+    def ne(self, o): return ops.ne(self, o)
+    def lt(self, o): return ops.lt(self, o)
+    def le(self, o): return ops.le(self, o)
+    def gt(self, o): return ops.gt(self, o)
+    def ge(self, o): return ops.ge(self, o)
+    def logical_not(self): return ops.logical_not(self)
+    def logical_and(self, o): return ops.logical_and(self, o)
+    def logical_or(self, o): return ops.logical_or(self, o)
     astype = cast
     def reshape(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], (list, tuple)):

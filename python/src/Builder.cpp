@@ -140,8 +140,20 @@ int Builder::binary(const std::string &op, int a, int b) {
 int Builder::unary(const std::string &op, int x) {
   return add(builder_.unary(opCode(op), value(x)));
 }
-int Builder::cast(int x, const std::string &dtype) {
-  return add(builder_.cast(value(x), dtypeFromName(dtype)));
+int Builder::cast(int x, const std::string &dtype, const std::string &mode, bool saturate) {
+  std::optional<ir::CastMode> m;
+  if (!mode.empty()) {
+    m = ir::parseCastMode(mode);
+    if (!m)
+      throw StatusError(ErrorStage::Build,
+                        absl::InvalidArgumentError(absl::StrCat(
+                            "cast: unknown rounding mode '", mode, "'; valid modes: ",
+                            std::string(ir::castModeNamesText()))));
+  }
+  return add(builder_.cast(value(x), dtypeFromName(dtype), m, saturate));
+}
+int Builder::where(int cond, int a, int b) {
+  return add(builder_.where(value(cond), value(a), value(b)));
 }
 int Builder::reduce(const std::string &op, int x, const std::vector<int64_t> &axes,
                     bool keepdim) {

@@ -51,7 +51,9 @@ public:
   /// Ops: each returns the id of its result; errors throw StatusError(Build).
   int binary(const std::string &op, int a, int b);
   int unary(const std::string &op, int x);
-  int cast(int x, const std::string &dtype);
+  /// `mode` "" is the default rounding for the types (ir::defaultCastMode).
+  int cast(int x, const std::string &dtype, const std::string &mode, bool saturate);
+  int where(int cond, int a, int b);
   int reduce(const std::string &op, int x, const std::vector<int64_t> &axes, bool keepdim);
   int matmul(int a, int b, bool transA, bool transB, const std::string &outDType);
   int reshape(int x, const std::vector<int64_t> &shape);

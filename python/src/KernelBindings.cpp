@@ -36,6 +36,13 @@ py::dtype storageDType(ir::DType t) {
   case ir::DType::BF16: return py::dtype::of<uint16_t>();
   case ir::DType::I8: return py::dtype::of<int8_t>();
   case ir::DType::I32: return py::dtype::of<int32_t>();
+  case ir::DType::I64: return py::dtype::of<int64_t>();
+  case ir::DType::Bool: return py::dtype("bool");
+  case ir::DType::I16: return py::dtype::of<int16_t>();
+  case ir::DType::U8: return py::dtype::of<uint8_t>();
+  case ir::DType::U16: return py::dtype::of<uint16_t>();
+  case ir::DType::U32: return py::dtype::of<uint32_t>();
+  case ir::DType::U64: return py::dtype::of<uint64_t>();
   }
   return py::dtype::of<float>();
 }

@@ -60,7 +60,9 @@ PYBIND11_MODULE(_ptoc, m) {
       .def("discard_body", &Builder::discardBody)
       .def("binary", &Builder::binary)
       .def("unary", &Builder::unary)
-      .def("cast", &Builder::cast)
+      .def("cast", &Builder::cast, py::arg("x"), py::arg("dtype"), py::arg("mode") = "",
+           py::arg("saturate") = true)
+      .def("where", &Builder::where)
       .def("reduce", &Builder::reduce)
       .def("matmul", &Builder::matmul)
       .def("reshape", &Builder::reshape)

@@ -45,7 +45,7 @@ def test_dtype_spellings_in_annotations(spelling, want):
     assert ptoc.Tensor([4, 8], spelling).dtype is want
 
 
-@pytest.mark.parametrize("bad", ["f64", "float64", np.float64, np.int64, "nope"])
+@pytest.mark.parametrize("bad", ["f64", "float64", np.float64, np.complex64, "nope"])
 def test_unknown_dtype_in_annotation(bad):
     with pytest.raises(ptoc.DTypeError) as e:
         ptoc.Tensor([4, 8], bad)
@@ -235,7 +235,7 @@ def test_wrong_array_dtype_for_annotated_parameter(ann, arr, hint):
     assert f.cache_info().currsize == 0
 
 
-@pytest.mark.parametrize("arr", [np.float64, np.int64, np.bool_, np.complex64, np.uint8])
+@pytest.mark.parametrize("arr", [np.float64, np.complex64, np.longdouble])
 def test_unsupported_array_dtype_without_annotation(arr):
     @ptoc.jit(device=TINY)
     def f(x):

@@ -288,7 +288,8 @@ TEST_CASE("parser: errors are reported once, at the offending token", "[parser]"
       {"func @f(%x {", 1, 12, "expected ':' after argument name, found '{'"},
       {"func @f(%x: foo) {", 1, 13, "expected type, found 'foo'"},
       {"func @f(%x: tensor<4xf64>) {", 1, 22,
-       "unknown element type 'f64' (expected f32, f16, bf16, i8 or i32)"},
+       "unknown element type 'f64' (expected one of f32, f16, bf16, i8, i32, i64, bool, i16, "
+       "u8, u16, u32, u64)"},
       {"func @f() {\n  %0 = full {s = \"abc} : tensor<f32>\n}", 2, 18, "unterminated string"},
       {"func @f() {\n  return\n", 3, 1,
        "unexpected end of file: expected '}' to close function '@f'"},

@@ -176,6 +176,32 @@ TEST_CASE("reference: casts round, truncate and saturate", "[reference]") {
   CHECK(bf.get(2) == 300);
 }
 
+TEST_CASE("reference: cast modes, wrapping, comparisons, logic and where", "[reference]") {
+  HostTensor x = tensorOf(DType::F32, {4}, {2.5, -2.5, 300, 0.75});
+  HostTensor y = tensorOf(DType::F32, {1}, {0.75});
+  std::vector<HostTensor> res;
+  auto p = parse(R"(func @f(%x: tensor<4xf32>, %y: tensor<1xf32>) -> (tensor<4xi16>, tensor<4xi16>, tensor<4xu8>, tensor<4xi8>, tensor<4xbool>, tensor<4xbool>, tensor<4xf32>) {
+  %round = cast %x {mode = "round"} : tensor<4xi16>
+  %floor = cast %x {mode = "floor"} : tensor<4xi16>
+  %sat = cast %x : tensor<4xu8>
+  %wrap = cast %x {saturate = false} : tensor<4xi8>
+  %ge = ge %x, %y : tensor<4xbool>
+  %lt = lt %x, %y : tensor<4xbool>
+  %neither = logical_not %ge : tensor<4xbool>
+  %sel = where %ge, %x, %y : tensor<4xf32>
+  return %round, %floor, %sat, %wrap, %neither, %lt, %sel
+}
+)");
+  REQUIRE(runtime::evaluateReference(p->func(), {x, y}, res).ok());
+  CHECK(valuesOf(res[0]) == V{3, -3, 300, 1});    // ties away from zero
+  CHECK(valuesOf(res[1]) == V{2, -3, 300, 0});    // toward -inf
+  CHECK(valuesOf(res[2]) == V{2, 0, 255, 0});     // trunc, saturated to u8
+  CHECK(valuesOf(res[3]) == V{2, -2, 44, 0});     // 300 keeps its low 8 bits
+  CHECK(valuesOf(res[4]) == V{0, 1, 0, 0});
+  CHECK(valuesOf(res[5]) == V{0, 1, 0, 0});
+  CHECK(valuesOf(res[6]) == V{2.5, 0.75, 300, 0.75});
+}
+
 TEST_CASE("reference: reductions over axes with and without keepdim", "[reference]") {
   const char *text = R"(func @f(%x: tensor<2x3x2xf32>) -> (tensor<2x1x2xf32>, tensor<2xf32>, tensor<3xf32>, tensor<2x2xf32>) {
   %s = sum %x {axes = [1], keepdim = true} : tensor<2x1x2xf32>
@@ -395,9 +421,10 @@ TEST_CASE("randomTensor is deterministic and in range", "[reference]") {
       CHECK(hi < 1.0);
       CHECK(distinct.size() > 80); // 91 values; bf16 has few enough bits for a tie or two
     } else {
-      CHECK(lo >= -runtime::kRandomIntRange);
-      CHECK(hi <= runtime::kRandomIntRange);
-      CHECK(distinct.size() == 2 * runtime::kRandomIntRange + 1);
+      bool isBool = t == DType::Bool, isUnsigned = ir::isUnsigned(t);
+      CHECK(lo >= (isUnsigned ? 0 : -runtime::kRandomIntRange));
+      CHECK(hi <= (isBool ? 1 : isUnsigned ? 2 * runtime::kRandomIntRange : runtime::kRandomIntRange));
+      CHECK(distinct.size() == (isBool ? 2 : 2 * runtime::kRandomIntRange + 1));
     }
   }
   // Fixed values pin the generator, so seeds mean the same inputs on every platform

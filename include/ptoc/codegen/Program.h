@@ -11,6 +11,7 @@
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "ptoc/ir/CastMode.h"
 #include "ptoc/ir/DType.h"
 #include "ptoc/ir/OpDef.h"
 #include "ptoc/ir/Type.h"
@@ -74,6 +75,10 @@ struct LeafOp {
   llvm::SmallVector<int64_t, 4> perm;    ///< transpose
   double value = 0;                      ///< full
   bool transposeA = false, transposeB = false; ///< matmul
+  /// cast: its `mode` when castModeWritten, else ir::defaultCastMode of its types.
+  ir::CastMode castMode = ir::CastMode::Rint;
+  bool castModeWritten = false;                ///< cast: the IR op has a `mode`
+  bool saturate = true;                        ///< cast: out-of-range integers clamp
   int64_t cycles = 0;                    ///< cost-model estimate (compute ops)
   int64_t bytes = 0;                     ///< bytes of the result tile (copies: bytes moved)
 };

@@ -8,6 +8,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include "ptoc/ir/CastMode.h"
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Module.h"
 #include "ptoc/ir/TileShape.h"
@@ -81,12 +82,18 @@ public:
                                  llvm::ArrayRef<NamedAttr> attrs = {}, Type resultType = {});
 
   absl::StatusOr<Value *> matmul(Value *a, Value *b, const MatmulOptions &opts = {});
-  /// add, sub, mul, div, max, min, pow (numpy broadcasting).
+  /// add, sub, mul, div, max, min, pow; eq, ne, lt, le, gt, ge, logical_and,
+  /// logical_or (bool results) (numpy broadcasting).
   absl::StatusOr<Value *> binary(OpCode code, Value *a, Value *b);
   /// neg, exp, log, sqrt, rsqrt, abs, relu, sigmoid, tanh, gelu, reciprocal, ceil,
-  /// floor, trunc, round (ties to even), exp2, expm1, erfc.
+  /// floor, trunc, round (ties to even), exp2, expm1, erfc, logical_not.
   absl::StatusOr<Value *> unary(OpCode code, Value *x);
-  absl::StatusOr<Value *> cast(Value *x, DType to);
+  /// `x` converted to `to`; `mode` (default: defaultCastMode) rounds an inexact
+  /// result; `saturate` false wraps an out-of-range integer result (docs/ir.md).
+  absl::StatusOr<Value *> cast(Value *x, DType to, std::optional<CastMode> mode = std::nullopt,
+                               bool saturate = true);
+  /// `a` where `cond` (bool) is true, else `b` (numpy broadcasting of all three).
+  absl::StatusOr<Value *> where(Value *cond, Value *a, Value *b);
   /// sum, amax, amin, mean over `axes` (negative counts from the end).
   absl::StatusOr<Value *> reduce(OpCode code, Value *x, llvm::ArrayRef<int64_t> axes,
                                  bool keepdim);

@@ -50,6 +50,7 @@ enum class OpClass : uint8_t {
   CopyOut,  ///< local tile -> GM region (tile level)
   Subgraph, ///< a subgraph's description (partitioned level)
   Loop,     ///< runs a body function per iteration on windows of its operands
+  Select,   ///< elementwise choice between two operands by a bool operand (where)
 };
 
 /// Which tile-shape attribute an op takes: `vec_tile` (vector ops), `cube_tile`
@@ -114,6 +115,9 @@ struct OpDef {
   double (*binaryFn)(double, double) = nullptr;
   /// Whether `binaryFn` is commutative (add, mul, max, min).
   bool commutative = false;
+  /// Comparisons and logical ops: a bool result from operands of any (one) type, so
+  /// operand and result tiles may differ in kind (float operands, an integer result).
+  bool boolResult = false;
   /// Whether the op does more than compute its results: copy_out writes GM,
   /// gm_tensor allocates a distinct buffer, subgraph describes the partition. Such
   /// ops are never erased as dead nor merged by CSE.

@@ -11,6 +11,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include "ptoc/ir/CastMode.h"
 #include "ptoc/ir/DType.h"
 #include "ptoc/ir/Operation.h"
 #include "ptoc/ir/TileShape.h"
@@ -38,6 +39,16 @@ struct ReduceView {
 
   /// The view of `op`, or nullopt when it is not a reduction with `axes`.
   static std::optional<ReduceView> of(const Operation &op);
+};
+
+/// A cast's conversion: its rounding mode (the default for its types when it has no
+/// `mode`) and whether an out-of-range integer result saturates (else wraps).
+struct CastView {
+  CastMode mode = CastMode::Rint;
+  bool saturate = true;
+
+  /// The view of cast `op` (the verifier checked its mode's spelling).
+  static CastView of(const Operation &op);
 };
 
 /// A vector op's tile footprint: the shape its vec_tile covers, the element sizes of

@@ -1,5 +1,6 @@
 // HostTensor: a dense, row-major tensor in host memory holding elements of one ptoc
-// dtype in their storage format (f16/bf16 as Eigen::half/bfloat16 bits, int8, int32).
+// dtype in their storage format (f16/bf16 as Eigen::half/bfloat16 bits, integers in
+// their width, bool as one byte 0/1).
 #pragma once
 
 #include <cstddef>
@@ -26,7 +27,9 @@ public:
   const std::byte *data() const { return bytes_.data(); }
 
   /// Element i (row-major) converted to double / stored from double (rounded to the
-  /// dtype: nearest-even for floats, saturating for integers).
+  /// dtype by ir::roundToDType: nearest-even for floats, saturating for integers,
+  /// nonzero-is-1 for bool). i64/u64 values beyond 2^53 in magnitude round to the
+  /// nearest double on the way out; the bytes (data()) hold them exactly.
   double get(int64_t i) const;
   void set(int64_t i, double v);
 

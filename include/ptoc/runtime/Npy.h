@@ -23,7 +23,7 @@
 namespace ptoc::runtime {
 
 /// The numpy dtype string a tensor of `dtype` is stored as: '<f4', '<f2', '|i1',
-/// '<i4'; '<f4' for bf16.
+/// '<i2', '<i4', '<i8', '|u1', '<u2', '<u4', '<u8', '|b1'; '<f4' for bf16.
 llvm::StringRef npyDescr(ir::DType dtype);
 
 /// Parses the bytes of a .npy file; `name` is the file name used in errors. Without

@@ -65,9 +65,10 @@ absl::Status evaluateReference(const ir::Module &module, const ir::Func &f,
 
 /// A deterministic tensor for tests and benchmarks: the same (dtype, shape, seed)
 /// gives the same bits on every platform (a counter-based generator, no std::
-/// distributions). Floats are uniform in [-1, 1) rounded to the dtype; integer types
-/// get small integers in [-kRandomIntRange, kRandomIntRange], so sums and products
-/// stay far from saturation in typical tests.
+/// distributions). Floats are uniform in [-1, 1) rounded to the dtype; signed integer
+/// types get small integers in [-kRandomIntRange, kRandomIntRange], unsigned ones in
+/// [0, 2 * kRandomIntRange], bool 0 or 1, so sums and products stay far from
+/// saturation in typical tests.
 HostTensor randomTensor(ir::DType dtype, llvm::ArrayRef<int64_t> shape, uint64_t seed);
 /// The magnitude bound of randomTensor's integers.
 inline constexpr int64_t kRandomIntRange = 5;
@@ -78,7 +79,7 @@ inline constexpr int64_t kRandomIntRange = 5;
 ///    split across tiles (partials combined in f32), both vs. a double reference;
 ///  - f16: rtol 1e-2 (about 10 ulp: per-op rounding in a different order compounds
 ///    along a chain such as softmax); bf16: rtol 2e-2 (8 mantissa bits);
-///  - i8, i32: exact (0, 0).
+///  - integers and bool: exact (0, 0).
 /// `atol` is stated for values of magnitude about 1 (randomTensor's range). When a
 /// result combines many terms (a matmul over K, a sum of n elements), scale atol by
 /// the size of the partial results, e.g. by sqrt(K) for random inputs: near-zero

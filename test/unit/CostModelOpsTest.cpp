@@ -1,0 +1,57 @@
+// The cost model's estimates for the comparison, logical and where ops and for the
+// integer and bool element types: the vector rates they reuse (docs/device-model.md).
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+
+#include "ptoc/analysis/CostModel.h"
+#include "ptoc/ir/Context.h"
+#include "ptoc/ir/Func.h"
+#include "ptoc/ir/Parser.h"
+#include "ptoc/target/DeviceSpec.h"
+
+using namespace ptoc;
+
+TEST_CASE("cost: comparisons, logic and where run at the vector rates", "[cost]") {
+  const char *text = R"(func @f(%x: tensor<16x64xf32>, %y: tensor<16x64xf32>, %i: tensor<16x64xi64>, %u: tensor<16x64xu8>) {
+  %a = copy_in %x {offsets = [0, 0]} : tile<16x64xf32, ub>
+  %b = copy_in %y {offsets = [0, 0]} : tile<16x64xf32, ub>
+  %add = add %a, %b : tile<16x64xf32, ub>
+  %lt = lt %a, %b : tile<16x64xbool, ub>
+  %eq = eq %a, %b : tile<16x64xbool, ub>
+  %and = logical_and %lt, %eq : tile<16x64xbool, ub>
+  %not = logical_not %lt : tile<16x64xbool, ub>
+  %where = where %lt, %a, %b : tile<16x64xf32, ub>
+  %neg = neg %a : tile<16x64xf32, ub>
+  %cast = cast %a {mode = "floor", saturate = false} : tile<16x64xi16, ub>
+  %c = copy_in %i {offsets = [0, 0]} : tile<16x64xi64, ub>
+  %d = copy_in %u {offsets = [0, 0]} : tile<16x64xu8, ub>
+  %add64 = add %c, %c : tile<16x64xi64, ub>
+  %add8 = add %d, %d : tile<16x64xu8, ub>
+  return
+}
+)";
+  ir::Context ctx;
+  std::unique_ptr<ir::Module> module = ir::parseModule(text, "cost.pto", ctx);
+  REQUIRE(module);
+  target::DeviceSpec device;
+  analysis::CostModel cost(device);
+  std::map<std::string, int64_t> cycles;
+  for (ir::Operation &op : module->func(0).ops())
+    if (op.numResults()) cycles[op.result()->nameHint().str().str()] = cost.opCycles(op);
+  REQUIRE(cycles.count("where"));
+  // Two-tile ops at the binary rate over the largest tile touched (the f32 operands).
+  CHECK(cycles["lt"] == cycles["add"]);
+  CHECK(cycles["eq"] == cycles["add"]);
+  CHECK(cycles["where"] == cycles["add"]);
+  // logical_and reads two bool tiles: a quarter of the bytes of the f32 add.
+  CHECK(cycles["and"] < cycles["add"]);
+  CHECK(cycles["and"] > 0);
+  // One-input ops at the full rate, as neg; a cast with any mode is one conversion.
+  CHECK(cycles["not"] > 0);
+  CHECK(cycles["cast"] == cycles["neg"]);
+  // Priced by bytes: 8-byte elements take 8x the bytes of 1-byte ones.
+  CHECK(cycles["add64"] > cycles["add"]);
+  CHECK(cycles["add8"] < cycles["add"]);
+}
