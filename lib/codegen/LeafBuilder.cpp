@@ -144,6 +144,9 @@ private:
       lo.perm.assign(a.getIntArray().begin(), a.getIntArray().end());
     if (ir::Attribute a = op.attr("value"); a && (a.isInt() || a.isFloat()))
       lo.value = a.getNumber();
+    if (ir::Attribute a = op.attr("dim"); a && a.isInt()) lo.dim = a.getInt();
+    if (ir::Attribute a = op.attr("k"); a && a.isInt()) lo.k = a.getInt();
+    if (ir::Attribute a = op.attr("largest"); a && a.isBool()) lo.largest = a.getBool();
     if (std::optional<ir::MatmulView> mm = ir::MatmulView::of(op)) {
       lo.transposeA = mm->transposeA;
       lo.transposeB = mm->transposeB;

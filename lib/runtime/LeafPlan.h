@@ -81,6 +81,8 @@ struct OpPlan {
   int region = -1;      ///< copy_in / copy_out
   double fillValue = 0; ///< full: the value, rounded to dtype
   llvm::SmallVector<int64_t, 4> axes; ///< reductions (for messages)
+  int64_t dim = 0, k = 0;  ///< topk_indices, gather: the dimension; topk_indices: k
+  bool largest = true;     ///< topk_indices
   BroadcastPlan broadcast;
   ReducePlan reduce;
   TransposePlan transpose;

@@ -2,6 +2,8 @@
 // tiles, exact int64 arithmetic with saturation on integer tiles.
 #include "TileKernels.h"
 
+#include "IndexRules.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -493,6 +495,67 @@ void matmulTile(const MatmulPlan &mp, const T *x, const T *y, const T *acc, T *o
                  });
 }
 
+// ---------------------------------------------------------------- index ops
+
+/// Calls f(xBase, oBase) for the first element of every row along `dim`, the rows of
+/// x (shape xs) and of the result (shape os) walked together.
+template <class F>
+void forEachRowPair(const Dims &xs, const Dims &os, int64_t dim, F &&f) {
+  Dims outer = xs, xStrides(xs.size(), 1), oStrides(os.size(), 1);
+  for (int d = int(xs.size()) - 2; d >= 0; --d) {
+    xStrides[d] = xStrides[d + 1] * xs[d + 1];
+    oStrides[d] = oStrides[d + 1] * os[d + 1];
+  }
+  outer[dim] = 1;
+  walkStrided<2>(outer, {llvm::ArrayRef<int64_t>(xStrides), llvm::ArrayRef<int64_t>(oStrides)},
+                 [&](const std::array<int64_t, 2> &off) { f(off[0], off[1]); });
+}
+
+int64_t strideOf(const Dims &shape, int64_t dim) {
+  int64_t s = 1;
+  for (size_t d = size_t(dim) + 1; d < shape.size(); ++d) s *= shape[d];
+  return s;
+}
+
+/// topk_indices: the positions selectTopK picks from every row along p.dim.
+template <class T>
+void topkIndicesTile(const OpPlan &p, const Dims &xs, const T *x, int32_t *o) {
+  int64_t n = xs[p.dim], xStep = strideOf(xs, p.dim), oStep = strideOf(p.shape, p.dim);
+  std::vector<int64_t> order;
+  forEachRowPair(xs, p.shape, p.dim, [&](int64_t xb, int64_t ob) {
+    selectTopK(n, p.k, p.largest, [&](int64_t j) { return x[xb + j * xStep]; }, order);
+    for (int64_t j = 0; j < p.k; ++j) o[ob + j * oStep] = static_cast<int32_t>(order[j]);
+  });
+}
+
+/// gather: o[..., i, ...] = x[..., index[..., i, ...], ...]; an index outside the
+/// input tile's dimension gives 0 (the reference evaluator reports it as an error).
+template <class T, class I>
+void gatherTile(const OpPlan &p, const Dims &xs, const T *x, const I *index, T *o) {
+  int64_t rank = int64_t(p.shape.size());
+  Dims xStrides(size_t(rank), 1);
+  for (int64_t d = rank - 2; d >= 0; --d) xStrides[d] = xStrides[d + 1] * xs[d + 1];
+  Dims xWalk = xStrides;
+  xWalk[p.dim] = 0;
+  int64_t i = 0, size = xs[p.dim], step = xStrides[p.dim];
+  walkStrided<1>(p.shape, {llvm::ArrayRef<int64_t>(xWalk)}, [&](const std::array<int64_t, 1> &off) {
+    int64_t at = 0;
+    o[i] = readIndex(index[i], size, at) ? x[off[0] + at * step] : T(0);
+    ++i;
+  });
+}
+
+/// expand_clone: every result element from the input element its broadcast maps to.
+template <class T> void expandCloneTile(const OpPlan &p, const Dims &xs, const T *x, T *o) {
+  int64_t rank = int64_t(p.shape.size());
+  Dims strides(size_t(rank), 0);
+  for (int64_t d = rank - 1, s = 1; d >= 0; s *= xs[d], --d)
+    strides[d] = xs[d] == 1 ? 0 : s;
+  int64_t i = 0;
+  walkStrided<1>(p.shape, {llvm::ArrayRef<int64_t>(strides)},
+                 [&](const std::array<int64_t, 1> &off) { o[i++] = x[off[0]]; });
+}
+
 } // namespace
 
 void roundFloatTile(float *data, int64_t n, DType dtype) {
@@ -557,6 +620,22 @@ void runComputeOp(const LeafPlan &plan, int i, TileMemory mem) {
         for (int32_t *v = ints(i), *e = v + n; v != e; ++v) *v = saturate(*v, r);
       }
     }
+    return;
+  case ir::OpClass::TopKIndices: {
+    const OpPlan &x = plan.ops[p.x];
+    if (x.rep == Rep::Float) topkIndicesTile(p, x.shape, floats(p.x), ints(i));
+    else topkIndicesTile(p, x.shape, ints(p.x), ints(i));
+    return;
+  }
+  case ir::OpClass::Gather: {
+    const Dims &xs = plan.ops[p.x].shape;
+    if (isFloat) gatherTile(p, xs, floats(p.x), ints(p.y), floats(i));
+    else gatherTile(p, xs, ints(p.x), ints(p.y), ints(i));
+    return;
+  }
+  case ir::OpClass::ExpandClone:
+    if (isFloat) expandCloneTile(p, plan.ops[p.x].shape, floats(p.x), floats(i));
+    else expandCloneTile(p, plan.ops[p.x].shape, ints(p.x), ints(i));
     return;
   default: return; // copy_in/copy_out move GM data (GmAccess); others never get planned
   }

@@ -4,6 +4,7 @@ trace at the user's source line; a mistake raises a ``ptoc.Error`` naming that l
 """
 
 import builtins
+import collections
 import math
 import numbers
 
@@ -315,6 +316,75 @@ def full(shape, value, dtype=DT_FP32):
         raise ArgumentError(located(f"ptoc.full: value must be a number, got {value!r}"))
     dtype = as_dtype(dtype)
     return _record(trace, lambda b: b.full(shape, float(value), dtype.ir_name))
+
+
+# --- index ops (PyPTO's topk, gather, expand_clone) --------------------------------
+
+TopK = collections.namedtuple("TopK", ["values", "indices"])
+TopK.__doc__ = "topk's result: ``values`` and their ``indices`` (DT_INT32)."
+
+_TOPK_ALGOS = ("MERGE_SORT", "RADIX_SELECT")
+
+
+def topk(x, k, dim=-1, largest=True, algo=None, *, sorted=True):
+    """The ``k`` largest elements of ``x`` along ``dim`` (the smallest when ``largest``
+    is false) and their indices, as ``TopK(values, indices)`` (a tuple; indices are
+    DT_INT32). Values come in order, largest first (smallest first); equal values in
+    index order, lower first; NaN ranks above every number (first for the largest, last
+    for the smallest). ``dim=None`` is the last dimension. ``algo`` (PyPTO's TopKAlgo:
+    MERGE_SORT or RADIX_SELECT, or its name) only names how the device would select: the
+    result is the same. ``sorted=False`` is accepted; the result is still sorted."""
+    trace = _trace_of("topk", x)
+    x = _operand(trace, x, "ptoc.topk")
+    d = _dim(x, x.ndim - 1 if dim is None else dim, "topk")
+    n = x.shape[d]
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= n:
+        raise ShapeError(located(f"ptoc.topk: k={k!r} is not in 1..{n} (the size of dimension "
+                                 f"{d} of a tensor of shape {list(x.shape)})"))
+    if algo is not None:
+        name = algo if isinstance(algo, str) else getattr(algo, "name", None)
+        if not isinstance(name, str) or name.upper() not in _TOPK_ALGOS:
+            raise ArgumentError(located(f"ptoc.topk: algo must be one of "
+                                        f"{', '.join(_TOPK_ALGOS)} (or PyPTO's TopKAlgo), "
+                                        f"got {algo!r}"))
+    if not isinstance(largest, (bool, np.bool_)) or not isinstance(sorted, (bool, np.bool_)):
+        raise ArgumentError(located(f"ptoc.topk: largest and sorted must be bools, got "
+                                    f"{largest!r} and {sorted!r}"))
+    ix = x._value()
+    trace.at_user_code()
+    values, indices = trace.builder.topk(ix, int(k), d, bool(largest))
+    return TopK(_tensor.Tensor._bound(trace, values), _tensor.Tensor._bound(trace, indices))
+
+
+def gather(x, dim, index):
+    """PyPTO's gather: ``out[..., i, ...] = x[..., index[..., i, ...], ...]`` with ``i``
+    at ``dim``; ``index`` is an integer tensor of ``x``'s rank, no larger than ``x`` in the
+    other dimensions; the result has ``index``'s shape and ``x``'s dtype. An index outside
+    ``0..x.shape[dim] - 1`` reads 0 (the reference evaluator reports it as an error)."""
+    trace = _trace_of("gather", x, index)
+    x = _operand(trace, x, "ptoc.gather")
+    index = _operand(trace, index, "ptoc.gather")
+    if index.dtype.is_float:
+        raise DTypeError(located(f"ptoc.gather: index must be an integer tensor, got "
+                                 f"{index.dtype!r}; cast it with ptoc.cast(index, DT_INT32)"))
+    d = _dim(x, dim, "gather")
+    ix, ii = x._value(), index._value()
+    return _record(trace, lambda b: b.gather(ix, d, ii))
+
+
+def expand_clone(x, shape, *, valid_shape=None):
+    """``x`` broadcast to ``shape`` (same rank; each dimension of ``x`` equal to it or
+    1), as a new tensor. ``valid_shape`` (PyPTO's, for dynamic tails) may only repeat
+    ``shape``."""
+    trace = _trace_of("expand_clone", x)
+    x = _operand(trace, x, "ptoc.expand_clone")
+    shape = _shape(shape, "ptoc.expand_clone")
+    if valid_shape is not None and list(valid_shape) != shape:
+        raise ArgumentError(located(f"ptoc.expand_clone: valid_shape {valid_shape!r} differs "
+                                    f"from shape {shape}; ptoc expands static shapes only "
+                                    "(slice the result for a tail)"))
+    ix = x._value()
+    return _record(trace, lambda b: b.expand_clone(ix, shape))
 
 
 # --- slices ---------------------------------------------------------------------

@@ -69,6 +69,9 @@ struct LeafOp {
   llvm::SmallVector<int64_t, 4> perm;    ///< transpose
   double value = 0;                      ///< full
   bool transposeA = false, transposeB = false; ///< matmul
+  int64_t dim = 0;                       ///< topk_indices, gather: the dimension
+  int64_t k = 0;                         ///< topk_indices: how many are selected
+  bool largest = true;                   ///< topk_indices: the largest (else smallest)
   int64_t cycles = 0;                    ///< cost-model estimate (compute ops)
   int64_t bytes = 0;                     ///< bytes of the result tile (copies: bytes moved)
 };

@@ -29,6 +29,10 @@ constexpr bool isFloat(DType t) {
   return t == DType::F32 || t == DType::F16 || t == DType::BF16;
 }
 constexpr bool isInteger(DType t) { return !isFloat(t); }
+/// Whether an operand of type `t` may hold indices (gather's index tensor): any
+/// integer type. Index handling goes through this and runtime::readIndex, so a new
+/// integer type needs no change per op.
+constexpr bool isIndexDType(DType t) { return isInteger(t); }
 
 /// The text spelling used by the IR: f32, f16, bf16, i8, i32.
 std::string_view dtypeName(DType t);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -79,6 +80,10 @@ public:
   /// is not determined by their operands: cast, reshape, view, full) its result type.
   absl::StatusOr<Value *> create(OpCode code, llvm::ArrayRef<Value *> operands,
                                  llvm::ArrayRef<NamedAttr> attrs = {}, Type resultType = {});
+  /// The same, returning the op (for ops with several results: topk).
+  absl::StatusOr<Operation *> createOp(OpCode code, llvm::ArrayRef<Value *> operands,
+                                       llvm::ArrayRef<NamedAttr> attrs = {},
+                                       Type resultType = {});
 
   absl::StatusOr<Value *> matmul(Value *a, Value *b, const MatmulOptions &opts = {});
   /// add, sub, mul, div, max, min, pow (numpy broadcasting).
@@ -101,6 +106,14 @@ public:
   absl::StatusOr<Value *> assemble(Value *dst, Value *src, llvm::ArrayRef<int64_t> offsets);
   absl::StatusOr<Value *> concat(llvm::ArrayRef<Value *> values, int64_t axis);
   absl::StatusOr<Value *> full(llvm::ArrayRef<int64_t> shape, double value, DType dtype);
+  /// The k largest (smallest) elements along `dim` (negative counts from the end),
+  /// sorted, and their indices (i32); equal values keep index order (docs/ir.md).
+  absl::StatusOr<std::pair<Value *, Value *>> topk(Value *x, int64_t k, int64_t dim,
+                                                   bool largest);
+  /// out[..., i, ...] = x[..., index[..., i, ...], ...] with i at `dim` (PyPTO's gather).
+  absl::StatusOr<Value *> gather(Value *x, int64_t dim, Value *index);
+  /// `x` broadcast to `shape` (its size-1 dimensions repeated), materialised.
+  absl::StatusOr<Value *> expandClone(Value *x, llvm::ArrayRef<int64_t> shape);
 
 private:
   absl::Status error(llvm::StringRef opName, const std::string &msg,
