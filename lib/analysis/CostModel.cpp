@@ -240,6 +240,18 @@ int64_t CostModel::opCycles(const ir::Operation &op) const {
   case OpCode::Gather: // one gathering read per result element (the input is not streamed)
     pass(VecClass::Binary, static_cast<double>(op.resultType().sizeInBytes()));
     break;
+  case OpCode::Scatter: {
+    // The input copied to the result, then one scattering write per index element
+    // (a read-combine-write: two passes with reduce).
+    pass(VecClass::Full, static_cast<double>(op.resultType().sizeInBytes()));
+    double written = static_cast<double>(op.operandType(1).numElements()) *
+                     ir::elementSize(op.resultType().dtype());
+    pass(VecClass::Binary, written);
+    if (std::optional<ir::ScatterView> sv = ir::ScatterView::of(op);
+        sv && sv->reduce != ir::ScatterReduce::Replace)
+      pass(VecClass::Binary, written);
+    break;
+  }
   // neg, abs, relu, rec, rsqrt, cast, full, copies; ceil, floor, trunc and round are one
   // rounding conversion (vector cast class) each.
   default: pass(VecClass::Full, b); break;

@@ -147,6 +147,7 @@ private:
     if (ir::Attribute a = op.attr("dim"); a && a.isInt()) lo.dim = a.getInt();
     if (ir::Attribute a = op.attr("k"); a && a.isInt()) lo.k = a.getInt();
     if (ir::Attribute a = op.attr("largest"); a && a.isBool()) lo.largest = a.getBool();
+    if (std::optional<ir::ScatterView> sv = ir::ScatterView::of(op)) lo.reduce = sv->reduce;
     if (std::optional<ir::MatmulView> mm = ir::MatmulView::of(op)) {
       lo.transposeA = mm->transposeA;
       lo.transposeB = mm->transposeB;

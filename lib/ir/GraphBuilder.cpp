@@ -299,6 +299,16 @@ absl::StatusOr<Value *> GraphBuilder::gather(Value *x, int64_t dim, Value *index
   return create(OpCode::Gather, {x, index}, {{ctx_.id("dim"), ctx_.intAttr((*norm)[0])}});
 }
 
+absl::StatusOr<Value *> GraphBuilder::scatter(Value *x, int64_t dim, Value *index, Value *src,
+                                              llvm::StringRef reduce) {
+  if (!x) return error("scatter", "operand 0 is null");
+  auto norm = normaliseDims({dim}, x->type().rank(), false);
+  if (!norm.ok()) return error("scatter", std::string(norm.status().message()));
+  llvm::SmallVector<NamedAttr, 2> attrs{{ctx_.id("dim"), ctx_.intAttr((*norm)[0])}};
+  if (!reduce.empty()) attrs.push_back({ctx_.id("reduce"), ctx_.stringAttr(reduce)});
+  return create(OpCode::Scatter, {x, index, src}, attrs);
+}
+
 absl::StatusOr<Value *> GraphBuilder::expandClone(Value *x, llvm::ArrayRef<int64_t> shape) {
   if (!x) return error("expand_clone", "operand 0 is null");
   if (std::string why = shapeProblem(shape, x->type().dtype()); !why.empty())

@@ -65,6 +65,11 @@ constexpr AttrSpec kTopKAttrs[] = {
 constexpr AttrSpec kGatherAttrs[] = {
     {"dim", AttrShape::Int, true, "the dimension the index tensor indexes, non-negative"},
 };
+constexpr AttrSpec kScatterAttrs[] = {
+    {"dim", AttrShape::Int, true, "the dimension the index tensor indexes, non-negative"},
+    {"reduce", AttrShape::String, false,
+     "\"add\" or \"multiply\": combine with the element there (default: replace it)"},
+};
 constexpr AttrSpec kCommonAttrs[] = {
     {"vec_tile", AttrShape::IntArray, false, "vector tile shape, one size per dimension"},
     {"cube_tile", AttrShape::CubeTile, false, "cube tile {m = [L0, L1], k = [..], n = [..]}"},
@@ -611,6 +616,61 @@ Type gatherRule(const TypeRuleInput &in, RuleError &error) {
   return in.ctx.withShape(x, index.shape());
 }
 
+// scatter %x, %index, %src {dim, reduce}: x with x[..., index[p], ...] = src[p] (the
+// index at `dim`) for every position p of index, in row-major order.
+Type scatterRule(const TypeRuleInput &in, RuleError &error) {
+  if (!sameKind(in.operands, error)) return {};
+  Type x = in.operands[0], index = in.operands[1], src = in.operands[2];
+  if (!isIndexDType(index.dtype())) {
+    fail(error, "takes integer indices, got " + index.str() + "; cast the index tensor to i32",
+         DiagCategory::DType);
+    return {};
+  }
+  if (src.dtype() != x.dtype()) {
+    fail(error, "writes a source of another element type (" + src.str() + " into " + x.str() +
+                    "); cast the source to the input's", DiagCategory::DType);
+    return {};
+  }
+  Attribute dimAttr = in.attrs ? in.attrs.lookup("dim") : Attribute();
+  if (!dimAttr || !dimAttr.isInt()) {
+    fail(error, "needs an integer 'dim' attribute");
+    return {};
+  }
+  if (index.rank() != x.rank() || src.rank() != x.rank() || x.rank() == 0) {
+    fail(error, "needs an index and a source of the input's rank (>= 1), got " + x.str() +
+                    ", index " + index.str() + " and source " + src.str());
+    return {};
+  }
+  int64_t dim = dimAttr.getInt();
+  if (dim < 0 || dim >= int64_t(x.rank())) {
+    fail(error, "dim " + std::to_string(dim) + " is out of range for " + x.str() +
+                    " (valid: 0.." + std::to_string(int64_t(x.rank()) - 1) + ")");
+    return {};
+  }
+  for (unsigned d = 0; d < x.rank(); ++d) {
+    if (int64_t(d) != dim && index.dim(d) > x.dim(d)) {
+      fail(error, "index " + index.str() + " is larger than the input " + x.str() +
+                      " in dimension " + std::to_string(d) +
+                      ", which is not 'dim' (there it may be at most the input's size)");
+      return {};
+    }
+    if (index.dim(d) > src.dim(d)) {
+      fail(error, "index " + index.str() + " is larger than the source " + src.str() +
+                      " in dimension " + std::to_string(d) +
+                      "; every index position needs a source element");
+      return {};
+    }
+  }
+  Attribute reduce = in.attrs.lookup("reduce");
+  if (reduce && reduce.isString() && reduce.getString() != "add" &&
+      reduce.getString() != "multiply") {
+    fail(error, "reduce must be \"add\" or \"multiply\" (or left out to replace), got " +
+                    reduce.str());
+    return {};
+  }
+  return x;
+}
+
 // expand_clone %x : the declared shape; each dimension of x is the declared one or 1.
 Type expandCloneRule(const TypeRuleInput &in, RuleError &error) {
   Type d = needDeclared(in, error, "the shape to expand to");
@@ -733,6 +793,7 @@ std::vector<Entry> entries() {
       {OpCode::TopKIndices, C::AIV, T::Vec, 1, 1, 1, kTopKAttrs, topkIndicesRule},
       {OpCode::Gather, C::AIV, T::Vec, 2, 2, 1, kGatherAttrs, gatherRule},
       {OpCode::ExpandClone, C::AIV, T::Vec, 1, 1, 1, {}, expandCloneRule},
+      {OpCode::Scatter, C::AIV, T::Vec, 3, 3, 1, kScatterAttrs, scatterRule},
   };
 }
 

@@ -72,6 +72,10 @@
 //  - gather: the result tiled like an elementwise op; each tile reads its index region
 //    and the input's region with the gathered dim whole.
 //  - expand_clone: as an elementwise op (each tile reads its broadcast region).
+//  - scatter: the result (the input's shape) tiled with the scattered dim whole; each
+//    tile reads the input tile and the index and source regions over the same
+//    positions (the index's dim whole); a tile no index position reaches is the
+//    input tile itself.
 //  - return: values are written to GM; an argument is returned as is (a loop body's is
 //    copied, as its results land in windows of other tensors: whole-row tiles of a
 //    quarter of UB); an alias is
@@ -882,6 +886,7 @@ private:
     case ir::OpClass::TopKIndices: return expandTopK(op);
     case ir::OpClass::Gather: return expandGather(op);
     case ir::OpClass::ExpandClone: return expandElementwise(op);
+    case ir::OpClass::Scatter: return expandScatter(op);
     case ir::OpClass::Full: {
       ValueInfo &out = info(op.result());
       out.kind = ValueInfo::Kind::Full;
@@ -1430,9 +1435,7 @@ private:
     int64_t dim = op.attr("dim").getInt(), k = op.attr("k").getInt();
     bool isTopK = op.code() == OpCode::TopK;
     // Whole, rounded up to whole 32-byte blocks (the grid clamps it to the size).
-    int64_t block = device_.buffers.blockBytes, esize = ir::elementSize(inType.dtype());
-    int64_t granule = block / std::gcd(block, esize);
-    (*vt)[dim] = (X[dim] + granule - 1) / granule * granule;
+    (*vt)[dim] = wholeBlocks(X[dim], inType.dtype());
     // UB holds the input tile, the indices and (topk) the gathered values.
     if (!checkVec(op, *vt, X, isTopK ? 3 : 2,
                   absl::StrCat("keeps dimension ", dim, " (size ", X[dim],
@@ -1492,10 +1495,8 @@ private:
     // UB: the input tile (its gathered dim whole), the index tile and the result,
     // counted at the input tile's size.
     Dims checkTile = *vt, checkShape(type.shape().begin(), type.shape().end());
-    int64_t block = device_.buffers.blockBytes, esize = ir::elementSize(xType.dtype());
-    int64_t granule = block / std::gcd(block, esize);
     checkShape[dim] = xType.dim(dim);
-    checkTile[dim] = (xType.dim(dim) + granule - 1) / granule * granule;
+    checkTile[dim] = wholeBlocks(xType.dim(dim), xType.dtype());
     if (!checkVec(op, checkTile, checkShape, 3,
                   absl::StrCat("reads dimension ", dim, " of the input (size ", xType.dim(dim),
                                ") whole in each tile: ")))
@@ -1529,6 +1530,78 @@ private:
       }
       out.tiles[t] = emit(OpCode::Gather, {xt, it},
                           ctx_.tileType(type.dtype(), b.size, MemSpace::UB), attrs, s.loc);
+    }
+    return true;
+  }
+
+  /// `n` elements of `dtype` rounded up to whole 32-byte blocks (a tile size that is
+  /// aligned and, clamped by a grid, covers the whole dimension).
+  int64_t wholeBlocks(int64_t n, DType dtype) const {
+    int64_t block = device_.buffers.blockBytes, esize = ir::elementSize(dtype);
+    int64_t granule = block / std::gcd(block, esize);
+    return (n + granule - 1) / granule * granule;
+  }
+
+  bool expandScatter(Operation &op) {
+    Type type = op.resultType(), iType = op.operandType(1);
+    llvm::ArrayRef<int64_t> X = type.shape();
+    auto vt = vecTile(op, X);
+    if (!vt) return false;
+    int64_t dim = ir::ScatterView::of(op)->dim;
+    int64_t whole = std::max(X[dim], iType.dim(dim));
+    // UB: the input tile, the result, and the index and source tiles, each counted
+    // with the scattered dim whole (the longer of the input's and the index's).
+    Dims checkTile = *vt, checkShape(X.begin(), X.end());
+    checkShape[dim] = whole;
+    checkTile[dim] = wholeBlocks(whole, type.dtype());
+    if (!checkVec(op, checkTile, checkShape, 4,
+                  absl::StrCat("keeps dimension ", dim, " (size ", whole,
+                               ") whole in each tile: ")))
+      return false;
+    (*vt)[dim] = wholeBlocks(X[dim], type.dtype());
+    Grid g(X, *vt);
+    if (!withinBudget(op, g.numTiles)) return false;
+    logGrid(op, g, absl::StrCat(", dimension ", dim, " whole in each tile"));
+    ValueInfo &out = defineTiles(op, g);
+    ValueInfo *in[3] = {&info(op.operand(0)), &info(op.operand(1)), &info(op.operand(2))};
+    Step s = stepOf(op);
+    Attribute attrs = withoutVecTile(op);
+    Box boxes[3];
+    Value *tiles[3];
+    for (int64_t t = 0; t < g.numTiles; ++t) {
+      g.box(t, boxes[0]);
+      // The index positions of this tile: its region, clipped to the index, with the
+      // index's dim whole.
+      boxes[1] = boxes[0];
+      bool empty = false;
+      for (unsigned d = 0; d < boxes[1].rank(); ++d) {
+        if (int64_t(d) == dim) {
+          boxes[1].off[d] = 0;
+          boxes[1].size[d] = iType.dim(d);
+          continue;
+        }
+        boxes[1].size[d] = std::min(boxes[1].size[d], iType.dim(d) - boxes[1].off[d]);
+        empty |= boxes[1].size[d] <= 0;
+      }
+      boxes[2] = boxes[1];
+      unsigned n = empty ? 1 : 3;
+      for (unsigned i = 0; i < n; ++i) {
+        if (!(tiles[i] = fetch(*in[i], boxes[i], s, true))) return false;
+        // As for elementwise operands: no op reads tiles of two tasks where one waits
+        // on the other through GM; the earlier is read through GM instead.
+        for (unsigned j = 0; j < i; ++j) {
+          unsigned k = clusters_.reachesThroughGm(tiles[j], tiles[i])   ? j
+                       : clusters_.reachesThroughGm(tiles[i], tiles[j]) ? i
+                                                                        : n;
+          if (k == n) continue;
+          ++stats_.unfused;
+          if (!(tiles[k] = fetch(*in[k], boxes[k], s, false))) return false;
+        }
+      }
+      out.tiles[t] = empty ? tiles[0]
+                           : emit(OpCode::Scatter, {tiles[0], tiles[1], tiles[2]},
+                                  ctx_.tileType(type.dtype(), boxes[0].size, MemSpace::UB),
+                                  attrs, s.loc);
     }
     return true;
   }

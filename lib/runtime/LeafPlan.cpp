@@ -142,6 +142,7 @@ private:
     case OpClass::Matmul: return planMatmul(i);
     case OpClass::TopKIndices: return planTopKIndices(i);
     case OpClass::Gather: return planGather(i);
+    case OpClass::Scatter: return planScatter(i);
     case OpClass::ExpandClone: {
       if (absl::Status s = checkArity(i, 1, 1); !s.ok()) return s;
       p.x = op.operands[0];
@@ -422,6 +423,32 @@ private:
     if (!ok)
       return error(i, absl::StrCat("gathering ", shapeStr(xs), " at an index ", shapeStr(is),
                                    " along dim ", p.dim, " does not give ", shapeStr(p.shape)));
+    return absl::OkStatus();
+  }
+
+  absl::Status planScatter(int i) {
+    if (absl::Status s = checkArity(i, 3, 3); !s.ok()) return s;
+    const LeafOp &op = leaf_.ops[i];
+    OpPlan &p = plan_.ops[i];
+    p.x = op.operands[0];
+    p.y = op.operands[1];
+    p.acc = op.operands[2];
+    p.dim = op.dim;
+    p.combine = op.reduce;
+    for (int o : {p.x, p.acc})
+      if (absl::Status s = checkSameRep(i, o); !s.ok()) return s;
+    if (plan_.ops[p.y].rep != Rep::Int)
+      return error(i, absl::StrCat("operand ", p.y, " (the index) is not an integer tile"));
+    const Dims &xs = plan_.ops[p.x].shape, &is = plan_.ops[p.y].shape,
+               &ss = plan_.ops[p.acc].shape;
+    if (absl::Status s = checkDim(i, p.dim, xs); !s.ok()) return s;
+    bool ok = xs == p.shape && is.size() == xs.size() && ss.size() == xs.size();
+    for (size_t d = 0; ok && d < xs.size(); ++d)
+      ok = (int64_t(d) == p.dim || is[d] <= xs[d]) && is[d] <= ss[d];
+    if (!ok)
+      return error(i, absl::StrCat("scattering a source ", shapeStr(ss), " at an index ",
+                                   shapeStr(is), " along dim ", p.dim, " into ", shapeStr(xs),
+                                   " does not fit or does not give ", shapeStr(p.shape)));
     return absl::OkStatus();
   }
 

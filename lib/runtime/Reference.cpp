@@ -328,6 +328,44 @@ absl::StatusOr<Dense> evalGather(const ir::Operation &op, const Dense &x, const 
   return r;
 }
 
+/// Combines `value` into `slot` the way scatter's `reduce` says.
+void scatterInto(double &slot, double value, ir::ScatterReduce reduce) {
+  switch (reduce) {
+  case ir::ScatterReduce::Replace: slot = value; break;
+  case ir::ScatterReduce::Add: slot += value; break;
+  case ir::ScatterReduce::Multiply: slot *= value; break;
+  }
+}
+
+/// x with x[.., index[p], ..] = src[p] for every index position p, in row-major order
+/// (so of two equal indices the later wins); an index out of range is an error.
+absl::StatusOr<Dense> evalScatter(const ir::Operation &op, const Dense &x, const Dense &index,
+                                  const Dense &src) {
+  Dense r = x;
+  ir::ScatterView sv = *ir::ScatterView::of(op);
+  int64_t dim = sv.dim;
+  Shape xs = rowMajorStrides(x.shape), ss = rowMajorStrides(src.shape);
+  Shape xNoDim = xs;
+  xNoDim[dim] = 0;
+  std::string bad;
+  walk<2>(index.shape, {&xNoDim, &ss}, {0, 0},
+          [&](int64_t i, const std::array<int64_t, 2> &off) {
+            int64_t at = 0;
+            if (!readIndex(index.data[i], x.shape[dim], at)) {
+              if (bad.empty())
+                bad = absl::StrFormat("index element %d (row-major) = %.17g is outside 0..%d "
+                                      "(dimension %d of the input has size %d); scatter takes "
+                                      "indices in range",
+                                      i, index.data[i], x.shape[dim] - 1, dim, x.shape[dim]);
+              return;
+            }
+            scatterInto(r.data[off[0] + at * xs[dim]], src.data[off[1]], sv.reduce);
+          });
+  if (!bad.empty()) return absl::InvalidArgumentError(absl::StrCat(opWhere(op), ": ", bad));
+  roundAll(r);
+  return r;
+}
+
 Dense evalExpandClone(const ir::Operation &op, const Dense &x) {
   Dense r = make(op);
   Shape strides = broadcastStrides(x.shape, r.shape);
@@ -491,6 +529,14 @@ absl::Status Evaluator::run(const ir::Func &f, std::vector<Dense> args,
       break;
     }
     case OpClass::ExpandClone: out = evalExpandClone(op, *in[0]); break;
+    case OpClass::Scatter: {
+      absl::StatusOr<Dense> sc = evalScatter(op, *in[0], *in[1], *in[2]);
+      if (!sc.ok())
+        return absl::InvalidArgumentError(absl::StrFormat("reference for @%s: %s",
+                                                          f.name().str(), sc.status().message()));
+      out = std::move(*sc);
+      break;
+    }
     case OpClass::Full:
       out = make(op);
       std::fill(out.data.begin(), out.data.end(),

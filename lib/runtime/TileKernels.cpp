@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include <Eigen/Core>
 #include <unsupported/Eigen/SpecialFunctions>
@@ -545,6 +546,47 @@ void gatherTile(const OpPlan &p, const Dims &xs, const T *x, const I *index, T *
   });
 }
 
+/// scatter: the input, then every source element at its index position in row-major
+/// order (add / multiply combine with what is there); an index outside the input
+/// tile's dimension is skipped (the reference evaluator reports it as an error).
+template <class T>
+void scatterTile(const OpPlan &p, const Dims &xs, const Dims &is, const Dims &ss, const T *x,
+                 const int32_t *index, const T *src, T *o) {
+  int64_t n = 1;
+  for (int64_t d : xs) n *= d;
+  if (o != x) std::memcpy(o, x, size_t(n) * sizeof(T));
+  int64_t rank = int64_t(xs.size());
+  Dims xStrides(size_t(rank), 1), sStrides(size_t(rank), 1);
+  for (int64_t d = rank - 2; d >= 0; --d) {
+    xStrides[d] = xStrides[d + 1] * xs[d + 1];
+    sStrides[d] = sStrides[d + 1] * ss[d + 1];
+  }
+  Dims xWalk = xStrides;
+  xWalk[p.dim] = 0;
+  int64_t i = 0, size = xs[p.dim], step = xStrides[p.dim];
+  walkStrided<2>(is, {llvm::ArrayRef<int64_t>(xWalk), llvm::ArrayRef<int64_t>(sStrides)},
+                 [&](const std::array<int64_t, 2> &off) {
+                   int64_t at = 0;
+                   if (readIndex(index[i++], size, at)) {
+                     T &slot = o[off[0] + at * step];
+                     T v = src[off[1]];
+                     if constexpr (std::is_integral_v<T>) {
+                       // Exactly in int64, saturated (the caller narrows i8 after).
+                       int64_t r = p.combine == ir::ScatterReduce::Add ? int64_t(slot) + v
+                                   : p.combine == ir::ScatterReduce::Multiply
+                                       ? int64_t(slot) * v
+                                       : int64_t(v);
+                       slot = T(std::clamp<int64_t>(r, std::numeric_limits<T>::min(),
+                                                    std::numeric_limits<T>::max()));
+                     } else {
+                       slot = p.combine == ir::ScatterReduce::Add        ? slot + v
+                              : p.combine == ir::ScatterReduce::Multiply ? slot * v
+                                                                        : v;
+                     }
+                   }
+                 });
+}
+
 /// expand_clone: every result element from the input element its broadcast maps to.
 template <class T> void expandCloneTile(const OpPlan &p, const Dims &xs, const T *x, T *o) {
   int64_t rank = int64_t(p.shape.size());
@@ -631,6 +673,20 @@ void runComputeOp(const LeafPlan &plan, int i, TileMemory mem) {
     const Dims &xs = plan.ops[p.x].shape;
     if (isFloat) gatherTile(p, xs, floats(p.x), ints(p.y), floats(i));
     else gatherTile(p, xs, ints(p.x), ints(p.y), ints(i));
+    return;
+  }
+  case ir::OpClass::Scatter: {
+    const Dims &xs = plan.ops[p.x].shape, &is = plan.ops[p.y].shape, &ss = plan.ops[p.acc].shape;
+    if (isFloat) {
+      scatterTile(p, xs, is, ss, floats(p.x), ints(p.y), floats(p.acc), floats(i));
+      roundFloatTile(floats(i), n, p.dtype);
+    } else {
+      scatterTile(p, xs, is, ss, ints(p.x), ints(p.y), ints(p.acc), ints(i));
+      if (p.dtype != DType::I32) {
+        IntRange r = rangeOf(p.dtype);
+        for (int32_t *v = ints(i), *e = v + n; v != e; ++v) *v = saturate(*v, r);
+      }
+    }
     return;
   }
   case ir::OpClass::ExpandClone:

@@ -18,7 +18,8 @@ from .loops import SymInt, loop, loop_unroll
 from .ops import (TopK, abs, add, amax, amin, cast, ceil, clip, clone, concat, div, erfc, exp,
                   exp2, expand_clone, expm1, floor, full, gather, gelu, log, matmul, maximum,
                   mean, minimum, mul, neg, pow, reciprocal, relu, reshape, round, rsqrt,
-                  sigmoid, softmax, sqrt, sub, sum, tanh, topk, transpose, trunc, unsqueeze)
+                  scatter, scatter_, scatter_update, sigmoid, softmax, sqrt, sub, sum, tanh,
+                  topk, transpose, trunc, unsqueeze)
 from .options import options
 from .settings import (pass_option_names, set_cube_tile_shapes, set_debug_options,
                        set_pass_options, set_runtime_options, set_vec_tile_shapes)

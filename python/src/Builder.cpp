@@ -182,6 +182,9 @@ std::vector<int> Builder::topk(int x, int64_t k, int64_t dim, bool largest) {
 int Builder::gather(int x, int64_t dim, int index) {
   return add(builder_.gather(value(x), dim, value(index)));
 }
+int Builder::scatter(int x, int64_t dim, int index, int src, const std::string &reduce) {
+  return add(builder_.scatter(value(x), dim, value(index), value(src), reduce));
+}
 int Builder::expandClone(int x, const std::vector<int64_t> &shape) {
   return add(builder_.expandClone(value(x), small(shape)));
 }

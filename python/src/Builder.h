@@ -61,6 +61,7 @@ public:
   std::vector<int> topk(int x, int64_t k, int64_t dim, bool largest);
   int gather(int x, int64_t dim, int index);
   int expandClone(int x, const std::vector<int64_t> &shape);
+  int scatter(int x, int64_t dim, int index, int src, const std::string &reduce);
 
   std::vector<int64_t> shape(int v) const;
   std::string dtype(int v) const;

@@ -71,6 +71,7 @@ PYBIND11_MODULE(_ptoc, m) {
       .def("topk", &Builder::topk)
       .def("gather", &Builder::gather)
       .def("expand_clone", &Builder::expandClone)
+      .def("scatter", &Builder::scatter)
       .def("shape", &Builder::shape)
       .def("dtype", &Builder::dtype)
       .def("set_location", &Builder::setLocation)

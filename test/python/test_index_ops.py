@@ -243,3 +243,113 @@ def test_expand_clone_errors(rng, call, kind, text):
     x = rng.standard_normal((1, 8)).astype(F32)
     with pytest.raises(kind, match=text):
         run(call, x, tile=(4, 32))
+
+
+# --- scatter, scatter_, scatter_update ---------------------------------------------
+
+def scatter_ref(x, dim, index, src, reduce=None):
+    """numpy: every index position in row-major order (the last of equal ones wins)."""
+    out = x.copy()
+    src = np.broadcast_to(src, index.shape) if np.ndim(src) == 0 else src
+    for p in np.ndindex(*index.shape):
+        at = list(p)
+        at[dim] = index[p]
+        at = tuple(at)
+        if reduce == "add":
+            out[at] = out[at] + src[p]
+        elif reduce == "multiply":
+            out[at] = out[at] * src[p]
+        else:
+            out[at] = src[p]
+    return out
+
+
+@pytest.mark.parametrize("xshape,ishape,dim,tile", [
+    pytest.param((3, 5), (2, 5), 0, (4, 32), id="dim0"),
+    pytest.param((37, 50), (30, 9), 1, (8, 32), id="dim1-tails-partial-rows"),
+    pytest.param((6, 9, 40), (4, 12, 33), 1, (2, 4, 32), id="rank3-index-longer-on-dim"),
+    pytest.param((70,), (20,), 0, (64,), id="1d"),
+])
+@pytest.mark.parametrize("reduce", [None, "add", "multiply"])
+@pytest.mark.parametrize("dtype", [F32, I32], ids=["f32", "i32"])
+def test_scatter(rng, xshape, ishape, dim, tile, reduce, dtype):
+    x = (rng.standard_normal(xshape) * 4).astype(dtype)
+    # Distinct positions per row for replace (equal ones are order-dependent, tested below).
+    index = rng.integers(0, xshape[dim], ishape).astype(I32)
+    src = (rng.standard_normal(ishape) * 4).astype(dtype)
+    got = run(lambda a, i, s: ptoc.scatter(a, dim, i, s, reduce=reduce), x, index, src, tile=tile)
+    assert got.dtype == dtype
+    assert_close(got, scatter_ref(x, dim, index, src, reduce), dtype=dtype, rtol=1e-5)
+
+
+def test_scatter_pypto_semantics_and_order():
+    x = np.zeros((3, 5), F32)
+    index = np.array([[0, 1, 2, 0, 1], [2, 0, 0, 1, 2]], I32)
+    src = np.arange(1, 11, dtype=F32).reshape(2, 5)
+    got = run(lambda a, i, s: ptoc.scatter(a, 0, i, s), x, index, src, tile=(4, 32))
+    np.testing.assert_array_equal(got, scatter_ref(x, 0, index, src))
+    # Equal indices: the later position (row-major) wins; add sums them all.
+    index = np.array([[1, 1, 1, 1]], I32)
+    x = np.zeros((1, 32), F32)
+    src = np.array([[1, 2, 3, 4]], F32)
+    got = run(lambda a, i, s: ptoc.scatter(a, 1, i, s), x, index, src, tile=(1, 32))
+    assert got[0, 1] == 4
+    got = run(lambda a, i, s: ptoc.scatter(a, 1, i, s, reduce="add"), x, index, src,
+              tile=(1, 32))
+    assert got[0, 1] == 10 and got.sum() == 10
+
+
+def test_scatter_scalar_in_place_and_methods(rng):
+    x = rng.standard_normal((16, 40)).astype(F32)
+    index = rng.integers(0, 40, (16, 3)).astype(I32)
+
+    def fill(a, i):
+        a.scatter_(1, i, -7.5)
+        return a * 1.0
+
+    got = run(fill, x.copy(), index, tile=(8, 64))
+    np.testing.assert_array_equal(got, scatter_ref(x, 1, index, np.float32(-7.5)))
+    got = run(lambda a, i: a.scatter(1, i, 2.0, reduce="multiply"), x, index, tile=(8, 64))
+    assert_close(got, scatter_ref(x, 1, index, np.float32(2.0), "multiply"))
+
+
+@pytest.mark.parametrize("four_d", [False, True], ids=["2d", "4d"])
+def test_scatter_update(rng, four_d):
+    # A paged KV cache: rows of src written at the slots index names.
+    blocks, block_size, d, b, s = 4, 8, 32, 2, 3
+    cache = rng.standard_normal((blocks * block_size, d)).astype(F32)
+    slots = rng.permutation(blocks * block_size)[:b * s].reshape(b, s).astype(I32)
+    new = rng.standard_normal((b * s, d)).astype(F32)
+    want = cache.copy()
+    want[slots.reshape(-1)] = new
+    if four_d:
+        cache = cache.reshape(blocks, block_size, 1, d)
+        new = new.reshape(b, s, 1, d)
+        want = want.reshape(blocks, block_size, 1, d)
+        tile = (1, 8, 1, 32)
+    else:
+        tile = (32, 32)
+
+    def update(c, i, n):
+        c.scatter_update(-2, i, n)
+        return c * 1.0
+
+    got = run(update, cache.copy(), slots, new, tile=tile)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("call,kind,text", [
+    (lambda a, i: ptoc.scatter(a, 1, ptoc.cast(i, ptoc.DT_FP32), 1.0), ptoc.DTypeError,
+     "index must be an integer tensor"),
+    (lambda a, i: ptoc.scatter(a, 1, i, 1.0, reduce="max"), ptoc.ArgumentError,
+     "reduce must be None, 'add' or 'multiply'"),
+    (lambda a, i: ptoc.scatter(a, 1, i, a[:, 0:2]), ptoc.ShapeError,
+     "is larger than the source"),
+    (lambda a, i: ptoc.scatter(a, 1, i, float("inf")), ptoc.ArgumentError, "must be finite"),
+    (lambda a, i: ptoc.scatter_update(a, 0, i, a), ptoc.ArgumentError, "dim must be -2"),
+])
+def test_scatter_errors(rng, call, kind, text):
+    x = rng.standard_normal((8, 40)).astype(F32)
+    index = np.zeros((8, 4), I32)
+    with pytest.raises(kind, match=text):
+        run(call, x, index, tile=(8, 64))

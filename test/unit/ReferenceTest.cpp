@@ -526,3 +526,26 @@ func @f(%x: tensor<2x4xf32>, %i: tensor<2x2xi32>) -> tensor<2x2xf32> {
   CHECK(msg.find("index[1, 1] = 4 is outside 0..3 (dimension 1 of the input has size 4)") !=
         std::string::npos);
 }
+
+TEST_CASE("reference: scatter replaces in index order, add and multiply combine", "[reference]") {
+  const char *text = R"(
+func @f(%x: tensor<2x4xf32>, %i: tensor<2x3xi32>, %s: tensor<2x3xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) {
+  %r = scatter %x, %i, %s {dim = 1} : tensor<2x4xf32>
+  %a = scatter %x, %i, %s {dim = 1, reduce = "add"} : tensor<2x4xf32>
+  %m = scatter %x, %i, %s {dim = 1, reduce = "multiply"} : tensor<2x4xf32>
+  return %r, %a, %m
+}
+)";
+  auto p = parse(text);
+  HostTensor x = tensorOf(DType::F32, {2, 4}, {1, 1, 1, 1, 2, 2, 2, 2});
+  HostTensor index = tensorOf(DType::I32, {2, 3}, {3, 0, 3, 1, 1, 2});
+  HostTensor src = tensorOf(DType::F32, {2, 3}, {5, 6, 7, 3, 4, 10});
+  std::vector<HostTensor> results;
+  absl::Status st = runtime::evaluateReference(p->func(), {x, index, src}, results);
+  INFO(st.message());
+  REQUIRE(st.ok());
+  REQUIRE(results.size() == 3);
+  CHECK(valuesOf(results[0]) == V{6, 1, 1, 7, 2, 4, 10, 2});
+  CHECK(valuesOf(results[1]) == V{7, 1, 1, 13, 2, 9, 12, 2});
+  CHECK(valuesOf(results[2]) == V{6, 1, 1, 35, 2, 24, 20, 2});
+}

@@ -13,6 +13,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "ptoc/ir/DType.h"
 #include "ptoc/ir/OpDef.h"
+#include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/Type.h"
 #include "ptoc/target/CoreKind.h"
 
@@ -72,6 +73,7 @@ struct LeafOp {
   int64_t dim = 0;                       ///< topk_indices, gather: the dimension
   int64_t k = 0;                         ///< topk_indices: how many are selected
   bool largest = true;                   ///< topk_indices: the largest (else smallest)
+  ir::ScatterReduce reduce = ir::ScatterReduce::Replace; ///< scatter
   int64_t cycles = 0;                    ///< cost-model estimate (compute ops)
   int64_t bytes = 0;                     ///< bytes of the result tile (copies: bytes moved)
 };

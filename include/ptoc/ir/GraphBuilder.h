@@ -112,6 +112,10 @@ public:
                                                    bool largest);
   /// out[..., i, ...] = x[..., index[..., i, ...], ...] with i at `dim` (PyPTO's gather).
   absl::StatusOr<Value *> gather(Value *x, int64_t dim, Value *index);
+  /// `x` with x[.., index[p], ..] = src[p] (index at `dim`) for every position p of
+  /// `index`, in row-major order; `reduce` "" (replace), "add" or "multiply".
+  absl::StatusOr<Value *> scatter(Value *x, int64_t dim, Value *index, Value *src,
+                                  llvm::StringRef reduce);
   /// `x` broadcast to `shape` (its size-1 dimensions repeated), materialised.
   absl::StatusOr<Value *> expandClone(Value *x, llvm::ArrayRef<int64_t> shape);
 

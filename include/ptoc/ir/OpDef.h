@@ -54,6 +54,7 @@ enum class OpClass : uint8_t {
   TopKIndices, ///< the indices topk selects (one result; topk's tile-level half)
   Gather,      ///< elements of the first operand at an index tensor's positions along a dim
   ExpandClone, ///< broadcast to a shape, materialised
+  Scatter,     ///< the first operand with a source written at an index tensor's positions
 };
 
 /// Which tile-shape attribute an op takes: `vec_tile` (vector ops), `cube_tile`
