@@ -58,7 +58,9 @@ bool isConstantOperand(const ir::Operation &op, unsigned i) {
 /// compare mask, and two selects of the indices.
 double topkIndicesCycles(const ir::Operation &op, const target::ComputeSpec &c) {
   ir::Type x = op.operandType(0);
-  int64_t dim = op.attr("dim").getInt(), k = op.attr("k").getInt();
+  std::optional<ir::TopKView> tv = ir::TopKView::of(op);
+  if (!tv) return 0; // not well-formed: the verifier reports it
+  int64_t dim = tv->dim, k = tv->k;
   int64_t n = x.dim(dim);
   if (n <= 0 || x.numElements() == 0) return 0;
   int64_t rows = x.numElements() / n;

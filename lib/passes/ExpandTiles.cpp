@@ -1432,7 +1432,8 @@ private:
     llvm::ArrayRef<int64_t> X = inType.shape();
     auto vt = vecTile(op, X);
     if (!vt) return false;
-    int64_t dim = op.attr("dim").getInt(), k = op.attr("k").getInt();
+    ir::TopKView tv = *ir::TopKView::of(op); // the verifier checked k and dim
+    int64_t dim = tv.dim, k = tv.k;
     bool isTopK = op.code() == OpCode::TopK;
     // Whole, rounded up to whole 32-byte blocks (the grid clamps it to the size).
     (*vt)[dim] = wholeBlocks(X[dim], inType.dtype());
@@ -1456,7 +1457,7 @@ private:
     Step s = stepOf(op);
     Attribute selectAttrs = tileAttrs({{ctx_.id("k"), op.attr("k")},
                                        {ctx_.id("dim"), op.attr("dim")},
-                                       {ctx_.id("largest"), ctx_.boolAttr(largest(op))}},
+                                       {ctx_.id("largest"), ctx_.boolAttr(tv.largest)}},
                                       s);
     Attribute gatherAttrs = tileAttrs({{ctx_.id("dim"), op.attr("dim")}}, s);
     Box ib, ob;
@@ -1478,11 +1479,6 @@ private:
                                  gatherAttrs, s.loc);
     }
     return true;
-  }
-
-  static bool largest(const Operation &op) {
-    Attribute l = op.attr("largest");
-    return !l || l.getBool();
   }
 
   // gather: the result (the index's shape) is tiled; each tile reads the index tile

@@ -275,9 +275,9 @@ template <class F> void forEachRow(llvm::ArrayRef<int64_t> shape, int64_t dim, F
 
 /// topk's values (`values`, when asked) and indices along `dim` of x.
 void evalTopK(const ir::Operation &op, const Dense &x, Dense *values, Dense &indices) {
-  int64_t k = op.attr("k").getInt(), dim = op.attr("dim").getInt();
-  ir::Attribute l = op.attr("largest");
-  bool largest = !l || l.getBool();
+  ir::TopKView tv = *ir::TopKView::of(op);
+  int64_t k = tv.k, dim = tv.dim;
+  bool largest = tv.largest;
   int64_t n = x.shape[dim];
   int64_t inStride = rowMajorStrides(x.shape)[dim];
   int64_t outStride = rowMajorStrides(indices.shape)[dim];

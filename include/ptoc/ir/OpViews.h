@@ -40,6 +40,15 @@ struct ReduceView {
   static std::optional<ReduceView> of(const Operation &op);
 };
 
+/// topk or topk_indices: how many, along which dim, largest or smallest.
+struct TopKView {
+  int64_t k = 1, dim = 0;
+  bool largest = true; ///< the attribute's default
+
+  /// The view of `op`, or nullopt when it is not a topk / topk_indices with k and dim.
+  static std::optional<TopKView> of(const Operation &op);
+};
+
 /// How scatter combines a source element with the element it lands on.
 enum class ScatterReduce : uint8_t { Replace, Add, Multiply };
 
