@@ -49,6 +49,45 @@ bool isConstantOperand(const ir::Operation &op, unsigned i) {
   return def && def->code() == OpCode::Full;
 }
 
+/// A tile topk_indices as a bitonic top-k of (value, index) pairs on the vector unit,
+/// each row padded to P = the next power of two of its length n, K = the next power
+/// of two of k (at most P): every K-block is sorted (log K (log K + 1) / 2 stages over
+/// P), then pairs of sorted blocks are merged keeping the top K (one stage over half
+/// the elements, then log K stages to re-sort them) until one block is left. A stage
+/// over m pairs is 5 Binary-class instructions: max and min of the values, the
+/// compare mask, and two selects of the indices.
+double topkIndicesCycles(const ir::Operation &op, const target::ComputeSpec &c) {
+  ir::Type x = op.operandType(0);
+  std::optional<ir::TopKView> tv = ir::TopKView::of(op);
+  if (!tv) return 0; // not well-formed: the verifier reports it
+  int64_t dim = tv->dim, k = tv->k;
+  int64_t n = x.dim(dim);
+  if (n <= 0 || x.numElements() == 0) return 0;
+  int64_t rows = x.numElements() / n;
+  auto log2Up = [](int64_t v) {
+    int64_t l = 0;
+    while ((int64_t(1) << l) < v) ++l;
+    return l;
+  };
+  int64_t logP = log2Up(n), logK = std::min(log2Up(k), logP);
+  double valueBytes = ir::elementSize(x.dtype()), indexBytes = ir::elementSize(op.resultType().dtype());
+  double cycles = 0;
+  auto stages = [&](int64_t count, double pairs) {
+    double bytes = pairs * double(rows);
+    double binary = c.vectorBytesPerCycle * c.vectorBinaryRate;
+    double one = 3 * (c.vectorLatencyCycles + ceilDiv(bytes * valueBytes, binary)) +
+                 2 * (c.vectorLatencyCycles + ceilDiv(bytes * indexBytes, binary));
+    cycles += double(count) * one;
+  };
+  double p = std::ldexp(1.0, int(logP));
+  stages(logK * (logK + 1) / 2, p);
+  for (int64_t len = logP; len > logK; --len) {
+    p /= 2;
+    stages(1 + logK, p);
+  }
+  return cycles;
+}
+
 } // namespace
 
 int64_t CostModel::transferCycles(int64_t bytes) const {
@@ -212,6 +251,22 @@ int64_t CostModel::opCycles(const ir::Operation &op) const {
     pass(VecClass::Reduce, b);
     pass(VecClass::Full, static_cast<double>(op.resultType().sizeInBytes()));
     break;
+  case OpCode::TopKIndices: total += topkIndicesCycles(op, c); break;
+  case OpCode::Gather: // one gathering read per result element (the input is not streamed)
+    pass(VecClass::Binary, static_cast<double>(op.resultType().sizeInBytes()));
+    break;
+  case OpCode::Scatter: {
+    // The input copied to the result, then one scattering write per index element
+    // (a read-combine-write: two passes with reduce).
+    pass(VecClass::Full, static_cast<double>(op.resultType().sizeInBytes()));
+    double written = static_cast<double>(op.operandType(1).numElements()) *
+                     ir::elementSize(op.resultType().dtype());
+    pass(VecClass::Binary, written);
+    if (std::optional<ir::ScatterView> sv = ir::ScatterView::of(op);
+        sv && sv->reduce != ir::ScatterReduce::Replace)
+      pass(VecClass::Binary, written);
+    break;
+  }
   // neg, abs, relu, rec, rsqrt, cast (any rounding mode), full, copies, logical_not;
   // ceil, floor, trunc and round are one rounding conversion (vector cast class) each.
   default: pass(VecClass::Full, b); break;

@@ -144,6 +144,17 @@ private:
       lo.perm.assign(a.getIntArray().begin(), a.getIntArray().end());
     if (ir::Attribute a = op.attr("value"); a && (a.isInt() || a.isFloat()))
       lo.value = a.getNumber();
+    if (std::optional<ir::TopKView> tv = ir::TopKView::of(op)) {
+      lo.dim = tv->dim;
+      lo.k = tv->k;
+      lo.largest = tv->largest;
+    }
+    if (ir::Attribute a = op.attr("dim"); a && a.isInt() && op.code() == OpCode::Gather)
+      lo.dim = a.getInt();
+    if (std::optional<ir::ScatterView> sv = ir::ScatterView::of(op)) {
+      lo.dim = sv->dim;
+      lo.reduce = sv->reduce;
+    }
     if (std::optional<ir::MatmulView> mm = ir::MatmulView::of(op)) {
       lo.transposeA = mm->transposeA;
       lo.transposeB = mm->transposeB;

@@ -83,6 +83,14 @@ absl::Status GraphBuilder::endFunc(llvm::ArrayRef<Value *> results) {
 absl::StatusOr<Value *> GraphBuilder::create(OpCode code, llvm::ArrayRef<Value *> operands,
                                              llvm::ArrayRef<NamedAttr> attrs,
                                              Type resultType) {
+  absl::StatusOr<Operation *> op = createOp(code, operands, attrs, resultType);
+  if (!op.ok()) return op.status();
+  return (*op)->result(0);
+}
+
+absl::StatusOr<Operation *> GraphBuilder::createOp(OpCode code, llvm::ArrayRef<Value *> operands,
+                                                   llvm::ArrayRef<NamedAttr> attrs,
+                                                   Type resultType) {
   const OpDef &def = ctx_.opDef(code);
   if (!func_) return absl::FailedPreconditionError("create op outside beginFunc/endFunc");
   if (code == OpCode::Return) return error(def.name, "is added by endFunc");
@@ -121,13 +129,16 @@ absl::StatusOr<Value *> GraphBuilder::create(OpCode code, llvm::ArrayRef<Value *
     }
   }
 
-  Operation *op = func_->createOp(def, operands, {type}, dict, loc_);
+  llvm::SmallVector<Type, 2> types{type};
+  if (def.extraResults)
+    def.extraResults(TypeRuleInput{ctx_, operandTypes, dict, resultType}, type, types);
+  Operation *op = func_->createOp(def, operands, types, dict, loc_);
   DiagnosticCollector diags(ctx_.diag());
   if (failed(verifyOp(*op, VerifyOptions{device_}))) {
     func_->erase(op);
     return diags.toStatus();
   }
-  return op->result(0);
+  return op;
 }
 
 absl::StatusOr<Value *> GraphBuilder::matmul(Value *a, Value *b, const MatmulOptions &opts) {
@@ -278,6 +289,44 @@ absl::StatusOr<Value *> GraphBuilder::full(llvm::ArrayRef<int64_t> shape, double
     v = ctx_.floatAttr(roundToDType(value, dtype));
   }
   return create(OpCode::Full, {}, {{ctx_.id("value"), v}}, ctx_.tensorType(dtype, shape));
+}
+
+absl::StatusOr<std::pair<Value *, Value *>> GraphBuilder::topk(Value *x, int64_t k, int64_t dim,
+                                                               bool largest) {
+  if (!x) return error("topk", "operand 0 is null");
+  auto norm = normaliseDims({dim}, x->type().rank(), false);
+  if (!norm.ok()) return error("topk", std::string(norm.status().message()));
+  absl::StatusOr<Operation *> op =
+      createOp(OpCode::TopK, {x},
+               {{ctx_.id("k"), ctx_.intAttr(k)},
+                {ctx_.id("dim"), ctx_.intAttr((*norm)[0])},
+                {ctx_.id("largest"), ctx_.boolAttr(largest)}});
+  if (!op.ok()) return op.status();
+  return std::make_pair((*op)->result(0), (*op)->result(1));
+}
+
+absl::StatusOr<Value *> GraphBuilder::gather(Value *x, int64_t dim, Value *index) {
+  if (!x) return error("gather", "operand 0 is null");
+  auto norm = normaliseDims({dim}, x->type().rank(), false);
+  if (!norm.ok()) return error("gather", std::string(norm.status().message()));
+  return create(OpCode::Gather, {x, index}, {{ctx_.id("dim"), ctx_.intAttr((*norm)[0])}});
+}
+
+absl::StatusOr<Value *> GraphBuilder::scatter(Value *x, int64_t dim, Value *index, Value *src,
+                                              llvm::StringRef reduce) {
+  if (!x) return error("scatter", "operand 0 is null");
+  auto norm = normaliseDims({dim}, x->type().rank(), false);
+  if (!norm.ok()) return error("scatter", std::string(norm.status().message()));
+  llvm::SmallVector<NamedAttr, 2> attrs{{ctx_.id("dim"), ctx_.intAttr((*norm)[0])}};
+  if (!reduce.empty()) attrs.push_back({ctx_.id("reduce"), ctx_.stringAttr(reduce)});
+  return create(OpCode::Scatter, {x, index, src}, attrs);
+}
+
+absl::StatusOr<Value *> GraphBuilder::expandClone(Value *x, llvm::ArrayRef<int64_t> shape) {
+  if (!x) return error("expand_clone", "operand 0 is null");
+  if (std::string why = shapeProblem(shape, x->type().dtype()); !why.empty())
+    return error("expand_clone", why);
+  return create(OpCode::ExpandClone, {x}, {}, ctx_.withShape(x->type(), shape));
 }
 
 } // namespace ptoc::ir

@@ -65,6 +65,19 @@ constexpr AttrSpec kCastAttrs[] = {
     {"saturate", AttrShape::Bool, false,
      "an integer result out of range clamps (true, the default) or keeps its low bits (false)"},
 };
+constexpr AttrSpec kTopKAttrs[] = {
+    {"k", AttrShape::Int, true, "how many elements to select, 1 <= k <= the size of 'dim'"},
+    {"dim", AttrShape::Int, true, "the dimension selected along, non-negative"},
+    {"largest", AttrShape::Bool, false, "true (default): the k largest; false: the k smallest"},
+};
+constexpr AttrSpec kGatherAttrs[] = {
+    {"dim", AttrShape::Int, true, "the dimension the index tensor indexes, non-negative"},
+};
+constexpr AttrSpec kScatterAttrs[] = {
+    {"dim", AttrShape::Int, true, "the dimension the index tensor indexes, non-negative"},
+    {"reduce", AttrShape::String, false,
+     "\"add\" or \"multiply\": combine with the element there (default: replace it)"},
+};
 constexpr AttrSpec kCommonAttrs[] = {
     {"vec_tile", AttrShape::IntArray, false, "vector tile shape, one size per dimension"},
     {"cube_tile", AttrShape::CubeTile, false, "cube tile {m = [L0, L1], k = [..], n = [..]}"},
@@ -567,6 +580,166 @@ Type subgraphRule(const TypeRuleInput &in, RuleError &error) {
   return {};
 }
 
+/// topk / topk_indices: `x` with dimension `dim` cut to `k` (element type `dtype`).
+Type selectRule(const TypeRuleInput &in, RuleError &error, DType dtype) {
+  Type x = in.operands[0];
+  Attribute kAttr = in.attrs ? in.attrs.lookup("k") : Attribute();
+  Attribute dimAttr = in.attrs ? in.attrs.lookup("dim") : Attribute();
+  if (!kAttr || !kAttr.isInt() || !dimAttr || !dimAttr.isInt()) {
+    fail(error, "needs integer attributes 'k' and 'dim'");
+    return {};
+  }
+  if (x.rank() == 0) {
+    fail(error, "needs an operand of rank >= 1, got " + x.str());
+    return {};
+  }
+  int64_t dim = dimAttr.getInt(), k = kAttr.getInt();
+  if (dim < 0 || dim >= int64_t(x.rank())) {
+    fail(error, "dim " + std::to_string(dim) + " is out of range for " + x.str() +
+                    " (valid: 0.." + std::to_string(int64_t(x.rank()) - 1) + ")");
+    return {};
+  }
+  if (k < 1 || k > x.dim(dim)) {
+    fail(error, "k = " + std::to_string(k) + " is not in 1.." + std::to_string(x.dim(dim)) +
+                    " (the size of dimension " + std::to_string(dim) + " of " + x.str() +
+                    "); choose k within it");
+    return {};
+  }
+  llvm::SmallVector<int64_t, 4> shape(x.shape().begin(), x.shape().end());
+  shape[dim] = k;
+  return in.ctx.withDType(in.ctx.withShape(x, shape), dtype);
+}
+
+Type topkRule(const TypeRuleInput &in, RuleError &error) {
+  if (in.operands[0].isTile()) {
+    fail(error, "works on tensors, not on the tile " + in.operands[0].str() +
+                    "; at the tile level it is topk_indices followed by gather");
+    return {};
+  }
+  return selectRule(in, error, in.operands[0].dtype());
+}
+
+void topkIndexResult(const TypeRuleInput &in, Type values, llvm::SmallVectorImpl<Type> &rest) {
+  rest.push_back(in.ctx.withDType(values, kIndexDType));
+}
+
+Type topkIndicesRule(const TypeRuleInput &in, RuleError &error) {
+  return selectRule(in, error, kIndexDType);
+}
+
+// gather %x, %index {dim}: out[..., i, ...] = x[..., index[..., i, ...], ...] (i at `dim`).
+Type gatherRule(const TypeRuleInput &in, RuleError &error) {
+  if (!sameKind(in.operands, error)) return {};
+  Type x = in.operands[0], index = in.operands[1];
+  if (!isIndexDType(index.dtype())) {
+    fail(error, "takes integer indices, got " + index.str() + "; cast the index tensor to i32",
+         DiagCategory::DType);
+    return {};
+  }
+  Attribute dimAttr = in.attrs ? in.attrs.lookup("dim") : Attribute();
+  if (!dimAttr || !dimAttr.isInt()) {
+    fail(error, "needs an integer 'dim' attribute");
+    return {};
+  }
+  if (index.rank() != x.rank() || x.rank() == 0) {
+    fail(error, "needs an index of the input's rank (>= 1), got " + x.str() + " and index " +
+                    index.str());
+    return {};
+  }
+  int64_t dim = dimAttr.getInt();
+  if (dim < 0 || dim >= int64_t(x.rank())) {
+    fail(error, "dim " + std::to_string(dim) + " is out of range for " + x.str() +
+                    " (valid: 0.." + std::to_string(int64_t(x.rank()) - 1) + ")");
+    return {};
+  }
+  for (unsigned d = 0; d < x.rank(); ++d)
+    if (int64_t(d) != dim && index.dim(d) > x.dim(d)) {
+      fail(error, "index " + index.str() + " is larger than the input " + x.str() +
+                      " in dimension " + std::to_string(d) +
+                      ", which is not 'dim' (there it may be at most the input's size)");
+      return {};
+    }
+  return in.ctx.withShape(x, index.shape());
+}
+
+// scatter %x, %index, %src {dim, reduce}: x with x[..., index[p], ...] = src[p] (the
+// index at `dim`) for every position p of index, in row-major order.
+Type scatterRule(const TypeRuleInput &in, RuleError &error) {
+  if (!sameKind(in.operands, error)) return {};
+  Type x = in.operands[0], index = in.operands[1], src = in.operands[2];
+  if (!isIndexDType(index.dtype())) {
+    fail(error, "takes integer indices, got " + index.str() + "; cast the index tensor to i32",
+         DiagCategory::DType);
+    return {};
+  }
+  if (src.dtype() != x.dtype()) {
+    fail(error, "writes a source of another element type (" + src.str() + " into " + x.str() +
+                    "); cast the source to the input's", DiagCategory::DType);
+    return {};
+  }
+  Attribute dimAttr = in.attrs ? in.attrs.lookup("dim") : Attribute();
+  if (!dimAttr || !dimAttr.isInt()) {
+    fail(error, "needs an integer 'dim' attribute");
+    return {};
+  }
+  if (index.rank() != x.rank() || src.rank() != x.rank() || x.rank() == 0) {
+    fail(error, "needs an index and a source of the input's rank (>= 1), got " + x.str() +
+                    ", index " + index.str() + " and source " + src.str());
+    return {};
+  }
+  int64_t dim = dimAttr.getInt();
+  if (dim < 0 || dim >= int64_t(x.rank())) {
+    fail(error, "dim " + std::to_string(dim) + " is out of range for " + x.str() +
+                    " (valid: 0.." + std::to_string(int64_t(x.rank()) - 1) + ")");
+    return {};
+  }
+  for (unsigned d = 0; d < x.rank(); ++d) {
+    if (int64_t(d) != dim && index.dim(d) > x.dim(d)) {
+      fail(error, "index " + index.str() + " is larger than the input " + x.str() +
+                      " in dimension " + std::to_string(d) +
+                      ", which is not 'dim' (there it may be at most the input's size)");
+      return {};
+    }
+    if (index.dim(d) > src.dim(d)) {
+      fail(error, "index " + index.str() + " is larger than the source " + src.str() +
+                      " in dimension " + std::to_string(d) +
+                      "; every index position needs a source element");
+      return {};
+    }
+  }
+  Attribute reduce = in.attrs.lookup("reduce");
+  if (reduce && reduce.isString() && reduce.getString() != "add" &&
+      reduce.getString() != "multiply") {
+    fail(error, "reduce must be \"add\" or \"multiply\" (or left out to replace), got " +
+                    reduce.str());
+    return {};
+  }
+  return x;
+}
+
+// expand_clone %x : the declared shape; each dimension of x is the declared one or 1.
+Type expandCloneRule(const TypeRuleInput &in, RuleError &error) {
+  Type d = needDeclared(in, error, "the shape to expand to");
+  if (!d) return {};
+  Type x = in.operands[0];
+  if (d.dtype() != x.dtype()) {
+    fail(error, "changes the element type; use cast for that", DiagCategory::DType);
+    return {};
+  }
+  if (d.rank() != x.rank()) {
+    fail(error, "expands " + x.str() + " to " + d.str() +
+                    ", of another rank; the shape must have the input's rank (reshape first)");
+    return {};
+  }
+  for (unsigned i = 0; i < x.rank(); ++i)
+    if (x.dim(i) != d.dim(i) && x.dim(i) != 1) {
+      fail(error, "cannot expand dimension " + std::to_string(i) + " of " + x.str() + " to " +
+                      std::to_string(d.dim(i)) + ": only size-1 dimensions expand");
+      return {};
+    }
+  return in.ctx.withShape(x, d.shape());
+}
+
 /// A loop's results are the operands its `outs` write, updated; the module-level
 /// check (ir::verifyLoops, ir/LoopView.h) compares them, as it needs the body.
 Type loopRule(const TypeRuleInput &in, RuleError &) { return in.declared; }
@@ -682,6 +855,11 @@ std::vector<Entry> entries() {
       {OpCode::CopyOut, C::None, T::None, 2, V, 1, kOffsetAttrs, copyOutRule},
       {OpCode::Subgraph, C::None, T::None, 0, 0, 0, kSubgraphAttrs, subgraphRule},
       {OpCode::Loop, C::None, T::None, 1, V, V, kLoopAttrs, loopRule},
+      {OpCode::TopK, C::AIV, T::Vec, 1, 1, 2, kTopKAttrs, topkRule},
+      {OpCode::TopKIndices, C::AIV, T::Vec, 1, 1, 1, kTopKAttrs, topkIndicesRule},
+      {OpCode::Gather, C::AIV, T::Vec, 2, 2, 1, kGatherAttrs, gatherRule},
+      {OpCode::ExpandClone, C::AIV, T::Vec, 1, 1, 1, {}, expandCloneRule},
+      {OpCode::Scatter, C::AIV, T::Vec, 3, 3, 1, kScatterAttrs, scatterRule},
   };
 }
 
@@ -721,6 +899,8 @@ OpRegistry::OpRegistry() {
     d.numResults = e.numResults;
     d.attrs = e.attrs;
     d.inferType = e.rule;
+    // The one multi-result op with fixed arity: its indices follow its values.
+    if (e.code == OpCode::TopK) d.extraResults = topkIndexResult;
     d.unaryFn = e.unary;
     d.binaryFn = e.binary;
     d.commutative = e.commutative;
@@ -750,7 +930,9 @@ const OpDef *OpRegistry::lookup(llvm::StringRef name) const {
 llvm::ArrayRef<int64_t> iterationShape(const OpDef &def, llvm::ArrayRef<Type> operands,
                                        llvm::ArrayRef<Type> results) {
   switch (def.cls) {
-  case OpClass::Reduction: return operands.empty() ? llvm::ArrayRef<int64_t>() : operands[0].shape();
+  case OpClass::Reduction:
+  case OpClass::TopK:
+  case OpClass::TopKIndices: return operands.empty() ? llvm::ArrayRef<int64_t>() : operands[0].shape();
   case OpClass::Assemble:
     return operands.size() < 2 ? llvm::ArrayRef<int64_t>() : operands[1].shape();
   default: return results.empty() ? llvm::ArrayRef<int64_t>() : results[0].shape();

@@ -29,6 +29,30 @@ std::optional<MatmulView> MatmulView::of(const Operation &op) {
   return v;
 }
 
+std::optional<TopKView> TopKView::of(const Operation &op) {
+  if (op.def().cls != OpClass::TopK && op.def().cls != OpClass::TopKIndices) return std::nullopt;
+  Attribute k = op.attr("k"), dim = op.attr("dim"), largest = op.attr("largest");
+  if (!k || !k.isInt() || !dim || !dim.isInt()) return std::nullopt;
+  TopKView v;
+  v.k = k.getInt();
+  v.dim = dim.getInt();
+  if (largest && largest.isBool()) v.largest = largest.getBool();
+  return v;
+}
+
+std::optional<ScatterView> ScatterView::of(const Operation &op) {
+  if (op.def().cls != OpClass::Scatter) return std::nullopt;
+  Attribute dim = op.attr("dim");
+  if (!dim || !dim.isInt()) return std::nullopt;
+  ScatterView v;
+  v.dim = dim.getInt();
+  if (Attribute r = op.attr("reduce"); r && r.isString())
+    v.reduce = r.getString() == "add"        ? ScatterReduce::Add
+               : r.getString() == "multiply" ? ScatterReduce::Multiply
+                                             : ScatterReduce::Replace;
+  return v;
+}
+
 std::optional<ReduceView> ReduceView::of(const Operation &op) {
   if (op.def().cls != OpClass::Reduction) return std::nullopt;
   Attribute axes = op.attr("axes");

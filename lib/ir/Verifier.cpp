@@ -241,6 +241,19 @@ private:
           << inferred.str() << " its operands and attributes give";
       return;
     }
+    if (def.extraResults && inferred) {
+      llvm::SmallVector<Type, 2> rest;
+      def.extraResults(TypeRuleInput{ctx_, operandTypes, op.attrDict(), declared}, inferred,
+                       rest);
+      for (unsigned i = 0; i < rest.size() && i + 1 < op.numResults(); ++i)
+        if (op.resultType(i + 1) != rest[i]) {
+          opError(op).in(rest[i].dtype() != op.resultType(i + 1).dtype() ? DiagCategory::DType
+                                                                         : DiagCategory::Shape)
+              << "result " << i + 1 << " has type " << op.resultType(i + 1).str()
+              << " but its operands and attributes give " << rest[i].str();
+          return;
+        }
+    }
     verifyTiles(op, operandTypes);
   }
 

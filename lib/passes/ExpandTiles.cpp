@@ -66,6 +66,16 @@
 //    before any write covered it, so a tensor written slice by slice is never
 //    copied at all.
 //  - concat: a new gm_tensor; each input's tiles are copied to their place.
+//  - topk / topk_indices: the input tiled with the selected dim whole (the vec_tile's
+//    entry for it widened); per tile a tile topk_indices (i32) and, for topk's values
+//    when they are used, a tile gather of the input tile at those indices.
+//  - gather: the result tiled like an elementwise op; each tile reads its index region
+//    and the input's region with the gathered dim whole.
+//  - expand_clone: as an elementwise op (each tile reads its broadcast region).
+//  - scatter: the result (the input's shape) tiled with the scattered dim whole; each
+//    tile reads the input tile and the index and source regions over the same
+//    positions (the index's dim whole); a tile no index position reaches is the
+//    input tile itself.
 //  - return: values are written to GM; an argument is returned as is (a loop body's is
 //    copied, as its results land in windows of other tensors: whole-row tiles of a
 //    quarter of UB); an alias is
@@ -316,6 +326,7 @@ struct ValueInfo {
   };
   Kind kind = Kind::Gm;
   Type type;
+  Value *value = nullptr;        ///< the tensor value it describes
   Operation *producer = nullptr; ///< the tensor op (null for arguments)
   Operation *tilingOp = nullptr; ///< whose vec_tile cuts it when written in tiles
   Attribute scope;               ///< the producer's sg_scope (null: none)
@@ -414,6 +425,7 @@ private:
     if (inserted) {
       it->second = &infoStorage_.emplace_back();
       it->second->type = v->type();
+      it->second->value = v;
       if (v->isArgument()) {
         it->second->kind = ValueInfo::Kind::Arg;
         it->second->home = newHome(v);
@@ -674,7 +686,7 @@ private:
         return nullptr;
       }
       Step s{v.producer->loc(), v.scope};
-      Home *h = newRoot(v.type, v.producer->result(), v.producer->loc());
+      Home *h = newRoot(v.type, v.value, v.producer->loc());
       Box b;
       for (int64_t i = 0; i < v.grid.numTiles; ++i) {
         v.grid.box(i, b);
@@ -761,8 +773,8 @@ private:
   }
 
   /// Records `op`'s result as pieces in UB tiles on grid `g`.
-  ValueInfo &defineTiles(Operation &op, const Grid &g) {
-    ValueInfo &out = info(op.result());
+  ValueInfo &defineTiles(Operation &op, const Grid &g, unsigned result = 0) {
+    ValueInfo &out = info(op.result(result));
     out.kind = ValueInfo::Kind::Tiles;
     out.producer = &op;
     out.tilingOp = &op;
@@ -871,6 +883,11 @@ private:
     case ir::OpClass::View: return expandAlias(op);
     case ir::OpClass::Assemble: return expandAssemble(op);
     case ir::OpClass::Concat: return expandConcat(op);
+    case ir::OpClass::TopK:
+    case ir::OpClass::TopKIndices: return expandTopK(op);
+    case ir::OpClass::Gather: return expandGather(op);
+    case ir::OpClass::ExpandClone: return expandElementwise(op);
+    case ir::OpClass::Scatter: return expandScatter(op);
     case ir::OpClass::Full: {
       ValueInfo &out = info(op.result());
       out.kind = ValueInfo::Kind::Full;
@@ -1399,6 +1416,190 @@ private:
     }
     logOp(op, absl::StrCat("tile ", shapeText(*vt), ", ", op.numOperands(), " inputs in ", tiles,
                            " tiles copied along axis ", axis));
+    return true;
+  }
+
+  /// Attributes of a tile op made for `s`: `attrs` plus its scope.
+  Attribute tileAttrs(llvm::SmallVector<ir::NamedAttr, 4> attrs, const Step &s) {
+    if (s.scope) attrs.push_back({scopeId_, s.scope});
+    return ctx_.dictAttr(attrs, true);
+  }
+
+  // topk, topk_indices: the input is tiled with the selected dim whole in each tile
+  // (the vec_tile's entry for it is widened); per tile a topk_indices, and for topk's
+  // values (when used) a gather of the input tile at those indices.
+  bool expandTopK(Operation &op) {
+    Type inType = op.operandType(0);
+    llvm::ArrayRef<int64_t> X = inType.shape();
+    auto vt = vecTile(op, X);
+    if (!vt) return false;
+    ir::TopKView tv = *ir::TopKView::of(op); // the verifier checked k and dim
+    int64_t dim = tv.dim, k = tv.k;
+    bool isTopK = op.code() == OpCode::TopK;
+    // Whole, rounded up to whole 32-byte blocks (the grid clamps it to the size).
+    (*vt)[dim] = wholeBlocks(X[dim], inType.dtype());
+    // UB holds the input tile, the indices and (topk) the gathered values.
+    if (!checkVec(op, *vt, X, isTopK ? 3 : 2,
+                  absl::StrCat("keeps dimension ", dim, " (size ", X[dim],
+                               ") whole in each tile: ")))
+      return false;
+    Grid in(X, *vt);
+    bool wantValues = isTopK && info(op.result(0)).remainingUses > 0;
+    if (!withinBudget(op, in.numTiles * (wantValues ? 2 : 1))) return false;
+    logGrid(op, in, absl::StrCat(", dimension ", dim, " whole in each tile"));
+    Dims outShape(X.begin(), X.end()), outTile = in.tile;
+    outShape[dim] = k;
+    outTile[dim] = k;
+    Grid g(outShape, outTile);
+    ValueInfo &src = info(op.operand(0));
+    unsigned indexResult = isTopK ? 1 : 0;
+    ValueInfo &indices = defineTiles(op, g, indexResult);
+    ValueInfo *values = wantValues ? &defineTiles(op, g, 0) : nullptr;
+    Step s = stepOf(op);
+    Attribute selectAttrs = tileAttrs({{ctx_.id("k"), op.attr("k")},
+                                       {ctx_.id("dim"), op.attr("dim")},
+                                       {ctx_.id("largest"), ctx_.boolAttr(tv.largest)}},
+                                      s);
+    Attribute gatherAttrs = tileAttrs({{ctx_.id("dim"), op.attr("dim")}}, s);
+    Box ib, ob;
+    for (int64_t t = 0; t < in.numTiles; ++t) {
+      in.box(t, ib);
+      Value *x = fetch(src, ib, s, true);
+      if (!x) return false;
+      ob = ib;
+      ob.off[dim] = 0;
+      ob.size[dim] = k;
+      int64_t at = g.exactIndex(ob);
+      Value *idx = emit(OpCode::TopKIndices, {x},
+                        ctx_.tileType(op.resultType(indexResult).dtype(), ob.size, MemSpace::UB),
+                        selectAttrs, s.loc);
+      indices.tiles[at] = idx;
+      if (values)
+        values->tiles[at] = emit(OpCode::Gather, {x, idx},
+                                 ctx_.tileType(inType.dtype(), ob.size, MemSpace::UB),
+                                 gatherAttrs, s.loc);
+    }
+    return true;
+  }
+
+  // gather: the result (the index's shape) is tiled; each tile reads the index tile
+  // of its region and the input over the same region except the gathered dim, whole.
+  bool expandGather(Operation &op) {
+    Type type = op.resultType(), xType = op.operandType(0);
+    auto vt = vecTile(op, type.shape());
+    if (!vt) return false;
+    int64_t dim = op.attr("dim").getInt();
+    // UB: the input tile (its gathered dim whole), the index tile and the result,
+    // counted at the input tile's size.
+    Dims checkTile = *vt, checkShape(type.shape().begin(), type.shape().end());
+    checkShape[dim] = xType.dim(dim);
+    checkTile[dim] = wholeBlocks(xType.dim(dim), xType.dtype());
+    if (!checkVec(op, checkTile, checkShape, 3,
+                  absl::StrCat("reads dimension ", dim, " of the input (size ", xType.dim(dim),
+                               ") whole in each tile: ")))
+      return false;
+    Grid g(type.shape(), *vt);
+    if (!withinBudget(op, g.numTiles)) return false;
+    logGrid(op, g, absl::StrCat(", input dimension ", dim, " whole in each tile"));
+    ValueInfo &out = defineTiles(op, g);
+    ValueInfo &x = info(op.operand(0)), &index = info(op.operand(1));
+    bool xReusable = g.counts[dim] == 1;
+    Step s = stepOf(op);
+    Attribute attrs = withoutVecTile(op);
+    Box b, xb;
+    for (int64_t t = 0; t < g.numTiles; ++t) {
+      g.box(t, b);
+      xb = b;
+      xb.off[dim] = 0;
+      xb.size[dim] = xType.dim(dim);
+      Value *xt = fetch(x, xb, s, xReusable);
+      if (!xt) return false;
+      Value *it = fetch(index, b, s, true);
+      if (!it) return false;
+      // As for elementwise operands: one op cannot read tiles of two tasks where one
+      // waits on the other through GM; the earlier one is read through GM instead.
+      if (clusters_.reachesThroughGm(xt, it)) {
+        ++stats_.unfused;
+        if (!(xt = fetch(x, xb, s, false))) return false;
+      } else if (clusters_.reachesThroughGm(it, xt)) {
+        ++stats_.unfused;
+        if (!(it = fetch(index, b, s, false))) return false;
+      }
+      out.tiles[t] = emit(OpCode::Gather, {xt, it},
+                          ctx_.tileType(type.dtype(), b.size, MemSpace::UB), attrs, s.loc);
+    }
+    return true;
+  }
+
+  /// `n` elements of `dtype` rounded up to whole 32-byte blocks (a tile size that is
+  /// aligned and, clamped by a grid, covers the whole dimension).
+  int64_t wholeBlocks(int64_t n, DType dtype) const {
+    int64_t block = device_.buffers.blockBytes, esize = ir::elementSize(dtype);
+    int64_t granule = block / std::gcd(block, esize);
+    return (n + granule - 1) / granule * granule;
+  }
+
+  bool expandScatter(Operation &op) {
+    Type type = op.resultType(), iType = op.operandType(1);
+    llvm::ArrayRef<int64_t> X = type.shape();
+    auto vt = vecTile(op, X);
+    if (!vt) return false;
+    int64_t dim = ir::ScatterView::of(op)->dim;
+    int64_t whole = std::max(X[dim], iType.dim(dim));
+    // UB: the input tile, the result, and the index and source tiles, each counted
+    // with the scattered dim whole (the longer of the input's and the index's).
+    Dims checkTile = *vt, checkShape(X.begin(), X.end());
+    checkShape[dim] = whole;
+    checkTile[dim] = wholeBlocks(whole, type.dtype());
+    if (!checkVec(op, checkTile, checkShape, 4,
+                  absl::StrCat("keeps dimension ", dim, " (size ", whole,
+                               ") whole in each tile: ")))
+      return false;
+    (*vt)[dim] = wholeBlocks(X[dim], type.dtype());
+    Grid g(X, *vt);
+    if (!withinBudget(op, g.numTiles)) return false;
+    logGrid(op, g, absl::StrCat(", dimension ", dim, " whole in each tile"));
+    ValueInfo &out = defineTiles(op, g);
+    ValueInfo *in[3] = {&info(op.operand(0)), &info(op.operand(1)), &info(op.operand(2))};
+    Step s = stepOf(op);
+    Attribute attrs = withoutVecTile(op);
+    Box boxes[3];
+    Value *tiles[3];
+    for (int64_t t = 0; t < g.numTiles; ++t) {
+      g.box(t, boxes[0]);
+      // The index positions of this tile: its region, clipped to the index, with the
+      // index's dim whole.
+      boxes[1] = boxes[0];
+      bool empty = false;
+      for (unsigned d = 0; d < boxes[1].rank(); ++d) {
+        if (int64_t(d) == dim) {
+          boxes[1].off[d] = 0;
+          boxes[1].size[d] = iType.dim(d);
+          continue;
+        }
+        boxes[1].size[d] = std::min(boxes[1].size[d], iType.dim(d) - boxes[1].off[d]);
+        empty |= boxes[1].size[d] <= 0;
+      }
+      boxes[2] = boxes[1];
+      unsigned n = empty ? 1 : 3;
+      for (unsigned i = 0; i < n; ++i) {
+        if (!(tiles[i] = fetch(*in[i], boxes[i], s, true))) return false;
+        // As for elementwise operands: no op reads tiles of two tasks where one waits
+        // on the other through GM; the earlier is read through GM instead.
+        for (unsigned j = 0; j < i; ++j) {
+          unsigned k = clusters_.reachesThroughGm(tiles[j], tiles[i])   ? j
+                       : clusters_.reachesThroughGm(tiles[i], tiles[j]) ? i
+                                                                        : n;
+          if (k == n) continue;
+          ++stats_.unfused;
+          if (!(tiles[k] = fetch(*in[k], boxes[k], s, false))) return false;
+        }
+      }
+      out.tiles[t] = empty ? tiles[0]
+                           : emit(OpCode::Scatter, {tiles[0], tiles[1], tiles[2]},
+                                  ctx_.tileType(type.dtype(), boxes[0].size, MemSpace::UB),
+                                  attrs, s.loc);
+    }
     return true;
   }
 

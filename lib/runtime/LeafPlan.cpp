@@ -147,6 +147,20 @@ private:
       p.fillValue = ir::roundToDType(op.value, op.dtype);
       return absl::OkStatus();
     case OpClass::Matmul: return planMatmul(i);
+    case OpClass::TopKIndices: return planTopKIndices(i);
+    case OpClass::Gather: return planGather(i);
+    case OpClass::Scatter: return planScatter(i);
+    case OpClass::ExpandClone: {
+      if (absl::Status s = checkArity(i, 1, 1); !s.ok()) return s;
+      p.x = op.operands[0];
+      if (absl::Status s = checkSameRep(i, p.x); !s.ok()) return s;
+      const Dims &xs = plan_.ops[p.x].shape;
+      bool ok = xs.size() == p.shape.size();
+      for (size_t d = 0; ok && d < xs.size(); ++d) ok = xs[d] == p.shape[d] || xs[d] == 1;
+      if (!ok)
+        return error(i, absl::StrCat("cannot expand ", shapeStr(xs), " to ", shapeStr(p.shape)));
+      return absl::OkStatus();
+    }
     default:
       return error(i, "the executor has no kernel for this op at the tile level");
     }
@@ -409,6 +423,77 @@ private:
       if (absl::Status s = checkSameShape(i, p.acc); !s.ok()) return s;
       if (absl::Status s = checkSameRep(i, p.acc); !s.ok()) return s;
     }
+    return absl::OkStatus();
+  }
+
+  absl::Status checkDim(int i, int64_t dim, const Dims &shape) const {
+    if (dim < 0 || dim >= int64_t(shape.size()))
+      return error(i, absl::StrCat("dim ", dim, " is not a dimension of ", shapeStr(shape)));
+    return absl::OkStatus();
+  }
+
+  absl::Status planTopKIndices(int i) {
+    if (absl::Status s = checkArity(i, 1, 1); !s.ok()) return s;
+    const LeafOp &op = leaf_.ops[i];
+    OpPlan &p = plan_.ops[i];
+    p.x = op.operands[0];
+    p.dim = op.dim;
+    p.k = op.k;
+    p.largest = op.largest;
+    const Dims &xs = plan_.ops[p.x].shape;
+    if (absl::Status s = checkDim(i, p.dim, xs); !s.ok()) return s;
+    if (p.rep != Rep::Int) return error(i, "produces non-integer indices");
+    Dims expect = xs;
+    expect[p.dim] = p.k;
+    if (p.k < 1 || p.k > xs[p.dim] || expect != p.shape)
+      return error(i, absl::StrCat("selecting k = ", p.k, " along dim ", p.dim, " of ",
+                                   shapeStr(xs), " does not give ", shapeStr(p.shape)));
+    return absl::OkStatus();
+  }
+
+  absl::Status planGather(int i) {
+    if (absl::Status s = checkArity(i, 2, 2); !s.ok()) return s;
+    const LeafOp &op = leaf_.ops[i];
+    OpPlan &p = plan_.ops[i];
+    p.x = op.operands[0];
+    p.y = op.operands[1];
+    p.dim = op.dim;
+    if (absl::Status s = checkSameRep(i, p.x); !s.ok()) return s;
+    const Dims &xs = plan_.ops[p.x].shape, &is = plan_.ops[p.y].shape;
+    if (plan_.ops[p.y].rep != Rep::Int)
+      return error(i, absl::StrCat("operand ", p.y, " (the index) is not an integer tile"));
+    if (absl::Status s = checkDim(i, p.dim, xs); !s.ok()) return s;
+    bool ok = xs.size() == is.size() && is == p.shape;
+    for (size_t d = 0; ok && d < xs.size(); ++d) ok = int64_t(d) == p.dim || is[d] <= xs[d];
+    if (!ok)
+      return error(i, absl::StrCat("gathering ", shapeStr(xs), " at an index ", shapeStr(is),
+                                   " along dim ", p.dim, " does not give ", shapeStr(p.shape)));
+    return absl::OkStatus();
+  }
+
+  absl::Status planScatter(int i) {
+    if (absl::Status s = checkArity(i, 3, 3); !s.ok()) return s;
+    const LeafOp &op = leaf_.ops[i];
+    OpPlan &p = plan_.ops[i];
+    p.x = op.operands[0];
+    p.y = op.operands[1];
+    p.acc = op.operands[2];
+    p.dim = op.dim;
+    p.combine = op.reduce;
+    for (int o : {p.x, p.acc})
+      if (absl::Status s = checkSameRep(i, o); !s.ok()) return s;
+    if (plan_.ops[p.y].rep != Rep::Int)
+      return error(i, absl::StrCat("operand ", p.y, " (the index) is not an integer tile"));
+    const Dims &xs = plan_.ops[p.x].shape, &is = plan_.ops[p.y].shape,
+               &ss = plan_.ops[p.acc].shape;
+    if (absl::Status s = checkDim(i, p.dim, xs); !s.ok()) return s;
+    bool ok = xs == p.shape && is.size() == xs.size() && ss.size() == xs.size();
+    for (size_t d = 0; ok && d < xs.size(); ++d)
+      ok = (int64_t(d) == p.dim || is[d] <= xs[d]) && is[d] <= ss[d];
+    if (!ok)
+      return error(i, absl::StrCat("scattering a source ", shapeStr(ss), " at an index ",
+                                   shapeStr(is), " along dim ", p.dim, " into ", shapeStr(xs),
+                                   " does not fit or does not give ", shapeStr(p.shape)));
     return absl::OkStatus();
   }
 

@@ -85,6 +85,9 @@ struct OpPlan {
   ir::CastMode castMode = ir::CastMode::Rint; ///< cast
   bool saturate = true;                       ///< cast
   llvm::SmallVector<int64_t, 4> axes; ///< reductions (for messages)
+  int64_t dim = 0, k = 0;  ///< topk_indices, gather: the dimension; topk_indices: k
+  bool largest = true;     ///< topk_indices
+  ir::ScatterReduce combine = ir::ScatterReduce::Replace; ///< scatter (its source is `acc`)
   BroadcastPlan broadcast;
   ReducePlan reduce;
   TransposePlan transpose;

@@ -23,6 +23,8 @@
 #include "ptoc/ir/Operation.h"
 #include "ptoc/runtime/TensorRef.h"
 
+#include "IndexRules.h"
+
 namespace ptoc::runtime {
 namespace {
 
@@ -290,6 +292,117 @@ Dense evalConcat(const ir::Operation &op, llvm::ArrayRef<const Dense *> xs) {
   return r;
 }
 
+/// Calls f(base) with the offset of the first element of every row along `dim` of
+/// `shape` (row-major over the other dimensions); a row steps by the dim's stride.
+template <class F> void forEachRow(llvm::ArrayRef<int64_t> shape, int64_t dim, F &&f) {
+  Shape strides = rowMajorStrides(shape);
+  Shape outer(shape.begin(), shape.end());
+  outer[dim] = 1;
+  walk<1>(outer, {&strides}, {0}, [&](int64_t, const std::array<int64_t, 1> &off) { f(off[0]); });
+}
+
+/// topk's values (`values`, when asked) and indices along `dim` of x.
+void evalTopK(const ir::Operation &op, const Dense &x, Dense *values, Dense &indices) {
+  ir::TopKView tv = *ir::TopKView::of(op);
+  int64_t k = tv.k, dim = tv.dim;
+  bool largest = tv.largest;
+  int64_t n = x.shape[dim];
+  int64_t inStride = rowMajorStrides(x.shape)[dim];
+  int64_t outStride = rowMajorStrides(indices.shape)[dim];
+  std::vector<int64_t> order;
+  // Rows of x and of the results walk the same outer positions in the same order.
+  std::vector<int64_t> outBases;
+  forEachRow(indices.shape, dim, [&](int64_t base) { outBases.push_back(base); });
+  size_t row = 0;
+  forEachRow(x.shape, dim, [&](int64_t base) {
+    selectTopK(n, k, largest, [&](int64_t j) { return x.data[base + j * inStride]; }, order);
+    int64_t ob = outBases[row++];
+    for (int64_t j = 0; j < k; ++j) {
+      indices.data[ob + j * outStride] = double(order[j]);
+      if (values) values->data[ob + j * outStride] = x.data[base + order[j] * inStride];
+    }
+  });
+}
+
+/// out[..., i, ...] = x[..., index[..., i, ...], ...]; an index outside the input's
+/// dimension is the user's data error.
+absl::StatusOr<Dense> evalGather(const ir::Operation &op, const Dense &x, const Dense &index) {
+  Dense r = make(op);
+  int64_t dim = op.attr("dim").getInt();
+  Shape xs = rowMajorStrides(x.shape), is = rowMajorStrides(index.shape);
+  Shape xNoDim = xs;
+  xNoDim[dim] = 0;
+  std::string bad;
+  walk<1>(index.shape, {&xNoDim}, {0}, [&](int64_t i, const std::array<int64_t, 1> &off) {
+    int64_t at = 0;
+    if (!readIndex(index.data[i], x.shape[dim], at)) {
+      if (bad.empty()) {
+        Shape pos(index.shape.size());
+        for (size_t d = 0, rest = size_t(i); d < pos.size(); ++d) {
+          pos[d] = int64_t(rest) / is[d];
+          rest %= size_t(is[d]);
+        }
+        bad = absl::StrFormat("index[%s] = %.17g is outside 0..%d (dimension %d of the input "
+                              "has size %d); gather takes indices in range",
+                              absl::StrJoin(pos, ", "), index.data[i], x.shape[dim] - 1, dim,
+                              x.shape[dim]);
+      }
+      return;
+    }
+    r.data[i] = x.data[off[0] + at * xs[dim]];
+  });
+  if (!bad.empty())
+    return absl::InvalidArgumentError(absl::StrCat(opWhere(op), ": ", bad));
+  return r;
+}
+
+/// Combines `value` into `slot` the way scatter's `reduce` says.
+void scatterInto(double &slot, double value, ir::ScatterReduce reduce) {
+  switch (reduce) {
+  case ir::ScatterReduce::Replace: slot = value; break;
+  case ir::ScatterReduce::Add: slot += value; break;
+  case ir::ScatterReduce::Multiply: slot *= value; break;
+  }
+}
+
+/// x with x[.., index[p], ..] = src[p] for every index position p, in row-major order
+/// (so of two equal indices the later wins); an index out of range is an error.
+absl::StatusOr<Dense> evalScatter(const ir::Operation &op, const Dense &x, const Dense &index,
+                                  const Dense &src) {
+  Dense r = x;
+  ir::ScatterView sv = *ir::ScatterView::of(op);
+  int64_t dim = sv.dim;
+  Shape xs = rowMajorStrides(x.shape), ss = rowMajorStrides(src.shape);
+  Shape xNoDim = xs;
+  xNoDim[dim] = 0;
+  std::string bad;
+  walk<2>(index.shape, {&xNoDim, &ss}, {0, 0},
+          [&](int64_t i, const std::array<int64_t, 2> &off) {
+            int64_t at = 0;
+            if (!readIndex(index.data[i], x.shape[dim], at)) {
+              if (bad.empty())
+                bad = absl::StrFormat("index element %d (row-major) = %.17g is outside 0..%d "
+                                      "(dimension %d of the input has size %d); scatter takes "
+                                      "indices in range",
+                                      i, index.data[i], x.shape[dim] - 1, dim, x.shape[dim]);
+              return;
+            }
+            scatterInto(r.data[off[0] + at * xs[dim]], src.data[off[1]], sv.reduce);
+          });
+  if (!bad.empty()) return absl::InvalidArgumentError(absl::StrCat(opWhere(op), ": ", bad));
+  roundAll(r);
+  return r;
+}
+
+Dense evalExpandClone(const ir::Operation &op, const Dense &x) {
+  Dense r = make(op);
+  Shape strides = broadcastStrides(x.shape, r.shape);
+  walk<1>(r.shape, {&strides}, {0}, [&](int64_t i, const std::array<int64_t, 1> &off) {
+    r.data[i] = x.data[off[0]];
+  });
+  return r;
+}
+
 absl::Status checkArgs(const ir::Func &f, llvm::ArrayRef<HostTensor> args) {
   if (args.size() != f.numArgs())
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -419,6 +532,14 @@ absl::Status Evaluator::run(const ir::Func &f, std::vector<Dense> args,
       for (unsigned r = 0; r < op.numResults(); ++r) values[op.result(r)] = std::move(outs[r]);
       continue;
     }
+    if (op.code() == OpCode::TopK) {
+      Dense picked = make(op), positions = picked;
+      positions.dtype = op.resultType(1).dtype();
+      evalTopK(op, *in[0], &picked, positions);
+      values[op.result(0)] = std::move(picked);
+      values[op.result(1)] = std::move(positions);
+      continue;
+    }
     Dense out;
     switch (op.def().cls) {
     case OpClass::ElementwiseUnary: out = evalUnary(op, *in[0]); break;
@@ -442,6 +563,24 @@ absl::Status Evaluator::run(const ir::Func &f, std::vector<Dense> args,
     case OpClass::View: out = evalView(op, *in[0]); break;
     case OpClass::Assemble: out = evalAssemble(op, *in[0], *in[1]); break;
     case OpClass::Concat: out = evalConcat(op, in); break;
+    case OpClass::TopKIndices: out = make(op); evalTopK(op, *in[0], nullptr, out); break;
+    case OpClass::Gather: {
+      absl::StatusOr<Dense> g = evalGather(op, *in[0], *in[1]);
+      if (!g.ok())
+        return absl::InvalidArgumentError(absl::StrFormat("reference for @%s: %s",
+                                                          f.name().str(), g.status().message()));
+      out = std::move(*g);
+      break;
+    }
+    case OpClass::ExpandClone: out = evalExpandClone(op, *in[0]); break;
+    case OpClass::Scatter: {
+      absl::StatusOr<Dense> sc = evalScatter(op, *in[0], *in[1], *in[2]);
+      if (!sc.ok())
+        return absl::InvalidArgumentError(absl::StrFormat("reference for @%s: %s",
+                                                          f.name().str(), sc.status().message()));
+      out = std::move(*sc);
+      break;
+    }
     case OpClass::Full:
       out = make(op);
       std::fill(out.data.begin(), out.data.end(),

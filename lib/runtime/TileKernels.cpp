@@ -2,10 +2,13 @@
 // tiles, exact int64 arithmetic with saturation on integer tiles.
 #include "TileKernels.h"
 
+#include "IndexRules.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include <Eigen/Core>
 #include <unsupported/Eigen/SpecialFunctions>
@@ -627,6 +630,109 @@ void matmulTile(const MatmulPlan &mp, const T *x, const T *y, const T *acc, T *o
                  });
 }
 
+// ---------------------------------------------------------------- index ops
+
+/// Calls f(xBase, oBase) for the first element of every row along `dim`, the rows of
+/// x (shape xs) and of the result (shape os) walked together.
+template <class F>
+void forEachRowPair(const Dims &xs, const Dims &os, int64_t dim, F &&f) {
+  Dims outer = xs, xStrides(xs.size(), 1), oStrides(os.size(), 1);
+  for (int d = int(xs.size()) - 2; d >= 0; --d) {
+    xStrides[d] = xStrides[d + 1] * xs[d + 1];
+    oStrides[d] = oStrides[d + 1] * os[d + 1];
+  }
+  outer[dim] = 1;
+  walkStrided<2>(outer, {llvm::ArrayRef<int64_t>(xStrides), llvm::ArrayRef<int64_t>(oStrides)},
+                 [&](const std::array<int64_t, 2> &off) { f(off[0], off[1]); });
+}
+
+int64_t strideOf(const Dims &shape, int64_t dim) {
+  int64_t s = 1;
+  for (size_t d = size_t(dim) + 1; d < shape.size(); ++d) s *= shape[d];
+  return s;
+}
+
+/// topk_indices: the positions selectTopK picks from every row along p.dim.
+template <class T>
+void topkIndicesTile(const OpPlan &p, const Dims &xs, const T *x, int64_t *o) {
+  int64_t n = xs[p.dim], xStep = strideOf(xs, p.dim), oStep = strideOf(p.shape, p.dim);
+  std::vector<int64_t> order;
+  forEachRowPair(xs, p.shape, p.dim, [&](int64_t xb, int64_t ob) {
+    selectTopK(n, p.k, p.largest, [&](int64_t j) { return x[xb + j * xStep]; }, order);
+    for (int64_t j = 0; j < p.k; ++j) o[ob + j * oStep] = order[j];
+  });
+}
+
+/// gather: o[..., i, ...] = x[..., index[..., i, ...], ...]; an index outside the
+/// input tile's dimension gives 0 (the reference evaluator reports it as an error).
+template <class T, class I>
+void gatherTile(const OpPlan &p, const Dims &xs, const T *x, const I *index, T *o) {
+  int64_t rank = int64_t(p.shape.size());
+  Dims xStrides(size_t(rank), 1);
+  for (int64_t d = rank - 2; d >= 0; --d) xStrides[d] = xStrides[d + 1] * xs[d + 1];
+  Dims xWalk = xStrides;
+  xWalk[p.dim] = 0;
+  int64_t i = 0, size = xs[p.dim], step = xStrides[p.dim];
+  walkStrided<1>(p.shape, {llvm::ArrayRef<int64_t>(xWalk)}, [&](const std::array<int64_t, 1> &off) {
+    int64_t at = 0;
+    o[i] = readIndex(index[i], size, at) ? x[off[0] + at * step] : T(0);
+    ++i;
+  });
+}
+
+/// scatter: the input, then every source element at its index position in row-major
+/// order (add / multiply combine with what is there); an index outside the input
+/// tile's dimension is skipped (the reference evaluator reports it as an error).
+template <class T, class I>
+void scatterTile(const OpPlan &p, const Dims &xs, const Dims &is, const Dims &ss, const T *x,
+                 const I *index, const T *src, T *o) {
+  int64_t n = 1;
+  for (int64_t d : xs) n *= d;
+  if (o != x) std::memcpy(o, x, size_t(n) * sizeof(T));
+  int64_t rank = int64_t(xs.size());
+  Dims xStrides(size_t(rank), 1), sStrides(size_t(rank), 1);
+  for (int64_t d = rank - 2; d >= 0; --d) {
+    xStrides[d] = xStrides[d + 1] * xs[d + 1];
+    sStrides[d] = sStrides[d + 1] * ss[d + 1];
+  }
+  Dims xWalk = xStrides;
+  xWalk[p.dim] = 0;
+  int64_t i = 0, size = xs[p.dim], step = xStrides[p.dim];
+  walkStrided<2>(is, {llvm::ArrayRef<int64_t>(xWalk), llvm::ArrayRef<int64_t>(sStrides)},
+                 [&](const std::array<int64_t, 2> &off) {
+                   int64_t at = 0;
+                   if (readIndex(index[i++], size, at)) {
+                     T &slot = o[off[0] + at * step];
+                     T v = src[off[1]];
+                     if constexpr (std::is_integral_v<T>) {
+                       // Exactly in 128 bits, clamped to the tile's words (the caller
+                       // saturates to the element type after).
+                       __int128 r = p.combine == ir::ScatterReduce::Add ? __int128(slot) + v
+                                    : p.combine == ir::ScatterReduce::Multiply
+                                        ? __int128(slot) * v
+                                        : __int128(v);
+                       slot = T(std::clamp<__int128>(r, std::numeric_limits<T>::min(),
+                                                     std::numeric_limits<T>::max()));
+                     } else {
+                       slot = p.combine == ir::ScatterReduce::Add        ? slot + v
+                              : p.combine == ir::ScatterReduce::Multiply ? slot * v
+                                                                        : v;
+                     }
+                   }
+                 });
+}
+
+/// expand_clone: every result element from the input element its broadcast maps to.
+template <class T> void expandCloneTile(const OpPlan &p, const Dims &xs, const T *x, T *o) {
+  int64_t rank = int64_t(p.shape.size());
+  Dims strides(size_t(rank), 0);
+  for (int64_t d = rank - 1, s = 1; d >= 0; s *= xs[d], --d)
+    strides[d] = xs[d] == 1 ? 0 : s;
+  int64_t i = 0;
+  walkStrided<1>(p.shape, {llvm::ArrayRef<int64_t>(strides)},
+                 [&](const std::array<int64_t, 1> &off) { o[i++] = x[off[0]]; });
+}
+
 } // namespace
 
 void roundFloatTile(float *data, int64_t n, DType dtype) {
@@ -712,6 +818,33 @@ void runComputeOp(const LeafPlan &plan, int i, TileMemory mem) {
       // result saturates.
       for (int64_t *v = ints(i), *e = v + n; v != e; ++v) *v = saturate(*v, p.dtype);
     }
+    return;
+  case ir::OpClass::TopKIndices: {
+    const OpPlan &x = plan.ops[p.x];
+    if (x.rep == Rep::Float) topkIndicesTile(p, x.shape, floats(p.x), ints(i));
+    else topkIndicesTile(p, x.shape, ints(p.x), ints(i));
+    return;
+  }
+  case ir::OpClass::Gather: {
+    const Dims &xs = plan.ops[p.x].shape;
+    if (isFloat) gatherTile(p, xs, floats(p.x), ints(p.y), floats(i));
+    else gatherTile(p, xs, ints(p.x), ints(p.y), ints(i));
+    return;
+  }
+  case ir::OpClass::Scatter: {
+    const Dims &xs = plan.ops[p.x].shape, &is = plan.ops[p.y].shape, &ss = plan.ops[p.acc].shape;
+    if (isFloat) {
+      scatterTile(p, xs, is, ss, floats(p.x), ints(p.y), floats(p.acc), floats(i));
+      roundFloatTile(floats(i), n, p.dtype);
+    } else {
+      scatterTile(p, xs, is, ss, ints(p.x), ints(p.y), ints(p.acc), ints(i));
+      for (int64_t *v = ints(i), *e = v + n; v != e; ++v) *v = saturate(*v, p.dtype);
+    }
+    return;
+  }
+  case ir::OpClass::ExpandClone:
+    if (isFloat) expandCloneTile(p, plan.ops[p.x].shape, floats(p.x), floats(i));
+    else expandCloneTile(p, plan.ops[p.x].shape, ints(p.x), ints(i));
     return;
   default: return; // copy_in/copy_out move GM data (GmAccess); others never get planned
   }

@@ -17,11 +17,12 @@ from .autotune import AutotunedFunction, ConfigResult, autotune
 from .jit import CacheInfo, CompiledKernel, JitFunction, jit
 from .loops import SymBool, SymInt, is_loop_begin, is_loop_end, loop, loop_unroll
 from .casting import CastMode, SaturationMode
-from .ops import (abs, add, amax, amin, cast, ceil, clip, clone, concat, div, eq, erfc, exp, exp2,
-                  expm1, floor, full, ge, gelu, gt, le, log, logical_and, logical_not,
-                  logical_or, lt, matmul, maximum, mean, minimum, mul, ne, neg, pow,
-                  reciprocal, relu, reshape, round, rsqrt, sigmoid, softmax, sqrt, sub, sum,
-                  tanh, transpose, trunc, unsqueeze, view, where)
+from .ops import (TopK, abs, add, amax, amin, cast, ceil, clip, clone, concat, div, eq, erfc,
+                  exp, exp2, expand_clone, expm1, floor, full, gather, ge, gelu, gt, le, log,
+                  logical_and, logical_not, logical_or, lt, matmul, maximum, mean, minimum, mul,
+                  ne, neg, pow, reciprocal, relu, reshape, round, rsqrt, scatter, scatter_,
+                  scatter_update, sigmoid, softmax, sqrt, sub, sum, tanh, topk, transpose, trunc,
+                  unsqueeze, view, where)
 from .options import options
 from .settings import (pass_option_names, set_cube_tile_shapes, set_debug_options,
                        set_pass_options, set_runtime_options, set_vec_tile_shapes)

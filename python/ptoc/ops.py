@@ -4,6 +4,7 @@ trace at the user's source line; a mistake raises a ``ptoc.Error`` naming that l
 """
 
 import builtins
+import collections
 import math
 import numbers
 
@@ -387,6 +388,152 @@ def full(shape, value, dtype=DT_FP32):
         raise ArgumentError(located(f"ptoc.full: value must be a number, got {value!r}"))
     dtype = as_dtype(dtype)
     return _record(trace, lambda b: b.full(shape, float(value), dtype.ir_name))
+
+
+# --- index ops (PyPTO's topk, gather, expand_clone) --------------------------------
+
+TopK = collections.namedtuple("TopK", ["values", "indices"])
+TopK.__doc__ = "topk's result: ``values`` and their ``indices`` (DT_INT32)."
+
+_TOPK_ALGOS = ("MERGE_SORT", "RADIX_SELECT")
+
+
+def topk(x, k, dim=-1, largest=True, algo=None, *, sorted=True):
+    """The ``k`` largest elements of ``x`` along ``dim`` (the smallest when ``largest``
+    is false) and their indices, as ``TopK(values, indices)`` (a tuple; indices are
+    DT_INT32). Values come in order, largest first (smallest first); equal values in
+    index order, lower first; NaN ranks above every number (first for the largest, last
+    for the smallest). ``dim=None`` is the last dimension. ``algo`` (PyPTO's TopKAlgo:
+    MERGE_SORT or RADIX_SELECT, or its name) only names how the device would select: the
+    result is the same. ``sorted=False`` is accepted; the result is still sorted."""
+    trace = _trace_of("topk", x)
+    x = _operand(trace, x, "ptoc.topk")
+    d = _dim(x, x.ndim - 1 if dim is None else dim, "topk")
+    n = x.shape[d]
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= n:
+        raise ShapeError(located(f"ptoc.topk: k={k!r} is not in 1..{n} (the size of dimension "
+                                 f"{d} of a tensor of shape {list(x.shape)})"))
+    if algo is not None:
+        name = algo if isinstance(algo, str) else getattr(algo, "name", None)
+        if not isinstance(name, str) or name.upper() not in _TOPK_ALGOS:
+            raise ArgumentError(located(f"ptoc.topk: algo must be one of "
+                                        f"{', '.join(_TOPK_ALGOS)} (or PyPTO's TopKAlgo), "
+                                        f"got {algo!r}"))
+    if not isinstance(largest, (bool, np.bool_)) or not isinstance(sorted, (bool, np.bool_)):
+        raise ArgumentError(located(f"ptoc.topk: largest and sorted must be bools, got "
+                                    f"{largest!r} and {sorted!r}"))
+    ix = x._value()
+    trace.at_user_code()
+    values, indices = trace.builder.topk(ix, int(k), d, bool(largest))
+    return TopK(_tensor.Tensor._bound(trace, values), _tensor.Tensor._bound(trace, indices))
+
+
+def gather(x, dim, index):
+    """PyPTO's gather: ``out[..., i, ...] = x[..., index[..., i, ...], ...]`` with ``i``
+    at ``dim``; ``index`` is an integer tensor of ``x``'s rank, no larger than ``x`` in the
+    other dimensions; the result has ``index``'s shape and ``x``'s dtype. An index outside
+    ``0..x.shape[dim] - 1`` reads 0 (the reference evaluator reports it as an error)."""
+    trace = _trace_of("gather", x, index)
+    x = _operand(trace, x, "ptoc.gather")
+    index = _operand(trace, index, "ptoc.gather")
+    if index.dtype.is_float:
+        raise DTypeError(located(f"ptoc.gather: index must be an integer tensor, got "
+                                 f"{index.dtype!r}; cast it with ptoc.cast(index, DT_INT32)"))
+    d = _dim(x, dim, "gather")
+    ix, ii = x._value(), index._value()
+    return _record(trace, lambda b: b.gather(ix, d, ii))
+
+
+_SCATTER_REDUCE = {None: "", "none": "", "add": "add", "multiply": "multiply"}
+
+
+def scatter(x, dim, index, src, *, reduce=None):
+    """PyPTO's scatter: ``x`` with ``src[p]`` written at ``x[..., index[p], ...]`` (the
+    index at ``dim``) for every position ``p`` of ``index``, as a new tensor. ``src`` is a
+    tensor (no smaller than ``index`` in any dimension) or a number; ``reduce``
+    ``"add"`` / ``"multiply"`` (or PyPTO's ScatterMode) combines with the element there
+    instead of replacing it. Equal indices apply in row-major order of ``index`` (the
+    last one wins without reduce). An index outside ``0..x.shape[dim] - 1`` is skipped."""
+    trace = _trace_of("scatter", x, index, src)
+    x = _operand(trace, x, "ptoc.scatter")
+    index = _operand(trace, index, "ptoc.scatter")
+    if index.dtype.is_float:
+        raise DTypeError(located(f"ptoc.scatter: index must be an integer tensor, got "
+                                 f"{index.dtype!r}; cast it with ptoc.cast(index, DT_INT32)"))
+    d = _dim(x, dim, "scatter")
+    mode = reduce if reduce is None or isinstance(reduce, str) else getattr(reduce, "name", reduce)
+    if isinstance(mode, str):
+        mode = mode.lower()
+    if mode not in _SCATTER_REDUCE:
+        raise ArgumentError(located(f"ptoc.scatter: reduce must be None, 'add' or 'multiply' "
+                                    f"(or PyPTO's ScatterMode), got {reduce!r}"))
+    if _is_scalar(src):
+        if isinstance(src, float) and not math.isfinite(src):
+            raise ArgumentError(located(f"ptoc.scatter: a scalar source must be finite, "
+                                        f"got {src!r}"))
+        src = full(list(index.shape), src, x.dtype)
+    src = cast(_operand(trace, src, "ptoc.scatter"), x.dtype)
+    ix, ii, isrc = x._value(), index._value(), src._value()
+    return _record(trace, lambda b: b.scatter(ix, d, ii, isrc, _SCATTER_REDUCE[mode]))
+
+
+def scatter_(x, dim, index, src, *, reduce=None):
+    """``scatter`` in place: ``x`` becomes the result (also inside a loop body, for a
+    tensor from outside it); returns ``x``."""
+    write_slice(x, Ellipsis, scatter(x, dim, index, src, reduce=reduce))
+    return x
+
+
+def scatter_update(x, dim, index, src):
+    """PyPTO's scatter_update (in place; ``dim`` must be -2): rows of ``src`` written at
+    the rows ``index`` names. 2-D: ``x`` [N, d], ``index`` [b, s], ``src`` [b * s, d]:
+    ``x[index[i][j]] = src[i * s + j]``. 4-D: ``x`` [blocks, block_size, 1, d], ``src``
+    [b, s, 1, d]: row ``index[i][j]`` of ``x`` seen as [blocks * block_size, d] gets
+    ``src[i][j][0]``. Returns ``x``."""
+    trace = _trace_of("scatter_update", x, index, src)
+    x = _operand(trace, x, "ptoc.scatter_update")
+    index = _operand(trace, index, "ptoc.scatter_update")
+    src = _operand(trace, src, "ptoc.scatter_update")
+    if dim != -2:
+        raise ArgumentError(located(f"ptoc.scatter_update: dim must be -2 (PyPTO's only "
+                                    f"value), got {dim!r}"))
+    if index.ndim != 2:
+        raise ShapeError(located(f"ptoc.scatter_update: index must be 2-D [b, s], got shape "
+                                 f"{list(index.shape)}"))
+    b, s = index.shape
+    if x.ndim == 2 and src.ndim == 2:
+        rows, d = x.shape
+        want = [b * s, d]
+    elif x.ndim == 4 and src.ndim == 4 and x.shape[2] == 1:
+        rows, d = x.shape[0] * x.shape[1], x.shape[3]
+        want = [b, s, 1, d]
+    else:
+        raise ShapeError(located(f"ptoc.scatter_update: x and src must be 2-D ([N, d] and "
+                                 f"[b*s, d]) or 4-D ([blocks, block_size, 1, d] and "
+                                 f"[b, s, 1, d]), got {list(x.shape)} and {list(src.shape)}"))
+    if list(src.shape) != want:
+        raise ShapeError(located(f"ptoc.scatter_update: src must have shape {want} for an "
+                                 f"index of shape {list(index.shape)} and x of shape "
+                                 f"{list(x.shape)}, got {list(src.shape)}"))
+    rows_index = expand_clone(reshape(index, [b * s, 1]), [b * s, d])
+    flat = scatter(reshape(x, [rows, d]), 0, rows_index, reshape(src, [b * s, d]))
+    write_slice(x, Ellipsis, reshape(flat, list(x.shape)))
+    return x
+
+
+def expand_clone(x, shape, *, valid_shape=None):
+    """``x`` broadcast to ``shape`` (same rank; each dimension of ``x`` equal to it or
+    1), as a new tensor. ``valid_shape`` (PyPTO's, for dynamic tails) may only repeat
+    ``shape``."""
+    trace = _trace_of("expand_clone", x)
+    x = _operand(trace, x, "ptoc.expand_clone")
+    shape = _shape(shape, "ptoc.expand_clone")
+    if valid_shape is not None and list(valid_shape) != shape:
+        raise ArgumentError(located(f"ptoc.expand_clone: valid_shape {valid_shape!r} differs "
+                                    f"from shape {shape}; ptoc expands static shapes only "
+                                    "(slice the result for a tail)"))
+    ix = x._value()
+    return _record(trace, lambda b: b.expand_clone(ix, shape))
 
 
 # --- slices ---------------------------------------------------------------------

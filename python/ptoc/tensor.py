@@ -267,6 +267,16 @@ class Tensor:
             shape = shape[0]
         return ops.reshape(self, shape)
     def transpose(self, dim0=-2, dim1=-1): return ops.transpose(self, dim0, dim1)
+    def topk(self, k, dim=-1, largest=True, algo=None, *, sorted=True):
+        return ops.topk(self, k, dim, largest, algo, sorted=sorted)
+    def gather(self, dim, index): return ops.gather(self, dim, index)
+    def scatter(self, dim, index, src, *, reduce=None):
+        return ops.scatter(self, dim, index, src, reduce=reduce)
+    def scatter_(self, dim, index, src, *, reduce=None):
+        return ops.scatter_(self, dim, index, src, reduce=reduce)
+    def scatter_update(self, dim, index, src): return ops.scatter_update(self, dim, index, src)
+    def expand_clone(self, shape, *, valid_shape=None):
+        return ops.expand_clone(self, shape, valid_shape=valid_shape)
 
     @property
     def T(self):

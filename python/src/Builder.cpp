@@ -187,6 +187,21 @@ int Builder::full(const std::vector<int64_t> &shape, double value, const std::st
   return add(builder_.full(small(shape), value, dtypeFromName(dtype)));
 }
 
+std::vector<int> Builder::topk(int x, int64_t k, int64_t dim, bool largest) {
+  auto both = valueOrThrow(ErrorStage::Build, builder_.topk(value(x), k, dim, largest));
+  int values = add(both.first);
+  return {values, add(both.second)};
+}
+int Builder::gather(int x, int64_t dim, int index) {
+  return add(builder_.gather(value(x), dim, value(index)));
+}
+int Builder::scatter(int x, int64_t dim, int index, int src, const std::string &reduce) {
+  return add(builder_.scatter(value(x), dim, value(index), value(src), reduce));
+}
+int Builder::expandClone(int x, const std::vector<int64_t> &shape) {
+  return add(builder_.expandClone(value(x), small(shape)));
+}
+
 std::vector<int64_t> Builder::shape(int v) const {
   llvm::ArrayRef<int64_t> s = value(v)->type().shape();
   return std::vector<int64_t>(s.begin(), s.end());

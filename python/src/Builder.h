@@ -62,6 +62,11 @@ public:
   int assemble(int dst, int src, const std::vector<int64_t> &offsets);
   int concat(const std::vector<int> &xs, int64_t axis);
   int full(const std::vector<int64_t> &shape, double value, const std::string &dtype);
+  /// topk: the ids of its values and indices.
+  std::vector<int> topk(int x, int64_t k, int64_t dim, bool largest);
+  int gather(int x, int64_t dim, int index);
+  int expandClone(int x, const std::vector<int64_t> &shape);
+  int scatter(int x, int64_t dim, int index, int src, const std::string &reduce);
 
   std::vector<int64_t> shape(int v) const;
   std::string dtype(int v) const;

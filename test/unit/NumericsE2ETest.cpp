@@ -604,3 +604,41 @@ TEST_CASE("numerics: many row bands merged into one vector subgraph", "[numerics
                                 "  %%r = div %%e, %%s {vec_tile = %s} : tensor<64x1024xf32>\n",
                                 vt, vt, vt, vt, vt))});
 }
+
+TEST_CASE("numerics: topk, gather, scatter, expand_clone, every dtype", "[numerics]") {
+  // Integer inputs in [-5, 5] have many equal values: the executor and the reference
+  // must pick the same indices among them. Gather and scatter read topk's indices,
+  // which are in range by construction.
+  std::vector<Case> cases;
+  for (DType t : kAll) {
+    int64_t w = lane(t);
+    std::string x = tensor({37, 70}, t), v = tensor({37, 5}, t), i = tensor({37, 5}, DType::I32);
+    cases.push_back({absl::StrCat("topk_", T(t)), "tiny",
+                     func("k", "%x: " + x, "(" + v + ", " + i + ")",
+                          absl::StrFormat("  %%v, %%i = topk %%x {dim = 1, k = 5, vec_tile = "
+                                          "[8, %d]} : %s, %s\n",
+                                          w, v, i),
+                          "%v, %i")});
+    std::string c = tensor({3, 70}, DType::I32);
+    cases.push_back({absl::StrCat("topk_indices_dim0_smallest_", T(t)), "tiny",
+                     func("k", "%x: " + x, c,
+                          absl::StrFormat("  %%r = topk_indices %%x {dim = 0, k = 3, largest = "
+                                          "false, vec_tile = [8, %d]} : %s\n",
+                                          w, c))});
+    cases.push_back({absl::StrCat("gather_scatter_", T(t)), "tiny",
+                     func("gs", "%x: " + x + ", %y: " + x, "(" + v + ", " + x + ")",
+                          absl::StrFormat(
+                              "  %%v, %%i = topk %%x {dim = 1, k = 5, vec_tile = [8, %d]} : %s, %s\n"
+                              "  %%g = gather %%y, %%i {dim = 1, vec_tile = [8, %d]} : %s\n"
+                              "  %%s = scatter %%x, %%i, %%g {dim = 1, reduce = \"add\", "
+                              "vec_tile = [8, %d]} : %s\n",
+                              w, v, i, w, v, w, x),
+                          "%g, %s")});
+    std::string e = tensor({37, 70}, t);
+    cases.push_back({absl::StrCat("expand_clone_", T(t)), "tiny",
+                     func("e", "%x: " + tensor({37, 1}, t), e,
+                          absl::StrFormat("  %%r = expand_clone %%x {vec_tile = [8, %d]} : %s\n",
+                                          w, e))});
+  }
+  runAll(cases);
+}

@@ -485,3 +485,94 @@ TEST_CASE("tolerance: exact for integers, looser for narrower floats", "[referen
   CHECK(runtime::tolerance(DType::F16).rtol > std::ldexp(1.0, -10));
   CHECK(runtime::tolerance(DType::BF16).rtol > std::ldexp(1.0, -7));
 }
+
+// ------------------------------------------------------------------ index ops
+
+TEST_CASE("reference: topk gives sorted values and indices, ties by lower index", "[reference]") {
+  auto p = parse(R"(
+func @f(%x: tensor<2x6xf32>) -> (tensor<2x3xf32>, tensor<2x3xi32>, tensor<2x6xi32>) {
+  %v, %i = topk %x {dim = 1, k = 3} : tensor<2x3xf32>, tensor<2x3xi32>
+  %s = topk_indices %x {dim = 1, k = 6, largest = false} : tensor<2x6xi32>
+  return %v, %i, %s
+}
+)");
+  double nan = std::numeric_limits<double>::quiet_NaN();
+  HostTensor x = tensorOf(DType::F32, {2, 6}, {1, 5, 5, 2, 5, 0, /**/ 3, nan, -1, 3, 7, 3});
+  std::vector<HostTensor> results;
+  absl::Status st = runtime::evaluateReference(p->func(), {x}, results);
+  INFO(st.message());
+  REQUIRE(st.ok());
+  REQUIRE(results.size() == 3);
+  CHECK(results[1].dtype() == DType::I32);
+  CHECK(valuesOf(results[1]) == V{1, 2, 4, /**/ 1, 4, 0});
+  std::vector<double> v = valuesOf(results[0]);
+  CHECK(v[0] == 5);
+  CHECK(v[1] == 5);
+  CHECK(v[2] == 5);
+  CHECK(std::isnan(v[3])); // NaN ranks above every number
+  CHECK(v[4] == 7);
+  CHECK(v[5] == 3);
+  // k = n with largest = false: a stable ascending sort, NaN last.
+  CHECK(valuesOf(results[2]) == V{5, 0, 3, 1, 2, 4, /**/ 2, 0, 3, 5, 4, 1});
+}
+
+TEST_CASE("reference: gather along each dim and expand_clone", "[reference]") {
+  HostTensor x = tensorOf(DType::I32, {3, 5}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14});
+  HostTensor index = tensorOf(DType::I32, {3, 4}, {0, 1, 2, 0, 1, 2, 0, 1, 2, 2, 1, 0});
+  HostTensor g0 = run1(R"(
+func @f(%x: tensor<3x5xi32>, %i: tensor<3x4xi32>) -> tensor<3x4xi32> {
+  %g = gather %x, %i {dim = 0} : tensor<3x4xi32>
+  return %g
+}
+)", {x, index});
+  CHECK(valuesOf(g0) == V{0, 6, 12, 3, 5, 11, 2, 8, 10, 11, 7, 3});
+  HostTensor g1 = run1(R"(
+func @f(%x: tensor<3x5xi32>, %i: tensor<3x4xi32>) -> tensor<3x4xi32> {
+  %g = gather %x, %i {dim = 1} : tensor<3x4xi32>
+  return %g
+}
+)", {x, index});
+  CHECK(valuesOf(g1) == V{0, 1, 2, 0, 6, 7, 5, 6, 12, 12, 11, 10});
+  HostTensor e = run1(R"(
+func @f(%x: tensor<2x1xf32>) -> tensor<2x3xf32> {
+  %e = expand_clone %x : tensor<2x3xf32>
+  return %e
+}
+)", {tensorOf(DType::F32, {2, 1}, {1.5, -2})});
+  CHECK(valuesOf(e) == V{1.5, 1.5, 1.5, -2, -2, -2});
+}
+
+TEST_CASE("reference: a gather index out of range is an error naming it", "[reference]") {
+  std::string msg = errorOf(R"(
+func @f(%x: tensor<2x4xf32>, %i: tensor<2x2xi32>) -> tensor<2x2xf32> {
+  %g = gather %x, %i {dim = 1} : tensor<2x2xf32>
+  return %g
+}
+)", {tensorOf(DType::F32, {2, 4}, {0, 1, 2, 3, 4, 5, 6, 7}),
+      tensorOf(DType::I32, {2, 2}, {0, 1, 3, 4})});
+  CHECK(msg.find("index[1, 1] = 4 is outside 0..3 (dimension 1 of the input has size 4)") !=
+        std::string::npos);
+}
+
+TEST_CASE("reference: scatter replaces in index order, add and multiply combine", "[reference]") {
+  const char *text = R"(
+func @f(%x: tensor<2x4xf32>, %i: tensor<2x3xi32>, %s: tensor<2x3xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) {
+  %r = scatter %x, %i, %s {dim = 1} : tensor<2x4xf32>
+  %a = scatter %x, %i, %s {dim = 1, reduce = "add"} : tensor<2x4xf32>
+  %m = scatter %x, %i, %s {dim = 1, reduce = "multiply"} : tensor<2x4xf32>
+  return %r, %a, %m
+}
+)";
+  auto p = parse(text);
+  HostTensor x = tensorOf(DType::F32, {2, 4}, {1, 1, 1, 1, 2, 2, 2, 2});
+  HostTensor index = tensorOf(DType::I32, {2, 3}, {3, 0, 3, 1, 1, 2});
+  HostTensor src = tensorOf(DType::F32, {2, 3}, {5, 6, 7, 3, 4, 10});
+  std::vector<HostTensor> results;
+  absl::Status st = runtime::evaluateReference(p->func(), {x, index, src}, results);
+  INFO(st.message());
+  REQUIRE(st.ok());
+  REQUIRE(results.size() == 3);
+  CHECK(valuesOf(results[0]) == V{6, 1, 1, 7, 2, 4, 10, 2});
+  CHECK(valuesOf(results[1]) == V{7, 1, 1, 13, 2, 9, 12, 2});
+  CHECK(valuesOf(results[2]) == V{6, 1, 1, 35, 2, 24, 20, 2});
+}

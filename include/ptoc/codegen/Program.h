@@ -14,6 +14,7 @@
 #include "ptoc/ir/CastMode.h"
 #include "ptoc/ir/DType.h"
 #include "ptoc/ir/OpDef.h"
+#include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/Type.h"
 #include "ptoc/target/CoreKind.h"
 
@@ -79,6 +80,10 @@ struct LeafOp {
   ir::CastMode castMode = ir::CastMode::Rint;
   bool castModeWritten = false;                ///< cast: the IR op has a `mode`
   bool saturate = true;                        ///< cast: out-of-range integers clamp
+  int64_t dim = 0;                       ///< topk_indices, gather: the dimension
+  int64_t k = 0;                         ///< topk_indices: how many are selected
+  bool largest = true;                   ///< topk_indices: the largest (else smallest)
+  ir::ScatterReduce reduce = ir::ScatterReduce::Replace; ///< scatter
   int64_t cycles = 0;                    ///< cost-model estimate (compute ops)
   int64_t bytes = 0;                     ///< bytes of the result tile (copies: bytes moved)
 };

@@ -44,6 +44,10 @@ constexpr bool isUnsigned(DType t) {
   return t == DType::Bool || t == DType::U8 || t == DType::U16 || t == DType::U32 ||
          t == DType::U64;
 }
+/// Whether an operand of type `t` may hold indices (gather's index tensor): any
+/// integer type. Index handling goes through this and runtime::readIndex, so a new
+/// integer type needs no change per op.
+constexpr bool isIndexDType(DType t) { return isInteger(t); }
 
 /// The smallest and the largest value of an integer type (bool: 0 and 1).
 constexpr int64_t intMin(DType t) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -80,6 +81,10 @@ public:
   /// is not determined by their operands: cast, reshape, view, full) its result type.
   absl::StatusOr<Value *> create(OpCode code, llvm::ArrayRef<Value *> operands,
                                  llvm::ArrayRef<NamedAttr> attrs = {}, Type resultType = {});
+  /// The same, returning the op (for ops with several results: topk).
+  absl::StatusOr<Operation *> createOp(OpCode code, llvm::ArrayRef<Value *> operands,
+                                       llvm::ArrayRef<NamedAttr> attrs = {},
+                                       Type resultType = {});
 
   absl::StatusOr<Value *> matmul(Value *a, Value *b, const MatmulOptions &opts = {});
   /// add, sub, mul, div, max, min, pow; eq, ne, lt, le, gt, ge, logical_and,
@@ -108,6 +113,18 @@ public:
   absl::StatusOr<Value *> assemble(Value *dst, Value *src, llvm::ArrayRef<int64_t> offsets);
   absl::StatusOr<Value *> concat(llvm::ArrayRef<Value *> values, int64_t axis);
   absl::StatusOr<Value *> full(llvm::ArrayRef<int64_t> shape, double value, DType dtype);
+  /// The k largest (smallest) elements along `dim` (negative counts from the end),
+  /// sorted, and their indices (i32); equal values keep index order (docs/ir.md).
+  absl::StatusOr<std::pair<Value *, Value *>> topk(Value *x, int64_t k, int64_t dim,
+                                                   bool largest);
+  /// out[..., i, ...] = x[..., index[..., i, ...], ...] with i at `dim` (PyPTO's gather).
+  absl::StatusOr<Value *> gather(Value *x, int64_t dim, Value *index);
+  /// `x` with x[.., index[p], ..] = src[p] (index at `dim`) for every position p of
+  /// `index`, in row-major order; `reduce` "" (replace), "add" or "multiply".
+  absl::StatusOr<Value *> scatter(Value *x, int64_t dim, Value *index, Value *src,
+                                  llvm::StringRef reduce);
+  /// `x` broadcast to `shape` (its size-1 dimensions repeated), materialised.
+  absl::StatusOr<Value *> expandClone(Value *x, llvm::ArrayRef<int64_t> shape);
 
 private:
   absl::Status error(llvm::StringRef opName, const std::string &msg,

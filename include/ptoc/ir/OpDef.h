@@ -51,6 +51,11 @@ enum class OpClass : uint8_t {
   Subgraph, ///< a subgraph's description (partitioned level)
   Loop,     ///< runs a body function per iteration on windows of its operands
   Select,   ///< elementwise choice between two operands by a bool operand (where)
+  TopK,        ///< the k largest (smallest) along a dim: values and indices (tensor level)
+  TopKIndices, ///< the indices topk selects (one result; topk's tile-level half)
+  Gather,      ///< elements of the first operand at an index tensor's positions along a dim
+  ExpandClone, ///< broadcast to a shape, materialised
+  Scatter,     ///< the first operand with a source written at an index tensor's positions
 };
 
 /// Which tile-shape attribute an op takes: `vec_tile` (vector ops), `cube_tile`
@@ -71,6 +76,10 @@ struct AttrSpec {
   bool required;
   llvm::StringRef help;
 };
+
+/// The element type of the index results ptoc makes (topk's indices). Index operands
+/// (gather) may be any integer type: see isIndexDType.
+inline constexpr DType kIndexDType = DType::I32;
 
 /// The inputs of a type rule: operand types, the op's attributes (a Dict, possibly
 /// null), and the result type written in the text (null when a builder asks).
@@ -96,6 +105,10 @@ struct RuleError {
 
 /// A type rule returns the result type or fills `error`.
 using TypeRule = Type (*)(const TypeRuleInput &in, RuleError &error);
+/// Ops with more than one result (topk): appends the types of results 1.. given
+/// result 0's (the type rule's, which has checked the inputs).
+using ExtraResultsRule = void (*)(const TypeRuleInput &in, Type first,
+                                  llvm::SmallVectorImpl<Type> &rest);
 
 /// The registry entry for one operation.
 struct OpDef {
@@ -109,6 +122,8 @@ struct OpDef {
   unsigned numResults;   ///< kVariadic for "any number" (loop)
   llvm::ArrayRef<AttrSpec> attrs;
   TypeRule inferType;
+  /// The types of results 1.. of a multi-result op with fixed arity (null otherwise).
+  ExtraResultsRule extraResults = nullptr;
   /// Scalar semantics for elementwise ops (constant folding and reference numerics);
   /// null for others.
   double (*unaryFn)(double) = nullptr;

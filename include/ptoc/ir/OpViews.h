@@ -51,6 +51,27 @@ struct CastView {
   static CastView of(const Operation &op);
 };
 
+/// topk or topk_indices: how many, along which dim, largest or smallest.
+struct TopKView {
+  int64_t k = 1, dim = 0;
+  bool largest = true; ///< the attribute's default
+
+  /// The view of `op`, or nullopt when it is not a topk / topk_indices with k and dim.
+  static std::optional<TopKView> of(const Operation &op);
+};
+
+/// How scatter combines a source element with the element it lands on.
+enum class ScatterReduce : uint8_t { Replace, Add, Multiply };
+
+/// A scatter: the dimension its index selects along, and how it combines.
+struct ScatterView {
+  int64_t dim = 0;
+  ScatterReduce reduce = ScatterReduce::Replace;
+
+  /// The view of `op`, or nullopt when it is not a scatter with an integer `dim`.
+  static std::optional<ScatterView> of(const Operation &op);
+};
+
 /// A vector op's tile footprint: the shape its vec_tile covers, the element sizes of
 /// its operands and results, and how many of its tiles UB holds together. The
 /// verifier, expand-tiles and the tuner check tiles through it.
