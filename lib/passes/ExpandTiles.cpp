@@ -82,7 +82,11 @@
 // applies to its trailing dims, ir::adaptVecTile); a step of a split reduction
 // holds the chunk, its partial and the running combine (3 tiles; 4 for mean, with
 // the 1/N tile); a copy through UB (assemble, concat, a fill, returning an alias)
-// holds 1 (ir::vecTileBuffers). Tiles are single-buffered here: multi-buffering is
+// holds 1 (ir::vecTileBuffers). A vec_tile covering the op's whole iteration shape
+// that does not fit is split instead (ir::splitWholeVecTile: leading dims halved
+// first, reduced axes never cut; a remark at the op, statistic whole-tile-splits);
+// only when a slice with the reduced axes whole cannot fit is it an error.
+// Tiles are single-buffered here: multi-buffering is
 // NBufferMerge's decision, under its own budget. Cube: ir::checkCubeTile (one tile
 // each in L0A, L0B, L0C and L1; double buffering is codegen's), and the K loop keeps
 // the whole mL1 x nL1 accumulator (clamped to M x N) in L0C. Alignment: the vec_tile's last dim
@@ -338,7 +342,7 @@ struct Step {
 
 struct Statistics {
   PassStatistic &tileOps, &copyInBytes, &copyOutBytes, &fused, &sliceWrites, &fillBytes,
-      &unfused;
+      &unfused, &wholeTileSplits;
 };
 
 // ---------------------------------------------------------------- the expansion
@@ -638,6 +642,28 @@ private:
     return tile;
   }
 
+  /// A vec_tile covering the op's whole iteration shape that does not fit UB, split
+  /// by ir::splitWholeVecTile (reduced axes kept whole) with a remark at the op;
+  /// any other tile is returned as it is (checkVec reports it if it does not fit).
+  /// Nullopt after an error (a kept reduced axis alone does not fit).
+  std::optional<Dims> fitWholeTile(const Operation &op, const Dims &tile) {
+    ir::WholeTileSplit split = ir::VecTileView::of(op).splitWhole(tile, device_);
+    if (split.kind == ir::WholeTileSplit::Kind::Impossible) {
+      opError(op, split.message);
+      return std::nullopt;
+    }
+    if (split.kind != ir::WholeTileSplit::Kind::Split) return tile;
+    ++stats_.wholeTileSplits;
+    Grid g(ir::VecTileView::of(op).iter, split.tile);
+    ctx_.emitRemark(op.loc())
+        << "'" << op.name() << "' op vec_tile " << shapeText(tile)
+        << " covers the whole shape but needs " << split.wholeBytes
+        << " bytes of UB (the device has " << device_.buffers.ub << "); split into "
+        << g.numTiles << " tiles of " << shapeText(split.tile) << " (" << split.bytes
+        << " bytes), reduced dimensions kept whole";
+    return split.tile;
+  }
+
   /// UB check of a vector op's tile: `buffers` tiles at the largest element size.
   bool checkVec(const Operation &op, llvm::ArrayRef<int64_t> tile, llvm::ArrayRef<int64_t> iter,
                 unsigned buffers, const std::string &why = "") {
@@ -889,6 +915,7 @@ private:
   bool expandElementwise(Operation &op) {
     Type type = op.resultType();
     auto vt = vecTile(op, type.shape());
+    if (vt) vt = fitWholeTile(op, *vt);
     if (!vt || !checkVec(op, *vt, type.shape(), ir::vecTileBuffers(op.code(), op.numOperands(), 1)))
       return false;
     Grid g(type.shape(), *vt);
@@ -936,6 +963,8 @@ private:
     Type inType = op.operandType(0), outType = op.resultType();
     llvm::ArrayRef<int64_t> X = inType.shape();
     auto vt = vecTile(op, X);
+    if (!vt) return false;
+    vt = fitWholeTile(op, *vt);
     if (!vt) return false;
     ir::ReduceView reduce = *ir::ReduceView::of(op); // the verifier checked its axes
     llvm::ArrayRef<int64_t> axes = reduce.axes;
@@ -1489,7 +1518,7 @@ public:
       if (ir::levelOf(f) == ir::Level::Control) continue; // its loops' bodies are expanded
       Expander e(f, options_, ctx,
                  {tileOps_, copyInBytes_, copyOutBytes_, fused_, sliceWrites_, fillBytes_,
-                  unfused_},
+                  unfused_, wholeTileSplits_},
                  bodies.count(f.name().str()) > 0);
       switch (e.run()) {
       case Expander::Outcome::Failed: return PassResult::failure();
@@ -1513,6 +1542,8 @@ private:
   PassStatistic fillBytes_{this, "fill-bytes",
                            "Bytes of a destination copied because a slice write could not "
                            "update it in place and a read or the return needed its other parts"};
+  PassStatistic wholeTileSplits_{this, "whole-tile-splits",
+                                 "Whole-shape vec_tiles too big for UB, split to fit"};
   PassStatistic unfused_{this, "unfused-to-avoid-cycles",
                          "Reads made through GM because fusing them would make a task wait on "
                          "its own results"};
