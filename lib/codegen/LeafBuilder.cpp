@@ -148,6 +148,7 @@ private:
       lo.transposeA = mm->transposeA;
       lo.transposeB = mm->transposeB;
     }
+    if (op.code() == OpCode::CopyOut) lo.epilogue = ir::FixpipeEpilogue::of(op);
     leaf_.cycles += lo.cycles;
     switch (op.code()) {
     case OpCode::CopyIn: return addCopyIn(k, op);

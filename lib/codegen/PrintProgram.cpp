@@ -73,6 +73,14 @@ void printAttrs(llvm::raw_ostream &os, const LeafOp &op) {
     if (op.transposeA) sep(), s << "transpose_a = true";
     if (op.transposeB) sep(), s << "transpose_b = true";
     break;
+  case ir::OpCode::CopyOut:
+    if (op.epilogue.relu) sep(), s << "relu = true";
+    if (op.epilogue.scale) {
+      sep();
+      s << "scale = ";
+      printNumber(s, *op.epilogue.scale);
+    }
+    break;
   default: break;
   }
   if (any) os << " {" << s.str() << '}';

@@ -141,6 +141,8 @@ absl::StatusOr<Value *> GraphBuilder::matmul(Value *a, Value *b, const MatmulOpt
     if (!err.empty()) return error("matmul", err.message, err.category);
     declared = ctx_.withDType(t, *opts.outDType);
   }
+  if (opts.scale) attrs.push_back({ctx_.id("scale"), ctx_.floatAttr(*opts.scale)});
+  if (opts.relu) attrs.push_back({ctx_.id("relu"), ctx_.boolAttr(true)});
   return create(OpCode::Matmul, {a, b}, attrs, declared);
 }
 

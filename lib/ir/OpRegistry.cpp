@@ -25,6 +25,17 @@ constexpr AttrSpec kMatmulAttrs[] = {
     {"transpose_a", AttrShape::Bool, false, "use the transpose of the left operand"},
     {"transpose_b", AttrShape::Bool, false, "use the transpose of the right operand"},
     {"acc_dtype", AttrShape::DType, false, "accumulation type (f32 for floats, i32 for i8)"},
+    {"scale", AttrShape::Number, false,
+     "FIXPIPE dequantisation: i8 x i8 products (i32) times scale, written as f16 or bf16 "
+     "(PyPTO extend_params 'scale')"},
+    {"relu", AttrShape::Bool, false,
+     "FIXPIPE ReLU on the result on its way out (PyPTO extend_params 'relu_type')"},
+};
+// A copy_out from L0C carries its matmul's FIXPIPE epilogue (ir/Fixpipe.h).
+constexpr AttrSpec kCopyOutAttrs[] = {
+    {"offsets", AttrShape::IntArray, true, "start of the region in each dimension"},
+    {"scale", AttrShape::Number, false, "FIXPIPE: multiply the l0c accumulator (from l0c only)"},
+    {"relu", AttrShape::Bool, false, "FIXPIPE: ReLU on the way out (from l0c only)"},
 };
 constexpr AttrSpec kTransposeAttrs[] = {
     {"perm", AttrShape::IntArray, true, "result dimension i is operand dimension perm[i]"},
@@ -225,9 +236,27 @@ Type matmulRule(const TypeRuleInput &in, RuleError &error) {
   shape.push_back(m);
   shape.push_back(n);
   DType in8 = a.dtype();
+  Attribute scaleAttr = in.attrs ? in.attrs.lookup("scale") : Attribute();
+  // At the tile level the epilogue belongs to the copy_out from l0c, not the mmad.
+  bool scaled = bool(scaleAttr) && !a.isTile();
   DType out = in.declared ? in.declared.dtype() : (in8 == DType::I8 ? DType::I32 : in8);
-  if (in8 == DType::I8 && out != DType::I32) {
-    fail(error, "with i8 operands produces i32, not " + std::string(dtypeName(out)), DiagCategory::DType);
+  if (scaled && in8 != DType::I8) {
+    fail(error, "has a 'scale' but " + std::string(dtypeName(in8)) +
+                    " operands; the FIXPIPE scale dequantises i8 x i8 products (PyPTO's "
+                    "quantisation to an i8 result is not modelled): drop the scale or use i8 "
+                    "operands", DiagCategory::DType);
+    return {};
+  }
+  if (in8 == DType::I8 && !scaled && out != DType::I32 && !a.isTile()) {
+    fail(error, "with i8 operands produces i32, not " + std::string(dtypeName(out)) +
+                    "; for an f16 or bf16 result give a dequantisation 'scale' (Python: "
+                    "extend_params={'scale': s})", DiagCategory::DType);
+    return {};
+  }
+  if (in8 == DType::I8 && scaled && out != DType::F16 && out != DType::BF16) {
+    fail(error, "with i8 operands and a 'scale' produces f16 or bf16 (the FIXPIPE "
+                    "dequantises the i32 accumulator), not " + std::string(dtypeName(out)),
+         DiagCategory::DType);
     return {};
   }
   if (isFloat(in8) && !isFloat(out)) {
@@ -499,8 +528,16 @@ Type copyOutRule(const TypeRuleInput &in, RuleError &error) {
     return {};
   }
   // The cube's FIXPIPE converts the accumulator on the way out; UB copies do not.
-  if (t.dtype() != dst.dtype() && !(t.space() == MemSpace::L0C && isFloat(dst.dtype()) &&
-                                    t.dtype() == DType::F32)) {
+  bool epilogue = in.attrs && (in.attrs.lookup("scale") || in.attrs.lookup("relu"));
+  if (epilogue && t.space() != MemSpace::L0C) {
+    fail(error, "has a FIXPIPE 'scale' or 'relu' but writes from " + t.str() +
+                    "; only a copy_out from l0c applies them");
+    return {};
+  }
+  bool dequant = in.attrs && in.attrs.lookup("scale") && t.dtype() == DType::I32 &&
+                 (dst.dtype() == DType::F16 || dst.dtype() == DType::BF16);
+  if (t.dtype() != dst.dtype() && !dequant &&
+      !(t.space() == MemSpace::L0C && isFloat(dst.dtype()) && t.dtype() == DType::F32)) {
     fail(error, "cannot convert " + t.str() + " to the element type of " + dst.str() +
                     (t.space() == MemSpace::UB ? "; cast the tile first" : ""), DiagCategory::DType);
     return {};
@@ -613,7 +650,7 @@ std::vector<Entry> entries() {
       {OpCode::Return, C::None, T::None, 0, V, 0, {}, returnRule},
       {OpCode::GmTensor, C::None, T::None, 0, 0, 1, {}, gmTensorRule},
       {OpCode::CopyIn, C::None, T::None, 1, V, 1, kOffsetAttrs, copyInRule},
-      {OpCode::CopyOut, C::None, T::None, 2, V, 1, kOffsetAttrs, copyOutRule},
+      {OpCode::CopyOut, C::None, T::None, 2, V, 1, kCopyOutAttrs, copyOutRule},
       {OpCode::Subgraph, C::None, T::None, 0, 0, 0, kSubgraphAttrs, subgraphRule},
       {OpCode::Loop, C::None, T::None, 1, V, V, kLoopAttrs, loopRule},
   };

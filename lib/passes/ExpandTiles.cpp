@@ -50,7 +50,9 @@
 //    K loop in kL1 steps: copy_in the A and B regions to L1 (transposes respected),
 //    `matmul` (accumulating from the second step) into an f32 (i32) L0C tile
 //    carrying cube_tile, and one copy_out into the result's gm_tensor (FIXPIPE
-//    converts the element type). Matmul results always live in GM.
+//    converts the element type; the matmul's epilogue attributes, scale and relu,
+//    move from the mmads to that copy_out, ir/Fixpipe.h). Matmul results always
+//    live in GM.
 //  - transpose: the output is tiled; each tile transposes the permuted input region.
 //  - view, reshape: GM aliases of the source's home (of a `full`: another `full`).
 //    A reshape that only adds or drops size-1 dims of a value held in UB tiles
@@ -544,20 +546,29 @@ private:
   }
 
   /// Writes `tile` at `at` into root `root`, after the accesses it overlaps.
-  Value *copyOut(Value *tile, Home &root, const Box &at, const Step &s) {
+  /// `epilogue`: a matmul's FIXPIPE attributes (scale, relu) for a copy_out from L0C.
+  Value *copyOut(Value *tile, Home &root, const Box &at, const Step &s,
+                 llvm::ArrayRef<ir::NamedAttr> epilogue = {}) {
     ir::GmRegion region = regionOf(root, at);
     llvm::SmallVector<const Operation *, 8> deps;
     order_.conflicts(region, /*write=*/true, deps);
-    return emitCopyOut(tile, root, region, deps, s);
+    return emitCopyOut(tile, root, region, deps, s, epilogue);
   }
 
   Value *emitCopyOut(Value *tile, Home &root, const ir::GmRegion &region,
-                     llvm::ArrayRef<const Operation *> deps, const Step &s) {
+                     llvm::ArrayRef<const Operation *> deps, const Step &s,
+                     llvm::ArrayRef<ir::NamedAttr> epilogue = {}) {
     llvm::SmallVector<Value *, 8> operands{tile, root.value};
     for (const Operation *d : deps) operands.push_back(const_cast<Operation *>(d)->result());
     Type t = ctx_.tileType(root.value->type().dtype(), tile->type().shape(), MemSpace::GM);
     stats_.copyOutBytes += t.sizeInBytes();
-    Value *token = emit(OpCode::CopyOut, operands, t, offsetsDict(region.box.off, s), s.loc);
+    Attribute attrs = offsetsDict(region.box.off, s);
+    if (!epilogue.empty()) {
+      llvm::SmallVector<ir::NamedAttr, 4> a(attrs.getDict().begin(), attrs.getDict().end());
+      a.append(epilogue.begin(), epilogue.end());
+      attrs = ctx_.dictAttr(a, true);
+    }
+    Value *token = emit(OpCode::CopyOut, operands, t, attrs, s.loc);
     order_.record(token->definingOp(), region, /*write=*/true);
     return token;
   }
@@ -1169,7 +1180,12 @@ private:
                          K % ct.k[1] ? absl::StrCat(" (tail ", K % ct.k[1], ")") : ""));
 
     Step s = stepOf(op);
-    Attribute attrs = op.attrDict();
+    // The mmads get the op's attributes but its FIXPIPE epilogue (scale, relu), which
+    // the copy_out of each output tile from L0C applies (ir/Fixpipe.h).
+    llvm::SmallVector<ir::NamedAttr, 6> mmadAttrs, epilogue;
+    for (const ir::NamedAttr &a : op.attrs())
+      (a.name.str() == "scale" || a.name.str() == "relu" ? epilogue : mmadAttrs).push_back(a);
+    Attribute attrs = ctx_.dictAttr(mmadAttrs, true);
     Box ob;
     // A region of operand `shape` (rank `ro`) for output tile `ob`: batch dims
     // broadcast, then the two matrix dims (rows, cols) as given.
@@ -1205,7 +1221,7 @@ private:
         partial = partial ? emit(OpCode::Matmul, {a, b, partial}, accType, attrs, s.loc)
                           : emit(OpCode::Matmul, {a, b}, accType, attrs, s.loc);
       }
-      if (!copyOut(partial, *cHome, ob, s)) return false;
+      if (!copyOut(partial, *cHome, ob, s, epilogue)) return false;
     }
     return true;
   }

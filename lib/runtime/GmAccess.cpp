@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <new>
+#include <vector>
 
 #include <Eigen/Core>
 
@@ -341,6 +342,25 @@ void GmMemory::copyOut(const codegen::Region &region, const OpPlan &op, const Op
   if (op.numElements == 0) return;
   RowTransfer t = rowsOf(v, region.offsets, op.shape);
   size_t es = ir::elementSize(v.dtype);
+  if (!op.epilogue.empty()) {
+    // The FIXPIPE epilogue (ir/Fixpipe.h), element by element, then a float row write.
+    std::vector<float> row;
+    forEachRow(t, [&](int64_t gm, int64_t at, int64_t n, int64_t stride) {
+      row.resize(size_t(n));
+      for (int64_t i = 0; i < n; ++i) {
+        double acc = tile.rep == Rep::Float ? double(mem.floats[tile.offset + at + i])
+                                            : double(mem.ints[tile.offset + at + i]);
+        row[size_t(i)] = static_cast<float>(op.epilogue.apply(acc, v.dtype));
+      }
+      std::byte *dst = v.writable + gm * int64_t(es);
+      if (repOf(v.dtype) == Rep::Float) writeFloatRow(row.data(), n, v.dtype, dst, stride);
+      else {
+        std::vector<int32_t> ints(row.begin(), row.end());
+        writeIntRow(ints.data(), n, v.dtype, dst, stride);
+      }
+    });
+    return;
+  }
   forEachRow(t, [&](int64_t gm, int64_t at, int64_t n, int64_t stride) {
     std::byte *dst = v.writable + gm * int64_t(es);
     if (tile.rep == Rep::Float) writeFloatRow(mem.floats + tile.offset + at, n, v.dtype, dst, stride);

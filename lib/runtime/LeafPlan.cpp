@@ -111,7 +111,9 @@ private:
       if (absl::Status s = checkArity(i, 1, 1); !s.ok()) return s;
       p.x = op.operands[0];
       if (absl::Status s = checkSameShape(i, p.x); !s.ok()) return s;
-      if (repOf(op.dtype) != plan_.ops[p.x].rep)
+      p.epilogue = op.epilogue;
+      // A dequantising epilogue writes an i32 accumulator as f16 / bf16.
+      if (repOf(op.dtype) != plan_.ops[p.x].rep && !p.epilogue.scale)
         return error(i, absl::StrCat("cannot write a ", dtypeStr(plan_.ops[p.x].dtype),
                                      " tile to ", dtypeStr(op.dtype), " GM"));
       return useRegion(i);

@@ -85,6 +85,7 @@ struct OpPlan {
   ReducePlan reduce;
   TransposePlan transpose;
   MatmulPlan matmul;
+  ir::FixpipeEpilogue epilogue; ///< copy_out from l0c: applied to each element written
 };
 
 /// A leaf ready to run: one OpPlan per LeafOp and the arena words it needs.

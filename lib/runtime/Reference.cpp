@@ -14,6 +14,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include "ptoc/ir/Fixpipe.h"
 #include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/Func.h"
 #include "ptoc/ir/Level.h"
@@ -192,6 +193,7 @@ Dense evalMatmul(const ir::Operation &op, const Dense &a, const Dense &b) {
   Dense r = make(op);
   ir::MatmulView mm = *ir::MatmulView::of(op); // the verifier checked its shapes
   bool ta = mm.transposeA, tb = mm.transposeB;
+  ir::FixpipeEpilogue epilogue = ir::FixpipeEpilogue::of(op);
   int64_t m = mm.m, n = mm.n, k = mm.k;
   // Strides of element (i, kk) of the left operand (as used, after any transpose)
   // within one batch matrix, and of (kk, j) of the right one.
@@ -217,7 +219,9 @@ Dense evalMatmul(const ir::Operation &op, const Dense &a, const Dense &b) {
         const double *brow = packedB.data() + kk * n;
         for (int64_t j = 0; j < n; ++j) acc[j] += av * brow[j];
       }
-      for (int64_t j = 0; j < n; ++j) pr[i * n + j] = ir::roundToDType(acc[j], r.dtype);
+      for (int64_t j = 0; j < n; ++j)
+        pr[i * n + j] = epilogue.empty() ? ir::roundToDType(acc[j], r.dtype)
+                                         : epilogue.apply(acc[j], r.dtype);
     }
   });
   return r;

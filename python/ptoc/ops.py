@@ -11,6 +11,7 @@ import numpy as np
 
 from . import tensor as _tensor
 from .dtypes import DT_FP32, as_dtype, promote
+from .enums import ReLuType
 from .errors import ArgumentError, DTypeError, Error, ShapeError
 from .options import INT64_MAX
 from .loops import SymInt, is_symbolic, offset_text
@@ -245,19 +246,69 @@ def amin(x, dim=None, keepdim=False): return _reduce("amin", x, dim, keepdim)
 def mean(x, dim=None, keepdim=False): return _reduce("mean", x, dim, keepdim)
 
 
-def matmul(a, b, out_dtype=None, a_trans=False, b_trans=False):
+# The extend_params keys PyPTO documents for matmul, and what ptoc does with each.
+_EXTEND_PARAMS = ("scale", "relu_type", "bias_tensor", "scale_tensor", "trans_mode")
+_EXTEND_UNSUPPORTED = {
+    "scale_tensor": "per-channel dequantisation is not modelled yet; use a per-tensor 'scale'",
+    "trans_mode": "TF32 rounding is an Ascend 950 feature that ptoc's devices do not have",
+}
+
+
+def _extend_params(extend_params):
+    """(scale, relu) from matmul's ``extend_params`` dict."""
+    if extend_params is None:
+        return None, False
+    if not isinstance(extend_params, dict):
+        raise ArgumentError(located(f"ptoc.matmul: extend_params must be a dict such as "
+                                    f"{{'scale': 0.5, 'relu_type': ptoc.ReLuType.RELU}}, got "
+                                    f"{type(extend_params).__name__}"))
+    for key in extend_params:
+        if key not in _EXTEND_PARAMS:
+            raise ArgumentError(located(f"ptoc.matmul: unknown extend_params key {key!r}; "
+                                        f"the keys are {', '.join(_EXTEND_PARAMS)}"))
+        if key in _EXTEND_UNSUPPORTED and extend_params[key] is not None:
+            raise ArgumentError(located(f"ptoc.matmul: extend_params[{key!r}]: "
+                                        f"{_EXTEND_UNSUPPORTED[key]}"))
+    if extend_params.get("bias_tensor") is not None:
+        raise ArgumentError(located("ptoc.matmul: extend_params['bias_tensor'] is not "
+                                    "supported yet; add the bias after the matmul "
+                                    "(ptoc.add(c, bias))"))
+    scale = extend_params.get("scale")
+    if scale is not None:
+        if not _is_scalar(scale) or isinstance(scale, (bool, np.bool_)) or not math.isfinite(
+                float(scale)):
+            raise ArgumentError(located(f"ptoc.matmul: extend_params['scale'] must be a finite "
+                                        f"number, got {scale!r}"))
+        scale = float(scale)
+    relu = extend_params.get("relu_type", ReLuType.NO_RELU)
+    if relu is None:
+        relu = ReLuType.NO_RELU
+    if not isinstance(relu, ReLuType):
+        raise ArgumentError(located(f"ptoc.matmul: extend_params['relu_type'] must be "
+                                    f"ptoc.ReLuType.RELU or ptoc.ReLuType.NO_RELU, got {relu!r}"))
+    return scale, relu is ReLuType.RELU
+
+
+def matmul(a, b, out_dtype=None, a_trans=False, b_trans=False, *, extend_params=None):
     """``a @ b`` on the cube cores (operands transposed first with ``a_trans`` /
     ``b_trans``); accumulates in f32 (i32 for i8) and returns ``out_dtype``
-    (default: the operands' dtype, i32 for i8)."""
+    (default: the operands' dtype, i32 for i8).
+
+    ``extend_params`` (PyPTO's): ``{'scale': s}`` dequantises an i8 x i8 product
+    (i32 accumulator times s, as f16 or bf16: give that ``out_dtype``);
+    ``{'relu_type': ptoc.ReLuType.RELU}`` applies a ReLU to the result. Both run in
+    the cube's FIXPIPE as the result leaves L0C, with no vector task (docs/ir.md)."""
     trace = _trace_of("matmul", a, b)
     a = _operand(trace, a, "ptoc.matmul")
     b = _operand(trace, b, "ptoc.matmul")
     if a.dtype is not b.dtype:
         raise DTypeError(located(f"ptoc.matmul: operands have dtypes {a.dtype!r} and {b.dtype!r}; "
                                  "cast one with ptoc.cast(x, dtype) so they match"))
+    scale, relu = _extend_params(extend_params)
     out = as_dtype(out_dtype).ir_name if out_dtype is not None else ""
     ia, ib = a._value(), b._value()
-    return _record(trace, lambda bld: bld.matmul(ia, ib, bool(a_trans), bool(b_trans), out))
+    return _record(trace, lambda bld: bld.matmul(ia, ib, bool(a_trans), bool(b_trans), out,
+                                                 scale, relu))
 
 
 def reshape(x, shape):

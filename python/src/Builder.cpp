@@ -146,11 +146,14 @@ int Builder::reduce(const std::string &op, int x, const std::vector<int64_t> &ax
                     bool keepdim) {
   return add(builder_.reduce(opCode(op), value(x), small(axes), keepdim));
 }
-int Builder::matmul(int a, int b, bool transA, bool transB, const std::string &outDType) {
+int Builder::matmul(int a, int b, bool transA, bool transB, const std::string &outDType,
+                    std::optional<double> scale, bool relu) {
   ir::MatmulOptions opts;
   opts.transposeA = transA;
   opts.transposeB = transB;
   if (!outDType.empty()) opts.outDType = dtypeFromName(outDType);
+  opts.scale = scale;
+  opts.relu = relu;
   return add(builder_.matmul(value(a), value(b), opts));
 }
 int Builder::reshape(int x, const std::vector<int64_t> &shape) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <tuple>
 #include <string>
 #include <vector>
@@ -50,7 +51,8 @@ public:
   int unary(const std::string &op, int x);
   int cast(int x, const std::string &dtype);
   int reduce(const std::string &op, int x, const std::vector<int64_t> &axes, bool keepdim);
-  int matmul(int a, int b, bool transA, bool transB, const std::string &outDType);
+  int matmul(int a, int b, bool transA, bool transB, const std::string &outDType,
+             std::optional<double> scale = std::nullopt, bool relu = false);
   int reshape(int x, const std::vector<int64_t> &shape);
   int transpose(int x, int64_t dim0, int64_t dim1);
   int view(int x, const std::vector<int64_t> &offsets, const std::vector<int64_t> &shape);

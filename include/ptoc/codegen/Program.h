@@ -12,6 +12,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "ptoc/ir/DType.h"
+#include "ptoc/ir/Fixpipe.h"
 #include "ptoc/ir/OpDef.h"
 #include "ptoc/ir/Type.h"
 #include "ptoc/target/CoreKind.h"
@@ -69,6 +70,7 @@ struct LeafOp {
   llvm::SmallVector<int64_t, 4> perm;    ///< transpose
   double value = 0;                      ///< full
   bool transposeA = false, transposeB = false; ///< matmul
+  ir::FixpipeEpilogue epilogue;          ///< copy_out from l0c: scale, relu
   int64_t cycles = 0;                    ///< cost-model estimate (compute ops)
   int64_t bytes = 0;                     ///< bytes of the result tile (copies: bytes moved)
 };

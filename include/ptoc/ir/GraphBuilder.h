@@ -24,6 +24,10 @@ struct MatmulOptions {
   bool transposeB = false;
   /// Result element type; by default the operands' (i32 for i8 operands).
   std::optional<DType> outDType;
+  /// FIXPIPE epilogue (ir/Fixpipe.h): dequantisation scale (i8 operands, f16/bf16
+  /// result) and ReLU; PyPTO's extend_params 'scale' and 'relu_type'.
+  std::optional<double> scale;
+  bool relu = false;
 };
 
 /// Builds one function at a time into a Module. Every op is checked as it is
