@@ -277,7 +277,9 @@ private:
     for (unsigned i = 0; i < op.numOperands(); ++i) {
       absl::StatusOr<int> v = localOperand(op, i);
       if (!v.ok()) return v.status();
+      // Operand 2: the previous partial product (l0c) or a bias row (l1).
       MemSpace want = i < 2 ? MemSpace::L1 : MemSpace::L0C;
+      if (i == 2 && values_[*v].space == MemSpace::L1) want = MemSpace::L1;
       if (values_[*v].space != want)
         return opError(op, absl::StrCat("operand ", i, " is in ",
                                         spaceName(values_[*v].space).str(), "; expected ",

@@ -143,6 +143,7 @@ absl::StatusOr<Value *> GraphBuilder::matmul(Value *a, Value *b, const MatmulOpt
   }
   if (opts.scale) attrs.push_back({ctx_.id("scale"), ctx_.floatAttr(*opts.scale)});
   if (opts.relu) attrs.push_back({ctx_.id("relu"), ctx_.boolAttr(true)});
+  if (opts.bias) return create(OpCode::Matmul, {a, b, opts.bias}, attrs, declared);
   return create(OpCode::Matmul, {a, b}, attrs, declared);
 }
 

@@ -196,6 +196,30 @@ Type meanRule(const TypeRuleInput &in, RuleError &error) {
   return reductionRule(in, error);
 }
 
+/// Why `bias` cannot be the bias of a matmul of `in` operands with `n` columns ("" if
+/// it can): PyPTO's bias_tensor, shape [1, N] (leading 1s allowed at the tile level),
+/// element type f16 or f32 for f16 operands, f32 for bf16 (A2/A3) and f32, i32 for i8.
+std::string biasError(Type bias, DType in, int64_t n, bool tile) {
+  auto shapeOk = [&] {
+    if (bias.rank() < 2 || bias.dim(bias.rank() - 1) != n || bias.dim(bias.rank() - 2) != 1)
+      return false;
+    if (!tile && bias.rank() != 2) return false;
+    for (unsigned d = 0; d + 2 < bias.rank(); ++d)
+      if (bias.dim(d) != 1) return false;
+    return true;
+  };
+  if (!shapeOk())
+    return "bias " + bias.str() + " must have shape [1, " + std::to_string(n) +
+           "] (one row of N, PyPTO's bias_tensor)";
+  DType t = bias.dtype();
+  bool ok = in == DType::I8 ? t == DType::I32 : (t == DType::F32 || (in == DType::F16 && t == in));
+  if (!ok)
+    return "bias " + bias.str() + " has element type " + std::string(dtypeName(t)) + "; with " +
+           std::string(dtypeName(in)) + " operands it must be " +
+           (in == DType::I8 ? "i32" : in == DType::F16 ? "f16 or f32" : "f32");
+  return "";
+}
+
 Type matmulRule(const TypeRuleInput &in, RuleError &error) {
   Type a = in.operands[0], b = in.operands[1];
   if (!sameKind(in.operands.take_front(2), error)) return {};
@@ -285,16 +309,33 @@ Type matmulRule(const TypeRuleInput &in, RuleError &error) {
       return {};
     }
     Type result = in.ctx.tileType(isFloat(in8) ? DType::F32 : DType::I32, shape, MemSpace::L0C);
+    // The third operand: the previous partial product (l0c), or, on the first K step,
+    // the bias row (l1) that initialises the accumulator.
     if (in.operands.size() == 3 && in.operands[2] != result) {
-      fail(error, "accumulator " + in.operands[2].str() + " must have the result type " +
-                      result.str());
-      return {};
+      Type c = in.operands[2];
+      bool bias = c.isTile() && c.space() == MemSpace::L1;
+      std::string why = bias ? biasError(c, in8, shape.back(), true) : "";
+      if (!bias || !why.empty()) {
+        fail(error, bias ? why
+                         : "accumulator " + c.str() + " must have the result type " +
+                               result.str() + " (or be an l1 bias row)");
+        return {};
+      }
     }
     return result;
   }
   if (in.operands.size() == 3) {
-    fail(error, "takes an accumulator operand only at the tile level");
-    return {};
+    // Tensor level: the bias (PyPTO extend_params 'bias_tensor'), added to every row.
+    Type bias = in.operands[2];
+    if (!bias.isTensor()) {
+      fail(error, "bias " + bias.str() + " must be a tensor like the operands");
+      return {};
+    }
+    if (std::string why = biasError(bias, in8, shape.back(), false); !why.empty()) {
+      fail(error, why, why.find("element type") != std::string::npos ? DiagCategory::DType
+                                                                      : DiagCategory::Shape);
+      return {};
+    }
   }
   return in.ctx.withDType(in.ctx.withShape(a, shape), out);
 }

@@ -51,8 +51,9 @@
 //    `matmul` (accumulating from the second step) into an f32 (i32) L0C tile
 //    carrying cube_tile, and one copy_out into the result's gm_tensor (FIXPIPE
 //    converts the element type; the matmul's epilogue attributes, scale and relu,
-//    move from the mmads to that copy_out, ir/Fixpipe.h). Matmul results always
-//    live in GM.
+//    move from the mmads to that copy_out, ir/Fixpipe.h). A bias [1, N] (third
+//    operand): the output tile's columns of it are copied into L1 and are the
+//    third operand of the first K step. Matmul results always live in GM.
 //  - transpose: the output is tiled; each tile transposes the permuted input region.
 //  - view, reshape: GM aliases of the source's home (of a `full`: another `full`).
 //    A reshape that only adds or drops size-1 dims of a value held in UB tiles
@@ -1165,6 +1166,10 @@ private:
     Home *aHome = materialise(info(op.operand(0)));
     Home *bHome = materialise(info(op.operand(1)));
     if (!aHome || !bHome) return false;
+    // A bias [1, N]: its columns of the output tile, copied into L1, initialise the
+    // accumulator on the first K step (the cube's bias table).
+    Home *biasHome = op.numOperands() == 3 ? materialise(info(op.operand(2))) : nullptr;
+    if (op.numOperands() == 3 && !biasHome) return false;
     Home *cHome = newRoot(cType, op.result(), op.loc());
     defineGm(op, cHome);
 
@@ -1218,6 +1223,13 @@ private:
         Value *a = copyIn(*aHome, ab, MemSpace::L1, s);
         Value *b = copyIn(*bHome, bb, MemSpace::L1, s);
         if (!a || !b) return false;
+        if (!partial && biasHome) {
+          Box bias{{0, n0}, {1, ns}};
+          Value *row = copyIn(*biasHome, bias, MemSpace::L1, s);
+          if (!row) return false;
+          partial = emit(OpCode::Matmul, {a, b, row}, accType, attrs, s.loc);
+          continue;
+        }
         partial = partial ? emit(OpCode::Matmul, {a, b, partial}, accType, attrs, s.loc)
                           : emit(OpCode::Matmul, {a, b}, accType, attrs, s.loc);
       }

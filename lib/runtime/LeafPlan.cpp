@@ -363,7 +363,10 @@ private:
     for (int64_t d : batchOut) mp.batchCount *= d;
     if (op.operands.size() == 3) {
       p.acc = op.operands[2];
-      if (absl::Status s = checkSameShape(i, p.acc); !s.ok()) return s;
+      // A bias row (one row of N, in L1) initialises every row of the accumulator.
+      mp.accIsRow = plan_.ops[p.acc].numElements == mp.n && p.numElements != mp.n;
+      if (!mp.accIsRow)
+        if (absl::Status s = checkSameShape(i, p.acc); !s.ok()) return s;
       if (absl::Status s = checkSameRep(i, p.acc); !s.ok()) return s;
     }
     return absl::OkStatus();

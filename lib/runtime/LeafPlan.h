@@ -66,6 +66,7 @@ struct MatmulPlan {
   bool transposeX = false, transposeY = false;
   Dims batchSizes, batchStrideX, batchStrideY; ///< in elements; 0 = broadcast
   int64_t batchCount = 1;
+  bool accIsRow = false; ///< the accumulator operand is a bias row: every row starts from it
 };
 
 /// One op of a leaf, ready to run.

@@ -189,7 +189,8 @@ Dense evalReduction(const ir::Operation &op, const Dense &x) {
   return r;
 }
 
-Dense evalMatmul(const ir::Operation &op, const Dense &a, const Dense &b) {
+/// `bias`: PyPTO's bias_tensor, one row of N added to every row before the epilogue.
+Dense evalMatmul(const ir::Operation &op, const Dense &a, const Dense &b, const Dense *bias) {
   Dense r = make(op);
   ir::MatmulView mm = *ir::MatmulView::of(op); // the verifier checked its shapes
   bool ta = mm.transposeA, tb = mm.transposeB;
@@ -213,7 +214,8 @@ Dense evalMatmul(const ir::Operation &op, const Dense &a, const Dense &b) {
       for (int64_t j = 0; j < n; ++j) packedB[kk * n + j] = pb[kk * bK + j * bJ];
     double *pr = r.data.data() + bi * rMat;
     for (int64_t i = 0; i < m; ++i) {
-      std::fill(acc.begin(), acc.end(), 0.0);
+      if (bias) std::copy(bias->data.begin(), bias->data.begin() + n, acc.begin());
+      else std::fill(acc.begin(), acc.end(), 0.0);
       for (int64_t kk = 0; kk < k; ++kk) {
         double av = pa[i * aI + kk * aK];
         const double *brow = packedB.data() + kk * n;
@@ -388,7 +390,9 @@ absl::Status Evaluator::run(const ir::Func &f, std::vector<Dense> args,
     case OpClass::ElementwiseUnary: out = evalUnary(op, *in[0]); break;
     case OpClass::ElementwiseBinary: out = evalBinary(op, *in[0], *in[1]); break;
     case OpClass::Reduction: out = evalReduction(op, *in[0]); break;
-    case OpClass::Matmul: out = evalMatmul(op, *in[0], *in[1]); break;
+    case OpClass::Matmul:
+      out = evalMatmul(op, *in[0], *in[1], in.size() > 2 ? in[2] : nullptr);
+      break;
     case OpClass::Cast:
       out = make(op);
       for (size_t i = 0; i < out.data.size(); ++i)

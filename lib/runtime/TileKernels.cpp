@@ -484,7 +484,10 @@ void matmulTile(const MatmulPlan &mp, const T *x, const T *y, const T *acc, T *o
                    Eigen::Map<const RowMat<T>> bm(y + off[1], mp.rowsY, mp.colsY);
                    T *ob = o + b * mn;
                    Eigen::Map<RowMat<T>> c(ob, mp.m, mp.n);
-                   if (acc) {
+                   if (acc && mp.accIsRow) {
+                     for (int64_t r = 0; r < mp.m; ++r)
+                       std::memcpy(ob + r * mp.n, acc, size_t(mp.n) * sizeof(T));
+                   } else if (acc) {
                      const T *ab = acc + b * mn;
                      if (ab != ob) std::memcpy(ob, ab, size_t(mn) * sizeof(T));
                    }

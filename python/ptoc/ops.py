@@ -255,9 +255,9 @@ _EXTEND_UNSUPPORTED = {
 
 
 def _extend_params(extend_params):
-    """(scale, relu) from matmul's ``extend_params`` dict."""
+    """(scale, relu, bias) from matmul's ``extend_params`` dict."""
     if extend_params is None:
-        return None, False
+        return None, False, None
     if not isinstance(extend_params, dict):
         raise ArgumentError(located(f"ptoc.matmul: extend_params must be a dict such as "
                                     f"{{'scale': 0.5, 'relu_type': ptoc.ReLuType.RELU}}, got "
@@ -269,10 +269,10 @@ def _extend_params(extend_params):
         if key in _EXTEND_UNSUPPORTED and extend_params[key] is not None:
             raise ArgumentError(located(f"ptoc.matmul: extend_params[{key!r}]: "
                                         f"{_EXTEND_UNSUPPORTED[key]}"))
-    if extend_params.get("bias_tensor") is not None:
-        raise ArgumentError(located("ptoc.matmul: extend_params['bias_tensor'] is not "
-                                    "supported yet; add the bias after the matmul "
-                                    "(ptoc.add(c, bias))"))
+    bias = extend_params.get("bias_tensor")
+    if bias is not None and not _is_tensor(bias):
+        raise ArgumentError(located(f"ptoc.matmul: extend_params['bias_tensor'] must be a "
+                                    f"ptoc.Tensor of shape [1, N], got {type(bias).__name__}"))
     scale = extend_params.get("scale")
     if scale is not None:
         if not _is_scalar(scale) or isinstance(scale, (bool, np.bool_)) or not math.isfinite(
@@ -286,7 +286,7 @@ def _extend_params(extend_params):
     if not isinstance(relu, ReLuType):
         raise ArgumentError(located(f"ptoc.matmul: extend_params['relu_type'] must be "
                                     f"ptoc.ReLuType.RELU or ptoc.ReLuType.NO_RELU, got {relu!r}"))
-    return scale, relu is ReLuType.RELU
+    return scale, relu is ReLuType.RELU, bias
 
 
 def matmul(a, b, out_dtype=None, a_trans=False, b_trans=False, *, extend_params=None):
@@ -297,18 +297,23 @@ def matmul(a, b, out_dtype=None, a_trans=False, b_trans=False, *, extend_params=
     ``extend_params`` (PyPTO's): ``{'scale': s}`` dequantises an i8 x i8 product
     (i32 accumulator times s, as f16 or bf16: give that ``out_dtype``);
     ``{'relu_type': ptoc.ReLuType.RELU}`` applies a ReLU to the result. Both run in
-    the cube's FIXPIPE as the result leaves L0C, with no vector task (docs/ir.md)."""
+    the cube's FIXPIPE as the result leaves L0C, with no vector task (docs/ir.md).
+    ``{'bias_tensor': t}`` (``t`` of shape [1, N]) initialises the accumulator with
+    ``t`` in every row (the cube's bias table), before the scale and the ReLU."""
     trace = _trace_of("matmul", a, b)
     a = _operand(trace, a, "ptoc.matmul")
     b = _operand(trace, b, "ptoc.matmul")
     if a.dtype is not b.dtype:
         raise DTypeError(located(f"ptoc.matmul: operands have dtypes {a.dtype!r} and {b.dtype!r}; "
                                  "cast one with ptoc.cast(x, dtype) so they match"))
-    scale, relu = _extend_params(extend_params)
+    scale, relu, bias = _extend_params(extend_params)
     out = as_dtype(out_dtype).ir_name if out_dtype is not None else ""
+    if bias is not None and _trace_of("matmul", a, bias) is not trace:
+        raise Error(located("ptoc.matmul: the bias comes from a different traced function"))
     ia, ib = a._value(), b._value()
+    ic = bias._value() if bias is not None else -1
     return _record(trace, lambda bld: bld.matmul(ia, ib, bool(a_trans), bool(b_trans), out,
-                                                 scale, relu))
+                                                 scale, relu, ic))
 
 
 def reshape(x, shape):

@@ -147,13 +147,14 @@ int Builder::reduce(const std::string &op, int x, const std::vector<int64_t> &ax
   return add(builder_.reduce(opCode(op), value(x), small(axes), keepdim));
 }
 int Builder::matmul(int a, int b, bool transA, bool transB, const std::string &outDType,
-                    std::optional<double> scale, bool relu) {
+                    std::optional<double> scale, bool relu, int bias) {
   ir::MatmulOptions opts;
   opts.transposeA = transA;
   opts.transposeB = transB;
   if (!outDType.empty()) opts.outDType = dtypeFromName(outDType);
   opts.scale = scale;
   opts.relu = relu;
+  if (bias >= 0) opts.bias = value(bias);
   return add(builder_.matmul(value(a), value(b), opts));
 }
 int Builder::reshape(int x, const std::vector<int64_t> &shape) {

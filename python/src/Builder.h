@@ -52,7 +52,7 @@ public:
   int cast(int x, const std::string &dtype);
   int reduce(const std::string &op, int x, const std::vector<int64_t> &axes, bool keepdim);
   int matmul(int a, int b, bool transA, bool transB, const std::string &outDType,
-             std::optional<double> scale = std::nullopt, bool relu = false);
+             std::optional<double> scale = std::nullopt, bool relu = false, int bias = -1);
   int reshape(int x, const std::vector<int64_t> &shape);
   int transpose(int x, int64_t dim0, int64_t dim1);
   int view(int x, const std::vector<int64_t> &offsets, const std::vector<int64_t> &shape);

@@ -28,6 +28,9 @@ struct MatmulOptions {
   /// result) and ReLU; PyPTO's extend_params 'scale' and 'relu_type'.
   std::optional<double> scale;
   bool relu = false;
+  /// PyPTO's bias_tensor: a [1, N] tensor added to every row (f16/f32 for f16
+  /// operands, f32 for bf16/f32, i32 for i8), before the scale and the ReLU.
+  Value *bias = nullptr;
 };
 
 /// Builds one function at a time into a Module. Every op is checked as it is
