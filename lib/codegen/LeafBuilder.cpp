@@ -12,6 +12,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "ptoc/analysis/LocalSchedule.h"
 #include "ptoc/codegen/BufferAllocator.h"
+#include "ptoc/ir/DivPrecision.h"
 #include "ptoc/ir/Diagnostics.h"
 #include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/TileShape.h"
@@ -149,6 +150,8 @@ private:
       lo.transposeB = mm->transposeB;
     }
     if (op.code() == OpCode::CopyOut) lo.epilogue = ir::FixpipeEpilogue::of(op);
+    if (op.code() == OpCode::Div)
+      lo.divIntrinsic = ir::divPrecisionOf(op) == ir::DivPrecision::Intrinsic;
     leaf_.cycles += lo.cycles;
     switch (op.code()) {
     case OpCode::CopyIn: return addCopyIn(k, op);

@@ -73,6 +73,9 @@ void printAttrs(llvm::raw_ostream &os, const LeafOp &op) {
     if (op.transposeA) sep(), s << "transpose_a = true";
     if (op.transposeB) sep(), s << "transpose_b = true";
     break;
+  case ir::OpCode::Div:
+    if (op.divIntrinsic) sep(), s << "precision = \"intrinsic\"";
+    break;
   case ir::OpCode::CopyOut:
     if (op.epilogue.relu) sep(), s << "relu = true";
     if (op.epilogue.scale) {

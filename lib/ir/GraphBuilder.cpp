@@ -153,6 +153,11 @@ absl::StatusOr<Value *> GraphBuilder::binary(OpCode code, Value *a, Value *b) {
   return create(code, {a, b});
 }
 
+absl::StatusOr<Value *> GraphBuilder::div(Value *a, Value *b, DivPrecision precision) {
+  if (precision == DivPrecision::HighPrecision) return create(OpCode::Div, {a, b});
+  return create(OpCode::Div, {a, b}, {{ctx_.id("precision"), ctx_.stringAttr("intrinsic")}});
+}
+
 absl::StatusOr<Value *> GraphBuilder::unary(OpCode code, Value *x) {
   if (ctx_.opDef(code).cls != OpClass::ElementwiseUnary)
     return error(ctx_.opDef(code).name, "is not a unary elementwise op");

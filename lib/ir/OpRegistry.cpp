@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "ptoc/ir/Context.h"
+#include "ptoc/ir/DivPrecision.h"
 
 namespace ptoc::ir {
 
@@ -36,6 +37,11 @@ constexpr AttrSpec kCopyOutAttrs[] = {
     {"offsets", AttrShape::IntArray, true, "start of the region in each dimension"},
     {"scale", AttrShape::Number, false, "FIXPIPE: multiply the l0c accumulator (from l0c only)"},
     {"relu", AttrShape::Bool, false, "FIXPIPE: ReLU on the way out (from l0c only)"},
+};
+constexpr AttrSpec kDivAttrs[] = {
+    {"precision", AttrShape::String, false,
+     "\"high_precision\" (default: the correctly rounded quotient) or \"intrinsic\" "
+     "(reciprocal then multiply; faster), PyPTO's precision_type"},
 };
 constexpr AttrSpec kTransposeAttrs[] = {
     {"perm", AttrShape::IntArray, true, "result dimension i is operand dimension perm[i]"},
@@ -138,6 +144,16 @@ Type binaryRule(const TypeRuleInput &in, RuleError &error) {
     return {};
   }
   return in.ctx.withShape(in.operands[0], *shape);
+}
+
+Type divRule(const TypeRuleInput &in, RuleError &error) {
+  Attribute p = in.attrs ? in.attrs.lookup("precision") : Attribute();
+  if (p && p.isString() && !parseDivPrecision(p.getString())) {
+    fail(error, "precision \"" + p.getString().str() +
+                    "\" is not a precision mode; use \"high_precision\" or \"intrinsic\"");
+    return {};
+  }
+  return binaryRule(in, error);
 }
 
 Type castRule(const TypeRuleInput &in, RuleError &error) {
@@ -641,7 +657,7 @@ std::vector<Entry> entries() {
        [](double a, double b) { return a - b; }, false, 0.0},
       {OpCode::Mul, C::AIV, T::Vec, 2, 2, 1, {}, binaryRule, nullptr,
        [](double a, double b) { return a * b; }, true, 1.0},
-      {OpCode::Div, C::AIV, T::Vec, 2, 2, 1, {}, binaryRule, nullptr,
+      {OpCode::Div, C::AIV, T::Vec, 2, 2, 1, kDivAttrs, divRule, nullptr,
        [](double a, double b) { return a / b; }, false, 1.0},
       {OpCode::Max, C::AIV, T::Vec, 2, 2, 1, {}, binaryRule, nullptr,
        [](double a, double b) { return std::fmax(a, b); }, true},

@@ -126,7 +126,9 @@ private:
       if (def.cls == OpClass::Cast) return absl::OkStatus();
       return checkSameRep(i, p.x);
     }
-    case OpClass::ElementwiseBinary: return planBinary(i);
+    case OpClass::ElementwiseBinary:
+      p.divIntrinsic = op.divIntrinsic;
+      return planBinary(i);
     case OpClass::Reduction: return planReduction(i);
     case OpClass::Reshape: {
       if (absl::Status s = checkArity(i, 1, 1); !s.ok()) return s;

@@ -87,6 +87,7 @@ struct OpPlan {
   TransposePlan transpose;
   MatmulPlan matmul;
   ir::FixpipeEpilogue epilogue; ///< copy_out from l0c: applied to each element written
+  bool divIntrinsic = false;    ///< div: reciprocal then multiply (ir/DivPrecision.h)
 };
 
 /// A leaf ready to run: one OpPlan per LeafOp and the arena words it needs.

@@ -14,6 +14,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include "ptoc/ir/DivPrecision.h"
 #include "ptoc/ir/Fixpipe.h"
 #include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/Func.h"
@@ -146,8 +147,11 @@ Dense evalBinary(const ir::Operation &op, const Dense &a, const Dense &b) {
   Dense r = make(op);
   double (*fn)(double, double) = op.def().binaryFn;
   Shape sa = broadcastStrides(a.shape, r.shape), sb = broadcastStrides(b.shape, r.shape);
+  bool intrinsic = op.code() == ir::OpCode::Div &&
+                   ir::divPrecisionOf(op) == ir::DivPrecision::Intrinsic;
   walk<2>(r.shape, {&sa, &sb}, {0, 0}, [&](int64_t o, const std::array<int64_t, 2> &off) {
-    r.data[o] = ir::roundToDType(fn(a.data[off[0]], b.data[off[1]]), r.dtype);
+    r.data[o] = intrinsic ? ir::intrinsicDivide(a.data[off[0]], b.data[off[1]], r.dtype)
+                          : ir::roundToDType(fn(a.data[off[0]], b.data[off[1]]), r.dtype);
   });
   return r;
 }

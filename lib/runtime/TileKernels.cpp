@@ -231,6 +231,22 @@ void binaryFloat(OpCode code, const BroadcastPlan &bp, const float *x, const flo
   }
 }
 
+/// One float rounded to `t` (f16, bf16; f32 unchanged).
+float roundFloat(float v, DType t) {
+  if (t == DType::F16) return static_cast<float>(Eigen::half(v));
+  if (t == DType::BF16) return static_cast<float>(Eigen::bfloat16(v));
+  return v;
+}
+
+/// div with precision = "intrinsic" (ir::intrinsicDivide): a x round_t(1 / b), the
+/// reciprocal in f32 then rounded to t (exactly ir's rounding: f32 holds the
+/// reciprocal to more than twice t's bits); the caller rounds the product to t.
+void divIntrinsicFloat(const BroadcastPlan &bp, const float *x, const float *y, float *o, DType t) {
+  binaryFloatRows(bp, x, y, o, [t](auto &&r, const auto &a, const auto &b) {
+    r = a * b.inverse().unaryExpr([t](float v) { return roundFloat(v, t); });
+  });
+}
+
 /// Integer binary ops row by row; f(a, b) returns the saturated result.
 template <class F>
 void binaryIntRows(const BroadcastPlan &bp, const int32_t *x, const int32_t *y, int32_t *o,
@@ -522,7 +538,10 @@ void runComputeOp(const LeafPlan &plan, int i, TileMemory mem) {
     }
     return;
   case ir::OpClass::ElementwiseBinary:
-    if (isFloat) {
+    if (isFloat && p.divIntrinsic) {
+      divIntrinsicFloat(p.broadcast, floats(p.x), floats(p.y), floats(i), p.dtype);
+      roundFloatTile(floats(i), n, p.dtype);
+    } else if (isFloat) {
       binaryFloat(p.code, p.broadcast, floats(p.x), floats(p.y), floats(i));
       roundFloatTile(floats(i), n, p.dtype);
     } else {

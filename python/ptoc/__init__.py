@@ -10,7 +10,7 @@ from . import _ptoc
 from . import profile
 from .dynamic import DYN, DYNAMIC, STATIC, dynamic
 from .dtypes import DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT32, DType
-from .enums import ReLuType
+from .enums import PrecisionType, ReLuType
 from .errors import (ArgumentError, CompileError, DTypeError, Error, FileError, InternalError,
                      OptionError, RunError, ShapeError, TileShapeError)
 from .autotune import AutotunedFunction, ConfigResult, autotune

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import tensor as _tensor
 from .dtypes import DT_FP32, as_dtype, promote
-from .enums import ReLuType
+from .enums import PrecisionType, ReLuType
 from .errors import ArgumentError, DTypeError, Error, ShapeError
 from .options import INT64_MAX
 from .loops import SymInt, is_symbolic, offset_text
@@ -64,7 +64,7 @@ def _operand(trace, x, what):
     raise DTypeError(located(f"{what}: expected a ptoc.Tensor, got {type(x).__name__}"))
 
 
-def _binary(op, what, a, b):
+def _binary(op, what, a, b, record=None):
     trace = _trace_of(what, a, b)
     if not _is_tensor(a) and not _is_tensor(b):
         raise DTypeError(located(f"ptoc.{what}: at least one operand must be a ptoc.Tensor, got "
@@ -86,13 +86,28 @@ def _binary(op, what, a, b):
                                  "not broadcast (numpy rules: trailing dimensions must be equal "
                                  "or 1)")) from None
     ia, ib = a._value(), b._value()
+    if record is not None:
+        return _record(trace, lambda bld: record(bld, ia, ib))
     return _record(trace, lambda bld: bld.binary(op, ia, ib))
 
 
 def add(a, b): return _binary("add", "add", a, b)
 def sub(a, b): return _binary("sub", "sub", a, b)
 def mul(a, b): return _binary("mul", "mul", a, b)
-def div(a, b): return _binary("div", "div", a, b)
+def div(a, b, precision_type=PrecisionType.HIGH_PRECISION):
+    """``a / b`` elementwise. ``precision_type`` (PyPTO's): HIGH_PRECISION (default)
+    gives the correctly rounded quotient; INTRINSIC computes ``a * (1 / b)`` with the
+    reciprocal rounded to the dtype, faster and possibly 1 ulp off (floats only; it
+    changes nothing for integers)."""
+    if precision_type is None:
+        precision_type = PrecisionType.HIGH_PRECISION
+    if not isinstance(precision_type, PrecisionType):
+        raise ArgumentError(located(f"ptoc.div: precision_type must be "
+                                    f"ptoc.PrecisionType.HIGH_PRECISION or "
+                                    f"ptoc.PrecisionType.INTRINSIC, got {precision_type!r}"))
+    if precision_type is PrecisionType.HIGH_PRECISION:
+        return _binary("div", "div", a, b)
+    return _binary("div", "div", a, b, lambda bld, ia, ib: bld.div(ia, ib, "intrinsic"))
 def maximum(a, b): return _binary("max", "maximum", a, b)
 def minimum(a, b): return _binary("min", "minimum", a, b)
 def pow(a, b): return _binary("pow", "pow", a, b)

@@ -136,6 +136,13 @@ static ir::OpCode opCode(const std::string &name) {
 int Builder::binary(const std::string &op, int a, int b) {
   return add(builder_.binary(opCode(op), value(a), value(b)));
 }
+int Builder::div(int a, int b, const std::string &precision) {
+  std::optional<ir::DivPrecision> p = ir::parseDivPrecision(precision);
+  if (!p)
+    throw std::invalid_argument("div precision must be \"high_precision\" or \"intrinsic\", got \"" +
+                                precision + "\"");
+  return add(builder_.div(value(a), value(b), *p));
+}
 int Builder::unary(const std::string &op, int x) {
   return add(builder_.unary(opCode(op), value(x)));
 }

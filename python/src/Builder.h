@@ -51,6 +51,7 @@ public:
   int unary(const std::string &op, int x);
   int cast(int x, const std::string &dtype);
   int reduce(const std::string &op, int x, const std::vector<int64_t> &axes, bool keepdim);
+  int div(int a, int b, const std::string &precision);
   int matmul(int a, int b, bool transA, bool transB, const std::string &outDType,
              std::optional<double> scale = std::nullopt, bool relu = false, int bias = -1);
   int reshape(int x, const std::vector<int64_t> &shape);

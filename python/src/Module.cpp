@@ -62,6 +62,7 @@ PYBIND11_MODULE(_ptoc, m) {
       .def("cast", &Builder::cast)
       .def("reduce", &Builder::reduce)
       .def("matmul", &Builder::matmul)
+      .def("div", &Builder::div)
       .def("reshape", &Builder::reshape)
       .def("transpose", &Builder::transpose)
       .def("view", &Builder::view)

@@ -71,6 +71,7 @@ struct LeafOp {
   double value = 0;                      ///< full
   bool transposeA = false, transposeB = false; ///< matmul
   ir::FixpipeEpilogue epilogue;          ///< copy_out from l0c: scale, relu
+  bool divIntrinsic = false;             ///< div: precision = "intrinsic"
   int64_t cycles = 0;                    ///< cost-model estimate (compute ops)
   int64_t bytes = 0;                     ///< bytes of the result tile (copies: bytes moved)
 };

@@ -9,6 +9,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include "ptoc/ir/Context.h"
+#include "ptoc/ir/DivPrecision.h"
 #include "ptoc/ir/Module.h"
 #include "ptoc/ir/TileShape.h"
 
@@ -90,6 +91,8 @@ public:
   absl::StatusOr<Value *> matmul(Value *a, Value *b, const MatmulOptions &opts = {});
   /// add, sub, mul, div, max, min, pow (numpy broadcasting).
   absl::StatusOr<Value *> binary(OpCode code, Value *a, Value *b);
+  /// div with a precision mode (ir/DivPrecision.h); HighPrecision writes no attribute.
+  absl::StatusOr<Value *> div(Value *a, Value *b, DivPrecision precision);
   /// neg, exp, log, sqrt, rsqrt, abs, relu, sigmoid, tanh, gelu, reciprocal, ceil,
   /// floor, trunc, round (ties to even), exp2, expm1, erfc.
   absl::StatusOr<Value *> unary(OpCode code, Value *x);
