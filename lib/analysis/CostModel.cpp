@@ -6,6 +6,7 @@
 #include <cmath>
 #include <optional>
 
+#include "ptoc/ir/DivPrecision.h"
 #include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/TileShape.h"
 #include "ptoc/target/DeviceSpec.h"
@@ -211,7 +212,14 @@ int64_t CostModel::opCycles(const ir::Operation &op) const {
     pass(scalarForm ? VecClass::Full : VecClass::Binary, b);
     break;
   }
-  case OpCode::Div: pass(VecClass::Div, b); break;
+  case OpCode::Div:
+    // high_precision: the div instruction; intrinsic: a reciprocal (full rate) and a
+    // multiply (binary rate) instead (ir/DivPrecision.h).
+    if (ir::divPrecisionOf(op) == ir::DivPrecision::Intrinsic)
+      passes({VecClass::Full, VecClass::Binary});
+    else
+      pass(VecClass::Div, b);
+    break;
   // where: a select (vsel) of two tiles under a mask, at the two-input rate.
   case OpCode::Where: pass(VecClass::Binary, b); break;
   case OpCode::Exp:

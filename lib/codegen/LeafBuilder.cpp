@@ -12,6 +12,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "ptoc/analysis/LocalSchedule.h"
 #include "ptoc/codegen/BufferAllocator.h"
+#include "ptoc/ir/DivPrecision.h"
 #include "ptoc/ir/Diagnostics.h"
 #include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/TileShape.h"
@@ -165,6 +166,9 @@ private:
       lo.saturate = cast.saturate;
       lo.castModeWritten = static_cast<bool>(op.attr("mode"));
     }
+    if (op.code() == OpCode::CopyOut) lo.epilogue = ir::FixpipeEpilogue::of(op);
+    if (op.code() == OpCode::Div)
+      lo.divIntrinsic = ir::divPrecisionOf(op) == ir::DivPrecision::Intrinsic;
     leaf_.cycles += lo.cycles;
     switch (op.code()) {
     case OpCode::CopyIn: return addCopyIn(k, op);
@@ -293,7 +297,9 @@ private:
     for (unsigned i = 0; i < op.numOperands(); ++i) {
       absl::StatusOr<int> v = localOperand(op, i);
       if (!v.ok()) return v.status();
+      // Operand 2: the previous partial product (l0c) or a bias row (l1).
       MemSpace want = i < 2 ? MemSpace::L1 : MemSpace::L0C;
+      if (i == 2 && values_[*v].space == MemSpace::L1) want = MemSpace::L1;
       if (values_[*v].space != want)
         return opError(op, absl::StrCat("operand ", i, " is in ",
                                         spaceName(values_[*v].space).str(), "; expected ",

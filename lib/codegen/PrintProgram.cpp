@@ -78,6 +78,17 @@ void printAttrs(llvm::raw_ostream &os, const LeafOp &op) {
     if (op.castModeWritten) sep(), s << "mode = \"" << ir::castModeName(op.castMode) << '"';
     if (!op.saturate) sep(), s << "saturate = false";
     break;
+  case ir::OpCode::Div:
+    if (op.divIntrinsic) sep(), s << "precision = \"intrinsic\"";
+    break;
+  case ir::OpCode::CopyOut:
+    if (op.epilogue.relu) sep(), s << "relu = true";
+    if (op.epilogue.scale) {
+      sep();
+      s << "scale = ";
+      printNumber(s, *op.epilogue.scale);
+    }
+    break;
   default: break;
   }
   if (any) os << " {" << s.str() << '}';

@@ -156,6 +156,9 @@ absl::StatusOr<Value *> GraphBuilder::matmul(Value *a, Value *b, const MatmulOpt
     if (!err.empty()) return error("matmul", err.message, err.category);
     declared = ctx_.withDType(t, *opts.outDType);
   }
+  if (opts.scale) attrs.push_back({ctx_.id("scale"), ctx_.floatAttr(*opts.scale)});
+  if (opts.relu) attrs.push_back({ctx_.id("relu"), ctx_.boolAttr(true)});
+  if (opts.bias) return create(OpCode::Matmul, {a, b, opts.bias}, attrs, declared);
   return create(OpCode::Matmul, {a, b}, attrs, declared);
 }
 
@@ -163,6 +166,11 @@ absl::StatusOr<Value *> GraphBuilder::binary(OpCode code, Value *a, Value *b) {
   if (ctx_.opDef(code).cls != OpClass::ElementwiseBinary)
     return error(ctx_.opDef(code).name, "is not a binary elementwise op");
   return create(code, {a, b});
+}
+
+absl::StatusOr<Value *> GraphBuilder::div(Value *a, Value *b, DivPrecision precision) {
+  if (precision == DivPrecision::HighPrecision) return create(OpCode::Div, {a, b});
+  return create(OpCode::Div, {a, b}, {{ctx_.id("precision"), ctx_.stringAttr("intrinsic")}});
 }
 
 absl::StatusOr<Value *> GraphBuilder::unary(OpCode code, Value *x) {

@@ -9,6 +9,7 @@
 
 #include "ptoc/ir/CastMode.h"
 #include "ptoc/ir/Context.h"
+#include "ptoc/ir/DivPrecision.h"
 
 namespace ptoc::ir {
 
@@ -26,6 +27,22 @@ constexpr AttrSpec kMatmulAttrs[] = {
     {"transpose_a", AttrShape::Bool, false, "use the transpose of the left operand"},
     {"transpose_b", AttrShape::Bool, false, "use the transpose of the right operand"},
     {"acc_dtype", AttrShape::DType, false, "accumulation type (f32 for floats, i32 for i8)"},
+    {"scale", AttrShape::Number, false,
+     "FIXPIPE dequantisation: i8 x i8 products (i32) times scale, written as f16 or bf16 "
+     "(PyPTO extend_params 'scale')"},
+    {"relu", AttrShape::Bool, false,
+     "FIXPIPE ReLU on the result on its way out (PyPTO extend_params 'relu_type')"},
+};
+// A copy_out from L0C carries its matmul's FIXPIPE epilogue (ir/Fixpipe.h).
+constexpr AttrSpec kCopyOutAttrs[] = {
+    {"offsets", AttrShape::IntArray, true, "start of the region in each dimension"},
+    {"scale", AttrShape::Number, false, "FIXPIPE: multiply the l0c accumulator (from l0c only)"},
+    {"relu", AttrShape::Bool, false, "FIXPIPE: ReLU on the way out (from l0c only)"},
+};
+constexpr AttrSpec kDivAttrs[] = {
+    {"precision", AttrShape::String, false,
+     "\"high_precision\" (default: the correctly rounded quotient) or \"intrinsic\" "
+     "(reciprocal then multiply; faster), PyPTO's precision_type"},
 };
 constexpr AttrSpec kTransposeAttrs[] = {
     {"perm", AttrShape::IntArray, true, "result dimension i is operand dimension perm[i]"},
@@ -150,6 +167,16 @@ Type binaryRule(const TypeRuleInput &in, RuleError &error) {
   return in.ctx.withShape(in.operands[0], *shape);
 }
 
+Type divRule(const TypeRuleInput &in, RuleError &error) {
+  Attribute p = in.attrs ? in.attrs.lookup("precision") : Attribute();
+  if (p && p.isString() && !parseDivPrecision(p.getString())) {
+    fail(error, "precision \"" + p.getString().str() +
+                    "\" is not a precision mode; use \"high_precision\" or \"intrinsic\"");
+    return {};
+  }
+  return binaryRule(in, error);
+}
+
 Type castRule(const TypeRuleInput &in, RuleError &error) {
   Type d = needDeclared(in, error, "the target element type");
   if (!d) return {};
@@ -242,6 +269,30 @@ Type meanRule(const TypeRuleInput &in, RuleError &error) {
   return reductionRule(in, error);
 }
 
+/// Why `bias` cannot be the bias of a matmul of `in` operands with `n` columns ("" if
+/// it can): PyPTO's bias_tensor, shape [1, N] (leading 1s allowed at the tile level),
+/// element type f16 or f32 for f16 operands, f32 for bf16 (A2/A3) and f32, i32 for i8.
+std::string biasError(Type bias, DType in, int64_t n, bool tile) {
+  auto shapeOk = [&] {
+    if (bias.rank() < 2 || bias.dim(bias.rank() - 1) != n || bias.dim(bias.rank() - 2) != 1)
+      return false;
+    if (!tile && bias.rank() != 2) return false;
+    for (unsigned d = 0; d + 2 < bias.rank(); ++d)
+      if (bias.dim(d) != 1) return false;
+    return true;
+  };
+  if (!shapeOk())
+    return "bias " + bias.str() + " must have shape [1, " + std::to_string(n) +
+           "] (one row of N, PyPTO's bias_tensor)";
+  DType t = bias.dtype();
+  bool ok = in == DType::I8 ? t == DType::I32 : (t == DType::F32 || (in == DType::F16 && t == in));
+  if (!ok)
+    return "bias " + bias.str() + " has element type " + std::string(dtypeName(t)) + "; with " +
+           std::string(dtypeName(in)) + " operands it must be " +
+           (in == DType::I8 ? "i32" : in == DType::F16 ? "f16 or f32" : "f32");
+  return "";
+}
+
 Type matmulRule(const TypeRuleInput &in, RuleError &error) {
   Type a = in.operands[0], b = in.operands[1];
   if (!sameKind(in.operands.take_front(2), error)) return {};
@@ -282,9 +333,27 @@ Type matmulRule(const TypeRuleInput &in, RuleError &error) {
   shape.push_back(m);
   shape.push_back(n);
   DType in8 = a.dtype();
+  Attribute scaleAttr = in.attrs ? in.attrs.lookup("scale") : Attribute();
+  // At the tile level the epilogue belongs to the copy_out from l0c, not the mmad.
+  bool scaled = bool(scaleAttr) && !a.isTile();
   DType out = in.declared ? in.declared.dtype() : (in8 == DType::I8 ? DType::I32 : in8);
-  if (in8 == DType::I8 && out != DType::I32) {
-    fail(error, "with i8 operands produces i32, not " + std::string(dtypeName(out)), DiagCategory::DType);
+  if (scaled && in8 != DType::I8) {
+    fail(error, "has a 'scale' but " + std::string(dtypeName(in8)) +
+                    " operands; the FIXPIPE scale dequantises i8 x i8 products (PyPTO's "
+                    "quantisation to an i8 result is not modelled): drop the scale or use i8 "
+                    "operands", DiagCategory::DType);
+    return {};
+  }
+  if (in8 == DType::I8 && !scaled && out != DType::I32 && !a.isTile()) {
+    fail(error, "with i8 operands produces i32, not " + std::string(dtypeName(out)) +
+                    "; for an f16 or bf16 result give a dequantisation 'scale' (Python: "
+                    "extend_params={'scale': s})", DiagCategory::DType);
+    return {};
+  }
+  if (in8 == DType::I8 && scaled && out != DType::F16 && out != DType::BF16) {
+    fail(error, "with i8 operands and a 'scale' produces f16 or bf16 (the FIXPIPE "
+                    "dequantises the i32 accumulator), not " + std::string(dtypeName(out)),
+         DiagCategory::DType);
     return {};
   }
   if (isFloat(in8) && !isFloat(out)) {
@@ -315,16 +384,33 @@ Type matmulRule(const TypeRuleInput &in, RuleError &error) {
       return {};
     }
     Type result = in.ctx.tileType(isFloat(in8) ? DType::F32 : DType::I32, shape, MemSpace::L0C);
+    // The third operand: the previous partial product (l0c), or, on the first K step,
+    // the bias row (l1) that initialises the accumulator.
     if (in.operands.size() == 3 && in.operands[2] != result) {
-      fail(error, "accumulator " + in.operands[2].str() + " must have the result type " +
-                      result.str());
-      return {};
+      Type c = in.operands[2];
+      bool bias = c.isTile() && c.space() == MemSpace::L1;
+      std::string why = bias ? biasError(c, in8, shape.back(), true) : "";
+      if (!bias || !why.empty()) {
+        fail(error, bias ? why
+                         : "accumulator " + c.str() + " must have the result type " +
+                               result.str() + " (or be an l1 bias row)");
+        return {};
+      }
     }
     return result;
   }
   if (in.operands.size() == 3) {
-    fail(error, "takes an accumulator operand only at the tile level");
-    return {};
+    // Tensor level: the bias (PyPTO extend_params 'bias_tensor'), added to every row.
+    Type bias = in.operands[2];
+    if (!bias.isTensor()) {
+      fail(error, "bias " + bias.str() + " must be a tensor like the operands");
+      return {};
+    }
+    if (std::string why = biasError(bias, in8, shape.back(), false); !why.empty()) {
+      fail(error, why, why.find("element type") != std::string::npos ? DiagCategory::DType
+                                                                      : DiagCategory::Shape);
+      return {};
+    }
   }
   return in.ctx.withDType(in.ctx.withShape(a, shape), out);
 }
@@ -558,8 +644,16 @@ Type copyOutRule(const TypeRuleInput &in, RuleError &error) {
     return {};
   }
   // The cube's FIXPIPE converts the accumulator on the way out; UB copies do not.
-  if (t.dtype() != dst.dtype() && !(t.space() == MemSpace::L0C && isFloat(dst.dtype()) &&
-                                    t.dtype() == DType::F32)) {
+  bool epilogue = in.attrs && (in.attrs.lookup("scale") || in.attrs.lookup("relu"));
+  if (epilogue && t.space() != MemSpace::L0C) {
+    fail(error, "has a FIXPIPE 'scale' or 'relu' but writes from " + t.str() +
+                    "; only a copy_out from l0c applies them");
+    return {};
+  }
+  bool dequant = in.attrs && in.attrs.lookup("scale") && t.dtype() == DType::I32 &&
+                 (dst.dtype() == DType::F16 || dst.dtype() == DType::BF16);
+  if (t.dtype() != dst.dtype() && !dequant &&
+      !(t.space() == MemSpace::L0C && isFloat(dst.dtype()) && t.dtype() == DType::F32)) {
     fail(error, "cannot convert " + t.str() + " to the element type of " + dst.str() +
                     (t.space() == MemSpace::UB ? "; cast the tile first" : ""), DiagCategory::DType);
     return {};
@@ -782,7 +876,7 @@ std::vector<Entry> entries() {
        [](double a, double b) { return a - b; }, false, 0.0},
       {OpCode::Mul, C::AIV, T::Vec, 2, 2, 1, {}, binaryRule, nullptr,
        [](double a, double b) { return a * b; }, true, 1.0},
-      {OpCode::Div, C::AIV, T::Vec, 2, 2, 1, {}, binaryRule, nullptr,
+      {OpCode::Div, C::AIV, T::Vec, 2, 2, 1, kDivAttrs, divRule, nullptr,
        [](double a, double b) { return a / b; }, false, 1.0},
       {OpCode::Max, C::AIV, T::Vec, 2, 2, 1, {}, binaryRule, nullptr,
        [](double a, double b) { return std::fmax(a, b); }, true},
@@ -852,7 +946,7 @@ std::vector<Entry> entries() {
       {OpCode::Return, C::None, T::None, 0, V, 0, {}, returnRule},
       {OpCode::GmTensor, C::None, T::None, 0, 0, 1, {}, gmTensorRule},
       {OpCode::CopyIn, C::None, T::None, 1, V, 1, kOffsetAttrs, copyInRule},
-      {OpCode::CopyOut, C::None, T::None, 2, V, 1, kOffsetAttrs, copyOutRule},
+      {OpCode::CopyOut, C::None, T::None, 2, V, 1, kCopyOutAttrs, copyOutRule},
       {OpCode::Subgraph, C::None, T::None, 0, 0, 0, kSubgraphAttrs, subgraphRule},
       {OpCode::Loop, C::None, T::None, 1, V, V, kLoopAttrs, loopRule},
       {OpCode::TopK, C::AIV, T::Vec, 1, 1, 2, kTopKAttrs, topkRule},

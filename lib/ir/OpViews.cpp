@@ -91,6 +91,10 @@ VecTileView VecTileView::of(const Operation &op, llvm::ArrayRef<Type> operands,
   v.minElemSize = std::min(lo, hi);
   v.maxElemSize = hi;
   v.buffers = vecTileBuffers(op.code(), unsigned(operands.size()), unsigned(results.size()));
+  v.keepWhole.assign(v.iter.size(), false);
+  if (std::optional<ReduceView> reduce = ReduceView::of(op))
+    for (int64_t a : reduce->axes)
+      if (a >= 0 && a < int64_t(v.iter.size())) v.keepWhole[a] = true;
   return v;
 }
 
@@ -109,6 +113,11 @@ std::string VecTileView::check(llvm::ArrayRef<int64_t> candidate,
 std::string VecTileView::check(llvm::ArrayRef<int64_t> candidate, llvm::ArrayRef<int64_t> over,
                                unsigned numBuffers, const target::DeviceSpec *device) const {
   return checkVecTile(candidate, over, minElemSize, maxElemSize, numBuffers, device);
+}
+
+WholeTileSplit VecTileView::splitWhole(llvm::ArrayRef<int64_t> candidate,
+                                       const target::DeviceSpec &device) const {
+  return splitWholeVecTile(candidate, iter, keepWhole, minElemSize, maxElemSize, buffers, device);
 }
 
 } // namespace ptoc::ir

@@ -224,6 +224,77 @@ std::string checkVecTile(llvm::ArrayRef<int64_t> written, llvm::ArrayRef<int64_t
   return absl::StrCat(msg, "; try ", shapeText(proposal));
 }
 
+WholeTileSplit splitWholeVecTile(llvm::ArrayRef<int64_t> written,
+                                 llvm::ArrayRef<int64_t> iterShape,
+                                 llvm::ArrayRef<bool> keepWhole, unsigned minElemSize,
+                                 unsigned maxElemSize, unsigned numBuffers,
+                                 const target::DeviceSpec &device) {
+  WholeTileSplit out;
+  std::optional<llvm::SmallVector<int64_t, 4>> adapted = adaptVecTile(written, iterShape);
+  if (!adapted || adapted->empty() || adapted->size() != iterShape.size()) return out;
+  for (size_t d = 0; d < iterShape.size(); ++d)
+    if ((*adapted)[d] < iterShape[d] || iterShape[d] <= 0) return out; // not the whole shape
+  // Alignment errors stay errors; only the capacity is repaired.
+  if (!checkVecTile(written, iterShape, minElemSize, maxElemSize, numBuffers, nullptr).empty())
+    return out;
+  if (checkVecTile(written, iterShape, minElemSize, maxElemSize, numBuffers, &device).empty())
+    return out;
+  minElemSize = std::max(minElemSize, 1u);
+  maxElemSize = std::max(maxElemSize, minElemSize);
+  numBuffers = std::max(numBuffers, 1u);
+  int64_t block = device.buffers.blockBytes;
+  int64_t granule = block / std::gcd(block, int64_t(minElemSize));
+  int64_t capacity = device.buffers.ub;
+  size_t r = iterShape.size();
+  auto kept = [&](size_t d) { return d < keepWhole.size() && keepWhole[d]; };
+  llvm::SmallVector<int64_t, 4> tile(iterShape.begin(), iterShape.end());
+  // The written last size when it is longer than the shape (aligned, unlike the shape's).
+  tile.back() = (*adapted)[r - 1] > iterShape[r - 1] ? roundUp(iterShape[r - 1], granule)
+                                                      : iterShape[r - 1];
+  auto bytes = [&] { return mulSat(vecTileBytes(tile, maxElemSize, block), numBuffers); };
+  out.wholeBytes = bytes();
+  while (bytes() > capacity) {
+    size_t best = r;
+    for (size_t d = 0; d + 1 < r; ++d)
+      if (!kept(d) && tile[d] > 1 && (best == r || tile[d] > tile[best])) best = d;
+    if (best != r) {
+      tile[best] = (tile[best] + 1) / 2;
+      continue;
+    }
+    if (!kept(r - 1) && tile[r - 1] > granule) {
+      tile[r - 1] = std::max(granule, tile[r - 1] / 2 / granule * granule);
+      continue;
+    }
+    out.kind = WholeTileSplit::Kind::Impossible;
+    out.tile = tile;
+    out.bytes = bytes();
+    std::vector<size_t> keptDims;
+    for (size_t d = 0; d < r; ++d)
+      if (kept(d)) keptDims.push_back(d);
+    // The fix: an explicit vec_tile that cuts the kept axes too (a split reduction
+    // holds a chunk, its partial and the running combine: 3 tiles, 4 for mean).
+    std::vector<int64_t> start(tile.begin(), tile.end());
+    start.back() = roundUp(start.back(), granule);
+    std::vector<int64_t> fix =
+        proposeVecTile(start, granule, maxElemSize, block, std::max(numBuffers + 1, 3u), capacity);
+    out.message = absl::StrCat(
+        "vec_tile ", shapeText(*adapted), " covers the whole iteration shape ",
+        shapeText(iterShape), " but does not fit UB; ptoc splits such a tile keeping the "
+        "reduced dimension", keptDims.size() == 1 ? " " : "s ", absl::StrJoin(keptDims, ", "),
+        " whole, yet the smallest such tile ", shapeText(tile), " needs ", numBuffers,
+        " buffers x ", vecTileBytes(tile, maxElemSize, block), " bytes = ", out.bytes,
+        " bytes of UB and the device has ", capacity,
+        fix.empty() ? "; no vec_tile fits, even with the reduction split"
+                    : absl::StrCat("; split the reduction with an explicit vec_tile such as ",
+                                   shapeText(fix), " (partials are combined across tiles)"));
+    return out;
+  }
+  out.kind = WholeTileSplit::Kind::Split;
+  out.tile = tile;
+  out.bytes = bytes();
+  return out;
+}
+
 std::string checkCubeTile(const CubeTile &tile, DType in, const target::DeviceSpec *device) {
   const target::BufferSpec defaults;
   const target::BufferSpec &buffers = device ? device->buffers : defaults;

@@ -332,8 +332,14 @@ private:
     llvm::SmallVector<Type, 2> resultTypes;
     for (const Value &r : op.results()) resultTypes.push_back(r.type());
     if (Attribute vt = op.attr("vec_tile")) {
-      std::string err =
-          VecTileView::of(op, operandTypes, resultTypes).check(vt.getIntArray(), device);
+      VecTileView view = VecTileView::of(op, operandTypes, resultTypes);
+      std::string err = view.check(vt.getIntArray(), device);
+      // A whole-shape tile too big for UB is split by expand-tiles (splitWholeVecTile).
+      if (!err.empty() && device) {
+        WholeTileSplit split = view.splitWhole(vt.getIntArray(), *device);
+        if (split.kind == WholeTileSplit::Kind::Split) err.clear();
+        if (split.kind == WholeTileSplit::Kind::Impossible) err = split.message;
+      }
       if (!err.empty()) opError(op).in(DiagCategory::Tile) << err;
     }
     if (Attribute ct = op.attr("cube_tile")) {

@@ -16,6 +16,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include "ptoc/ir/CastMode.h"
+#include "ptoc/ir/DivPrecision.h"
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/Func.h"
@@ -142,7 +143,11 @@ private:
       auto cx = constantOf(x), cy = constantOf(y);
       bool intDivByZero = ir::isInteger(type.dtype()) && cy && *cy == 0 &&
                           (op.code() == OpCode::Div || op.code() == OpCode::Pow);
-      if (cx && cy && !intDivByZero) return makeFull(op, def.binaryFn(*cx, *cy));
+      if (cx && cy && !intDivByZero)
+        return makeFull(op, op.code() == OpCode::Div &&
+                                    ir::divPrecisionOf(op) == ir::DivPrecision::Intrinsic
+                                ? ir::intrinsicDivide(*cx, *cy, type.dtype())
+                                : def.binaryFn(*cx, *cy));
       if (def.rightIdentity) {
         double id = *def.rightIdentity;
         if (cy && isExactly(*cy, id, type.dtype()) && x->type() == type) return x;

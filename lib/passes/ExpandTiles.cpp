@@ -50,7 +50,10 @@
 //    K loop in kL1 steps: copy_in the A and B regions to L1 (transposes respected),
 //    `matmul` (accumulating from the second step) into an f32 (i32) L0C tile
 //    carrying cube_tile, and one copy_out into the result's gm_tensor (FIXPIPE
-//    converts the element type). Matmul results always live in GM.
+//    converts the element type; the matmul's epilogue attributes, scale and relu,
+//    move from the mmads to that copy_out, ir/Fixpipe.h). A bias [1, N] (third
+//    operand): the output tile's columns of it are copied into L1 and are the
+//    third operand of the first K step. Matmul results always live in GM.
 //  - transpose: the output is tiled; each tile transposes the permuted input region.
 //  - view, reshape: GM aliases of the source's home (of a `full`: another `full`).
 //    A reshape that only adds or drops size-1 dims of a value held in UB tiles
@@ -92,7 +95,11 @@
 // applies to its trailing dims, ir::adaptVecTile); a step of a split reduction
 // holds the chunk, its partial and the running combine (3 tiles; 4 for mean, with
 // the 1/N tile); a copy through UB (assemble, concat, a fill, returning an alias)
-// holds 1 (ir::vecTileBuffers). Tiles are single-buffered here: multi-buffering is
+// holds 1 (ir::vecTileBuffers). A vec_tile covering the op's whole iteration shape
+// that does not fit is split instead (ir::splitWholeVecTile: leading dims halved
+// first, reduced axes never cut; a remark at the op, statistic whole-tile-splits);
+// only when a slice with the reduced axes whole cannot fit is it an error.
+// Tiles are single-buffered here: multi-buffering is
 // NBufferMerge's decision, under its own budget. Cube: ir::checkCubeTile (one tile
 // each in L0A, L0B, L0C and L1; double buffering is codegen's), and the K loop keeps
 // the whole mL1 x nL1 accumulator (clamped to M x N) in L0C. Alignment: the vec_tile's last dim
@@ -349,7 +356,7 @@ struct Step {
 
 struct Statistics {
   PassStatistic &tileOps, &copyInBytes, &copyOutBytes, &fused, &sliceWrites, &fillBytes,
-      &unfused;
+      &unfused, &wholeTileSplits;
 };
 
 // ---------------------------------------------------------------- the expansion
@@ -552,20 +559,29 @@ private:
   }
 
   /// Writes `tile` at `at` into root `root`, after the accesses it overlaps.
-  Value *copyOut(Value *tile, Home &root, const Box &at, const Step &s) {
+  /// `epilogue`: a matmul's FIXPIPE attributes (scale, relu) for a copy_out from L0C.
+  Value *copyOut(Value *tile, Home &root, const Box &at, const Step &s,
+                 llvm::ArrayRef<ir::NamedAttr> epilogue = {}) {
     ir::GmRegion region = regionOf(root, at);
     llvm::SmallVector<const Operation *, 8> deps;
     order_.conflicts(region, /*write=*/true, deps);
-    return emitCopyOut(tile, root, region, deps, s);
+    return emitCopyOut(tile, root, region, deps, s, epilogue);
   }
 
   Value *emitCopyOut(Value *tile, Home &root, const ir::GmRegion &region,
-                     llvm::ArrayRef<const Operation *> deps, const Step &s) {
+                     llvm::ArrayRef<const Operation *> deps, const Step &s,
+                     llvm::ArrayRef<ir::NamedAttr> epilogue = {}) {
     llvm::SmallVector<Value *, 8> operands{tile, root.value};
     for (const Operation *d : deps) operands.push_back(const_cast<Operation *>(d)->result());
     Type t = ctx_.tileType(root.value->type().dtype(), tile->type().shape(), MemSpace::GM);
     stats_.copyOutBytes += t.sizeInBytes();
-    Value *token = emit(OpCode::CopyOut, operands, t, offsetsDict(region.box.off, s), s.loc);
+    Attribute attrs = offsetsDict(region.box.off, s);
+    if (!epilogue.empty()) {
+      llvm::SmallVector<ir::NamedAttr, 4> a(attrs.getDict().begin(), attrs.getDict().end());
+      a.append(epilogue.begin(), epilogue.end());
+      attrs = ctx_.dictAttr(a, true);
+    }
+    Value *token = emit(OpCode::CopyOut, operands, t, attrs, s.loc);
     order_.record(token->definingOp(), region, /*write=*/true);
     return token;
   }
@@ -648,6 +664,28 @@ private:
       return std::nullopt;
     }
     return tile;
+  }
+
+  /// A vec_tile covering the op's whole iteration shape that does not fit UB, split
+  /// by ir::splitWholeVecTile (reduced axes kept whole) with a remark at the op;
+  /// any other tile is returned as it is (checkVec reports it if it does not fit).
+  /// Nullopt after an error (a kept reduced axis alone does not fit).
+  std::optional<Dims> fitWholeTile(const Operation &op, const Dims &tile) {
+    ir::WholeTileSplit split = ir::VecTileView::of(op).splitWhole(tile, device_);
+    if (split.kind == ir::WholeTileSplit::Kind::Impossible) {
+      opError(op, split.message);
+      return std::nullopt;
+    }
+    if (split.kind != ir::WholeTileSplit::Kind::Split) return tile;
+    ++stats_.wholeTileSplits;
+    Grid g(ir::VecTileView::of(op).iter, split.tile);
+    ctx_.emitRemark(op.loc())
+        << "'" << op.name() << "' op vec_tile " << shapeText(tile)
+        << " covers the whole shape but needs " << split.wholeBytes
+        << " bytes of UB (the device has " << device_.buffers.ub << "); split into "
+        << g.numTiles << " tiles of " << shapeText(split.tile) << " (" << split.bytes
+        << " bytes), reduced dimensions kept whole";
+    return split.tile;
   }
 
   /// UB check of a vector op's tile: `buffers` tiles at the largest element size.
@@ -907,6 +945,7 @@ private:
   bool expandElementwise(Operation &op) {
     Type type = op.resultType();
     auto vt = vecTile(op, type.shape());
+    if (vt) vt = fitWholeTile(op, *vt);
     if (!vt || !checkVec(op, *vt, type.shape(), ir::vecTileBuffers(op.code(), op.numOperands(), 1)))
       return false;
     Grid g(type.shape(), *vt);
@@ -954,6 +993,8 @@ private:
     Type inType = op.operandType(0), outType = op.resultType();
     llvm::ArrayRef<int64_t> X = inType.shape();
     auto vt = vecTile(op, X);
+    if (!vt) return false;
+    vt = fitWholeTile(op, *vt);
     if (!vt) return false;
     ir::ReduceView reduce = *ir::ReduceView::of(op); // the verifier checked its axes
     llvm::ArrayRef<int64_t> axes = reduce.axes;
@@ -1143,6 +1184,10 @@ private:
     Home *aHome = materialise(info(op.operand(0)));
     Home *bHome = materialise(info(op.operand(1)));
     if (!aHome || !bHome) return false;
+    // A bias [1, N]: its columns of the output tile, copied into L1, initialise the
+    // accumulator on the first K step (the cube's bias table).
+    Home *biasHome = op.numOperands() == 3 ? materialise(info(op.operand(2))) : nullptr;
+    if (op.numOperands() == 3 && !biasHome) return false;
     Home *cHome = newRoot(cType, op.result(), op.loc());
     defineGm(op, cHome);
 
@@ -1158,7 +1203,12 @@ private:
                          K % ct.k[1] ? absl::StrCat(" (tail ", K % ct.k[1], ")") : ""));
 
     Step s = stepOf(op);
-    Attribute attrs = op.attrDict();
+    // The mmads get the op's attributes but its FIXPIPE epilogue (scale, relu), which
+    // the copy_out of each output tile from L0C applies (ir/Fixpipe.h).
+    llvm::SmallVector<ir::NamedAttr, 6> mmadAttrs, epilogue;
+    for (const ir::NamedAttr &a : op.attrs())
+      (a.name.str() == "scale" || a.name.str() == "relu" ? epilogue : mmadAttrs).push_back(a);
+    Attribute attrs = ctx_.dictAttr(mmadAttrs, true);
     Box ob;
     // A region of operand `shape` (rank `ro`) for output tile `ob`: batch dims
     // broadcast, then the two matrix dims (rows, cols) as given.
@@ -1191,10 +1241,17 @@ private:
         Value *a = copyIn(*aHome, ab, MemSpace::L1, s);
         Value *b = copyIn(*bHome, bb, MemSpace::L1, s);
         if (!a || !b) return false;
+        if (!partial && biasHome) {
+          Box bias{{0, n0}, {1, ns}};
+          Value *row = copyIn(*biasHome, bias, MemSpace::L1, s);
+          if (!row) return false;
+          partial = emit(OpCode::Matmul, {a, b, row}, accType, attrs, s.loc);
+          continue;
+        }
         partial = partial ? emit(OpCode::Matmul, {a, b, partial}, accType, attrs, s.loc)
                           : emit(OpCode::Matmul, {a, b}, accType, attrs, s.loc);
       }
-      if (!copyOut(partial, *cHome, ob, s)) return false;
+      if (!copyOut(partial, *cHome, ob, s, epilogue)) return false;
     }
     return true;
   }
@@ -1691,7 +1748,7 @@ public:
       if (ir::levelOf(f) == ir::Level::Control) continue; // its loops' bodies are expanded
       Expander e(f, options_, ctx,
                  {tileOps_, copyInBytes_, copyOutBytes_, fused_, sliceWrites_, fillBytes_,
-                  unfused_},
+                  unfused_, wholeTileSplits_},
                  bodies.count(f.name().str()) > 0);
       switch (e.run()) {
       case Expander::Outcome::Failed: return PassResult::failure();
@@ -1715,6 +1772,8 @@ private:
   PassStatistic fillBytes_{this, "fill-bytes",
                            "Bytes of a destination copied because a slice write could not "
                            "update it in place and a read or the return needed its other parts"};
+  PassStatistic wholeTileSplits_{this, "whole-tile-splits",
+                                 "Whole-shape vec_tiles too big for UB, split to fit"};
   PassStatistic unfused_{this, "unfused-to-avoid-cycles",
                          "Reads made through GM because fusing them would make a task wait on "
                          "its own results"};

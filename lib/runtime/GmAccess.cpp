@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <new>
+#include <vector>
 
 #include <Eigen/Core>
 
@@ -421,8 +422,26 @@ void GmMemory::copyOut(const codegen::Region &region, const OpPlan &op, const Op
   const GmView &v = views_[region.tensor];
   if (op.numElements == 0) return;
   size_t es = ir::elementSize(v.dtype);
+  std::vector<float> epilogued;
+  std::vector<int64_t> words;
   auto row = [&](int64_t gm, int64_t at, int64_t n, int64_t stride) {
     std::byte *dst = v.writable + gm * int64_t(es);
+    if (!op.epilogue.empty()) {
+      // The FIXPIPE epilogue (ir/Fixpipe.h), element by element, then a row write.
+      epilogued.resize(size_t(n));
+      for (int64_t i = 0; i < n; ++i) {
+        double acc = tile.rep == Rep::Float ? double(mem.floats[tile.offset + at + i])
+                                            : double(mem.ints[tile.offset + at + i]);
+        epilogued[size_t(i)] = static_cast<float>(op.epilogue.apply(acc, v.dtype));
+      }
+      if (repOf(v.dtype) == Rep::Float) {
+        writeFloatRow(epilogued.data(), n, v.dtype, dst, stride);
+      } else {
+        words.assign(epilogued.begin(), epilogued.end());
+        writeIntRow(words.data(), n, v.dtype, dst, stride);
+      }
+      return;
+    }
     if (tile.rep == Rep::Float) writeFloatRow(mem.floats + tile.offset + at, n, v.dtype, dst, stride);
     else writeIntRow(mem.ints + tile.offset + at, n, v.dtype, dst, stride);
   };

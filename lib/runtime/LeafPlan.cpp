@@ -111,7 +111,9 @@ private:
       if (absl::Status s = checkArity(i, 1, 1); !s.ok()) return s;
       p.x = op.operands[0];
       if (absl::Status s = checkSameShape(i, p.x); !s.ok()) return s;
-      if (repOf(op.dtype) != plan_.ops[p.x].rep)
+      p.epilogue = op.epilogue;
+      // A dequantising epilogue writes an i32 accumulator as f16 / bf16.
+      if (repOf(op.dtype) != plan_.ops[p.x].rep && !p.epilogue.scale)
         return error(i, absl::StrCat("cannot write a ", dtypeStr(plan_.ops[p.x].dtype),
                                      " tile to ", dtypeStr(op.dtype), " GM"));
       return useRegion(i);
@@ -130,7 +132,9 @@ private:
       if (def.boolResult) return absl::OkStatus(); // logical_not: any operand tile
       return checkSameRep(i, p.x);
     }
-    case OpClass::ElementwiseBinary: return planBinary(i);
+    case OpClass::ElementwiseBinary:
+      p.divIntrinsic = op.divIntrinsic;
+      return planBinary(i);
     case OpClass::Select: return planWhere(i);
     case OpClass::Reduction: return planReduction(i);
     case OpClass::Reshape: {
@@ -420,7 +424,10 @@ private:
     for (int64_t d : batchOut) mp.batchCount *= d;
     if (op.operands.size() == 3) {
       p.acc = op.operands[2];
-      if (absl::Status s = checkSameShape(i, p.acc); !s.ok()) return s;
+      // A bias row (one row of N, in L1) initialises every row of the accumulator.
+      mp.accIsRow = plan_.ops[p.acc].numElements == mp.n && p.numElements != mp.n;
+      if (!mp.accIsRow)
+        if (absl::Status s = checkSameShape(i, p.acc); !s.ok()) return s;
       if (absl::Status s = checkSameRep(i, p.acc); !s.ok()) return s;
     }
     return absl::OkStatus();

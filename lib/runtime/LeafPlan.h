@@ -67,6 +67,7 @@ struct MatmulPlan {
   bool transposeX = false, transposeY = false;
   Dims batchSizes, batchStrideX, batchStrideY; ///< in elements; 0 = broadcast
   int64_t batchCount = 1;
+  bool accIsRow = false; ///< the accumulator operand is a bias row: every row starts from it
 };
 
 /// One op of a leaf, ready to run.
@@ -92,6 +93,8 @@ struct OpPlan {
   ReducePlan reduce;
   TransposePlan transpose;
   MatmulPlan matmul;
+  ir::FixpipeEpilogue epilogue; ///< copy_out from l0c: applied to each element written
+  bool divIntrinsic = false;    ///< div: reciprocal then multiply (ir/DivPrecision.h)
 };
 
 /// A leaf ready to run: one OpPlan per LeafOp and the arena words it needs.

@@ -14,6 +14,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include "ptoc/ir/DivPrecision.h"
+#include "ptoc/ir/Fixpipe.h"
 #include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/Func.h"
 #include "ptoc/ir/Level.h"
@@ -165,8 +167,11 @@ Dense evalBinary(const ir::Operation &op, const Dense &a, const Dense &b) {
   Dense r = make(op);
   double (*fn)(double, double) = op.def().binaryFn;
   Shape sa = broadcastStrides(a.shape, r.shape), sb = broadcastStrides(b.shape, r.shape);
+  bool intrinsic = op.code() == ir::OpCode::Div &&
+                   ir::divPrecisionOf(op) == ir::DivPrecision::Intrinsic;
   walk<2>(r.shape, {&sa, &sb}, {0, 0}, [&](int64_t o, const std::array<int64_t, 2> &off) {
-    r.data[o] = ir::roundToDType(fn(a.data[off[0]], b.data[off[1]]), r.dtype);
+    r.data[o] = intrinsic ? ir::intrinsicDivide(a.data[off[0]], b.data[off[1]], r.dtype)
+                          : ir::roundToDType(fn(a.data[off[0]], b.data[off[1]]), r.dtype);
   });
   return r;
 }
@@ -218,10 +223,12 @@ Dense evalReduction(const ir::Operation &op, const Dense &x) {
   return r;
 }
 
-Dense evalMatmul(const ir::Operation &op, const Dense &a, const Dense &b) {
+/// `bias`: PyPTO's bias_tensor, one row of N added to every row before the epilogue.
+Dense evalMatmul(const ir::Operation &op, const Dense &a, const Dense &b, const Dense *bias) {
   Dense r = make(op);
   ir::MatmulView mm = *ir::MatmulView::of(op); // the verifier checked its shapes
   bool ta = mm.transposeA, tb = mm.transposeB;
+  ir::FixpipeEpilogue epilogue = ir::FixpipeEpilogue::of(op);
   int64_t m = mm.m, n = mm.n, k = mm.k;
   // Strides of element (i, kk) of the left operand (as used, after any transpose)
   // within one batch matrix, and of (kk, j) of the right one.
@@ -241,13 +248,16 @@ Dense evalMatmul(const ir::Operation &op, const Dense &a, const Dense &b) {
       for (int64_t j = 0; j < n; ++j) packedB[kk * n + j] = pb[kk * bK + j * bJ];
     double *pr = r.data.data() + bi * rMat;
     for (int64_t i = 0; i < m; ++i) {
-      std::fill(acc.begin(), acc.end(), 0.0);
+      if (bias) std::copy(bias->data.begin(), bias->data.begin() + n, acc.begin());
+      else std::fill(acc.begin(), acc.end(), 0.0);
       for (int64_t kk = 0; kk < k; ++kk) {
         double av = pa[i * aI + kk * aK];
         const double *brow = packedB.data() + kk * n;
         for (int64_t j = 0; j < n; ++j) acc[j] += av * brow[j];
       }
-      for (int64_t j = 0; j < n; ++j) pr[i * n + j] = ir::roundToDType(acc[j], r.dtype);
+      for (int64_t j = 0; j < n; ++j)
+        pr[i * n + j] = epilogue.empty() ? ir::roundToDType(acc[j], r.dtype)
+                                         : epilogue.apply(acc[j], r.dtype);
     }
   });
   return r;
@@ -545,7 +555,9 @@ absl::Status Evaluator::run(const ir::Func &f, std::vector<Dense> args,
     case OpClass::ElementwiseUnary: out = evalUnary(op, *in[0]); break;
     case OpClass::ElementwiseBinary: out = evalBinary(op, *in[0], *in[1]); break;
     case OpClass::Reduction: out = evalReduction(op, *in[0]); break;
-    case OpClass::Matmul: out = evalMatmul(op, *in[0], *in[1]); break;
+    case OpClass::Matmul:
+      out = evalMatmul(op, *in[0], *in[1], in.size() > 2 ? in[2] : nullptr);
+      break;
     case OpClass::Cast: {
       out = make(op);
       ir::CastView cast = ir::CastView::of(op);

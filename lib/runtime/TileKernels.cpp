@@ -253,6 +253,22 @@ void binaryFloat(OpCode code, const BroadcastPlan &bp, const float *x, const flo
   }
 }
 
+/// One float rounded to `t` (f16, bf16; f32 unchanged).
+float roundFloat(float v, DType t) {
+  if (t == DType::F16) return static_cast<float>(Eigen::half(v));
+  if (t == DType::BF16) return static_cast<float>(Eigen::bfloat16(v));
+  return v;
+}
+
+/// div with precision = "intrinsic" (ir::intrinsicDivide): a x round_t(1 / b), the
+/// reciprocal in f32 then rounded to t (exactly ir's rounding: f32 holds the
+/// reciprocal to more than twice t's bits); the caller rounds the product to t.
+void divIntrinsicFloat(const BroadcastPlan &bp, const float *x, const float *y, float *o, DType t) {
+  binaryFloatRows(bp, x, y, o, [t](auto &&r, const auto &a, const auto &b) {
+    r = a * b.inverse().unaryExpr([t](float v) { return roundFloat(v, t); });
+  });
+}
+
 /// Integer binary ops row by row; f(a, b) gets the operands' values and returns the
 /// stored result.
 template <class F>
@@ -621,7 +637,10 @@ void matmulTile(const MatmulPlan &mp, const T *x, const T *y, const T *acc, T *o
                    Eigen::Map<const RowMat<T>> bm(y + off[1], mp.rowsY, mp.colsY);
                    T *ob = o + b * mn;
                    Eigen::Map<RowMat<T>> c(ob, mp.m, mp.n);
-                   if (acc) {
+                   if (acc && mp.accIsRow) {
+                     for (int64_t r = 0; r < mp.m; ++r)
+                       std::memcpy(ob + r * mp.n, acc, size_t(mp.n) * sizeof(T));
+                   } else if (acc) {
                      const T *ab = acc + b * mn;
                      if (ab != ob) std::memcpy(ob, ab, size_t(mn) * sizeof(T));
                    }
@@ -777,7 +796,10 @@ void runComputeOp(const LeafPlan &plan, int i, TileMemory mem) {
                   [t = x.dtype](int64_t v) { return widen(v, t); });
       return;
     }
-    if (isFloat) {
+    if (isFloat && p.divIntrinsic) {
+      divIntrinsicFloat(p.broadcast, floats(p.x), floats(p.y), floats(i), p.dtype);
+      roundFloatTile(floats(i), n, p.dtype);
+    } else if (isFloat) {
       binaryFloat(p.code, p.broadcast, floats(p.x), floats(p.y), floats(i));
       roundFloatTile(floats(i), n, p.dtype);
     } else {

@@ -313,6 +313,8 @@ absl::StatusOr<Kernel> Session::compileUnguarded(ir::Module &module,
     kernel.irByStage[Stage::Codegen] = std::move(os.str());
   }
   if (diags.hasErrors()) return diags.toStatus();
+  for (const ir::Diagnostic &d : diags.diagnostics())
+    if (d.severity == ir::Severity::Remark) kernel.remarks.push_back(d.str());
   kernel.compileSeconds = secondsSince(start);
   return kernel;
 }

@@ -11,6 +11,7 @@ from . import profile
 from .dynamic import DYN, DYNAMIC, STATIC, dynamic
 from .dtypes import (DT_BF16, DT_BOOL, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_INT64,
                      DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64, DType)
+from .enums import PrecisionType, ReLuType
 from .errors import (ArgumentError, CompileError, DTypeError, Error, FileError, InternalError,
                      OptionError, RunError, ShapeError, TileShapeError)
 from .autotune import AutotunedFunction, ConfigResult, autotune

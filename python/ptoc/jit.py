@@ -112,6 +112,12 @@ class CompiledKernel:
         return stats
 
     @property
+    def remarks(self):
+        """What the compiler remarks on, one "file:line:col: remark: ..." per entry
+        (e.g. a whole-shape vec_tile split to fit UB)."""
+        return list(self._kernel.remarks)
+
+    @property
     def args(self):
         return self._kernel.args
 

@@ -13,6 +13,7 @@ import numpy as np
 from . import tensor as _tensor
 from .casting import CastMode, SaturationMode, as_cast_mode, as_saturate
 from .dtypes import DT_BOOL, DT_FP32, DT_INT32, as_dtype, promote
+from .enums import PrecisionType, ReLuType
 from .errors import ArgumentError, DTypeError, Error, ShapeError
 from .options import INT64_MAX
 from .loops import SymInt, is_symbolic, offset_text
@@ -75,7 +76,7 @@ def _inherit_valid(result, *operands):
     return result
 
 
-def _binary(op, what, a, b):
+def _binary(op, what, a, b, record=None):
     trace = _trace_of(what, a, b)
     if not _is_tensor(a) and not _is_tensor(b):
         raise DTypeError(located(f"ptoc.{what}: at least one operand must be a ptoc.Tensor, got "
@@ -97,13 +98,28 @@ def _binary(op, what, a, b):
                                  "not broadcast (numpy rules: trailing dimensions must be equal "
                                  "or 1)")) from None
     ia, ib = a._value(), b._value()
+    if record is not None:
+        return _inherit_valid(_record(trace, lambda bld: record(bld, ia, ib)), a, b)
     return _inherit_valid(_record(trace, lambda bld: bld.binary(op, ia, ib)), a, b)
 
 
 def add(a, b): return _binary("add", "add", a, b)
 def sub(a, b): return _binary("sub", "sub", a, b)
 def mul(a, b): return _binary("mul", "mul", a, b)
-def div(a, b): return _binary("div", "div", a, b)
+def div(a, b, precision_type=PrecisionType.HIGH_PRECISION):
+    """``a / b`` elementwise. ``precision_type`` (PyPTO's): HIGH_PRECISION (default)
+    gives the correctly rounded quotient; INTRINSIC computes ``a * (1 / b)`` with the
+    reciprocal rounded to the dtype, faster and possibly 1 ulp off (floats only; it
+    changes nothing for integers)."""
+    if precision_type is None:
+        precision_type = PrecisionType.HIGH_PRECISION
+    if not isinstance(precision_type, PrecisionType):
+        raise ArgumentError(located(f"ptoc.div: precision_type must be "
+                                    f"ptoc.PrecisionType.HIGH_PRECISION or "
+                                    f"ptoc.PrecisionType.INTRINSIC, got {precision_type!r}"))
+    if precision_type is PrecisionType.HIGH_PRECISION:
+        return _binary("div", "div", a, b)
+    return _binary("div", "div", a, b, lambda bld, ia, ib: bld.div(ia, ib, "intrinsic"))
 def maximum(a, b): return _binary("max", "maximum", a, b)
 def minimum(a, b): return _binary("min", "minimum", a, b)
 def pow(a, b): return _binary("pow", "pow", a, b)
@@ -318,19 +334,74 @@ def amin(x, dim=None, keepdim=False): return _reduce("amin", x, dim, keepdim)
 def mean(x, dim=None, keepdim=False): return _reduce("mean", x, dim, keepdim)
 
 
-def matmul(a, b, out_dtype=None, a_trans=False, b_trans=False):
+# The extend_params keys PyPTO documents for matmul, and what ptoc does with each.
+_EXTEND_PARAMS = ("scale", "relu_type", "bias_tensor", "scale_tensor", "trans_mode")
+_EXTEND_UNSUPPORTED = {
+    "scale_tensor": "per-channel dequantisation is not modelled yet; use a per-tensor 'scale'",
+    "trans_mode": "TF32 rounding is an Ascend 950 feature that ptoc's devices do not have",
+}
+
+
+def _extend_params(extend_params):
+    """(scale, relu, bias) from matmul's ``extend_params`` dict."""
+    if extend_params is None:
+        return None, False, None
+    if not isinstance(extend_params, dict):
+        raise ArgumentError(located(f"ptoc.matmul: extend_params must be a dict such as "
+                                    f"{{'scale': 0.5, 'relu_type': ptoc.ReLuType.RELU}}, got "
+                                    f"{type(extend_params).__name__}"))
+    for key in extend_params:
+        if key not in _EXTEND_PARAMS:
+            raise ArgumentError(located(f"ptoc.matmul: unknown extend_params key {key!r}; "
+                                        f"the keys are {', '.join(_EXTEND_PARAMS)}"))
+        if key in _EXTEND_UNSUPPORTED and extend_params[key] is not None:
+            raise ArgumentError(located(f"ptoc.matmul: extend_params[{key!r}]: "
+                                        f"{_EXTEND_UNSUPPORTED[key]}"))
+    bias = extend_params.get("bias_tensor")
+    if bias is not None and not _is_tensor(bias):
+        raise ArgumentError(located(f"ptoc.matmul: extend_params['bias_tensor'] must be a "
+                                    f"ptoc.Tensor of shape [1, N], got {type(bias).__name__}"))
+    scale = extend_params.get("scale")
+    if scale is not None:
+        if not _is_scalar(scale) or isinstance(scale, (bool, np.bool_)) or not math.isfinite(
+                float(scale)):
+            raise ArgumentError(located(f"ptoc.matmul: extend_params['scale'] must be a finite "
+                                        f"number, got {scale!r}"))
+        scale = float(scale)
+    relu = extend_params.get("relu_type", ReLuType.NO_RELU)
+    if relu is None:
+        relu = ReLuType.NO_RELU
+    if not isinstance(relu, ReLuType):
+        raise ArgumentError(located(f"ptoc.matmul: extend_params['relu_type'] must be "
+                                    f"ptoc.ReLuType.RELU or ptoc.ReLuType.NO_RELU, got {relu!r}"))
+    return scale, relu is ReLuType.RELU, bias
+
+
+def matmul(a, b, out_dtype=None, a_trans=False, b_trans=False, *, extend_params=None):
     """``a @ b`` on the cube cores (operands transposed first with ``a_trans`` /
     ``b_trans``); accumulates in f32 (i32 for i8) and returns ``out_dtype``
-    (default: the operands' dtype, i32 for i8)."""
+    (default: the operands' dtype, i32 for i8).
+
+    ``extend_params`` (PyPTO's): ``{'scale': s}`` dequantises an i8 x i8 product
+    (i32 accumulator times s, as f16 or bf16: give that ``out_dtype``);
+    ``{'relu_type': ptoc.ReLuType.RELU}`` applies a ReLU to the result. Both run in
+    the cube's FIXPIPE as the result leaves L0C, with no vector task (docs/ir.md).
+    ``{'bias_tensor': t}`` (``t`` of shape [1, N]) initialises the accumulator with
+    ``t`` in every row (the cube's bias table), before the scale and the ReLU."""
     trace = _trace_of("matmul", a, b)
     a = _operand(trace, a, "ptoc.matmul")
     b = _operand(trace, b, "ptoc.matmul")
     if a.dtype is not b.dtype:
         raise DTypeError(located(f"ptoc.matmul: operands have dtypes {a.dtype!r} and {b.dtype!r}; "
                                  "cast one with ptoc.cast(x, dtype) so they match"))
+    scale, relu, bias = _extend_params(extend_params)
     out = as_dtype(out_dtype).ir_name if out_dtype is not None else ""
+    if bias is not None and _trace_of("matmul", a, bias) is not trace:
+        raise Error(located("ptoc.matmul: the bias comes from a different traced function"))
     ia, ib = a._value(), b._value()
-    return _record(trace, lambda bld: bld.matmul(ia, ib, bool(a_trans), bool(b_trans), out))
+    ic = bias._value() if bias is not None else -1
+    return _record(trace, lambda bld: bld.matmul(ia, ib, bool(a_trans), bool(b_trans), out,
+                                                 scale, relu, ic))
 
 
 def reshape(x, shape):

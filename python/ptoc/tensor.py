@@ -241,7 +241,7 @@ class Tensor:
     def add(self, o): return ops.add(self, o)
     def sub(self, o): return ops.sub(self, o)
     def mul(self, o): return ops.mul(self, o)
-    def div(self, o): return ops.div(self, o)
+    def div(self, o, precision_type=None): return ops.div(self, o, precision_type)
     def maximum(self, o): return ops.maximum(self, o)
     def minimum(self, o): return ops.minimum(self, o)
     def pow(self, o): return ops.pow(self, o)

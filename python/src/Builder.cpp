@@ -137,6 +137,13 @@ static ir::OpCode opCode(const std::string &name) {
 int Builder::binary(const std::string &op, int a, int b) {
   return add(builder_.binary(opCode(op), value(a), value(b)));
 }
+int Builder::div(int a, int b, const std::string &precision) {
+  std::optional<ir::DivPrecision> p = ir::parseDivPrecision(precision);
+  if (!p)
+    throw std::invalid_argument("div precision must be \"high_precision\" or \"intrinsic\", got \"" +
+                                precision + "\"");
+  return add(builder_.div(value(a), value(b), *p));
+}
 int Builder::unary(const std::string &op, int x) {
   return add(builder_.unary(opCode(op), value(x)));
 }
@@ -159,11 +166,15 @@ int Builder::reduce(const std::string &op, int x, const std::vector<int64_t> &ax
                     bool keepdim) {
   return add(builder_.reduce(opCode(op), value(x), small(axes), keepdim));
 }
-int Builder::matmul(int a, int b, bool transA, bool transB, const std::string &outDType) {
+int Builder::matmul(int a, int b, bool transA, bool transB, const std::string &outDType,
+                    std::optional<double> scale, bool relu, int bias) {
   ir::MatmulOptions opts;
   opts.transposeA = transA;
   opts.transposeB = transB;
   if (!outDType.empty()) opts.outDType = dtypeFromName(outDType);
+  opts.scale = scale;
+  opts.relu = relu;
+  if (bias >= 0) opts.bias = value(bias);
   return add(builder_.matmul(value(a), value(b), opts));
 }
 int Builder::reshape(int x, const std::vector<int64_t> &shape) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <tuple>
 #include <string>
 #include <vector>
@@ -55,7 +56,9 @@ public:
   int cast(int x, const std::string &dtype, const std::string &mode, bool saturate);
   int where(int cond, int a, int b);
   int reduce(const std::string &op, int x, const std::vector<int64_t> &axes, bool keepdim);
-  int matmul(int a, int b, bool transA, bool transB, const std::string &outDType);
+  int div(int a, int b, const std::string &precision);
+  int matmul(int a, int b, bool transA, bool transB, const std::string &outDType,
+             std::optional<double> scale = std::nullopt, bool relu = false, int bias = -1);
   int reshape(int x, const std::vector<int64_t> &shape);
   int transpose(int x, int64_t dim0, int64_t dim1);
   int view(int x, const std::vector<int64_t> &offsets, const std::vector<int64_t> &shape);

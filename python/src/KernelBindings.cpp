@@ -300,6 +300,7 @@ void bindKernels(py::module_ &m) {
                                return py::int_(*k.kernel->bankSchedMode);
                              })
       .def_property_readonly("warnings", [](const PyKernel &k) { return k.kernel->warnings; })
+      .def_property_readonly("remarks", [](const PyKernel &k) { return k.kernel->remarks; })
       .def_property_readonly("knobs", [](const PyKernel &k) {
         py::dict d;
         for (const auto &[name, value] : k.kernel->knobs.values())

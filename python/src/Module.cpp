@@ -65,6 +65,7 @@ PYBIND11_MODULE(_ptoc, m) {
       .def("where", &Builder::where)
       .def("reduce", &Builder::reduce)
       .def("matmul", &Builder::matmul)
+      .def("div", &Builder::div)
       .def("reshape", &Builder::reshape)
       .def("transpose", &Builder::transpose)
       .def("view", &Builder::view)

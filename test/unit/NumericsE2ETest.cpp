@@ -453,6 +453,35 @@ TEST_CASE("numerics: matmul K loops, tails and transposes, every input dtype", "
                         "  %r = matmul %a, %b {cube_tile = {m = [128, 128], k = [64, 256], n = "
                         "[256, 256]}} : tensor<300x270xf32>\n"),
                    Inputs::Random, std::sqrt(520.0)});
+  // The FIXPIPE epilogue (ir/Fixpipe.h): i8 dequantisation to f16 / bf16 with ReLU,
+  // and ReLU on a float matmul, against the reference's own application of it.
+  for (const char *out : {"f16", "bf16"})
+    cases.push_back({absl::StrCat("matmul_i8_dequant_relu_", out), "tiny",
+                     func("mm", "%a: tensor<50x70xi8>, %b: tensor<70x40xi8>",
+                          absl::StrCat("tensor<50x40x", out, ">"),
+                          absl::StrFormat("  %%r = matmul %%a, %%b {cube_tile = %s, relu = true, "
+                                          "scale = 0.2} : tensor<50x40x%s>\n",
+                                          tile, out))});
+  // A bias row initialising the accumulator (i32 exact, then the epilogue; f16 bias).
+  cases.push_back({"matmul_i8_bias_dequant", "tiny",
+                   func("mm", "%a: tensor<50x70xi8>, %b: tensor<70x40xi8>, %c: tensor<1x40xi32>",
+                        "tensor<50x40xf16>",
+                        absl::StrFormat("  %%r = matmul %%a, %%b, %%c {cube_tile = %s, relu = "
+                                        "true, scale = 0.2} : tensor<50x40xf16>\n",
+                                        tile))});
+  cases.push_back({"matmul_f16_bias_batched", "tiny",
+                   func("mm", "%a: tensor<3x20x70xf16>, %b: tensor<70x40xf16>, %c: tensor<1x40xf16>",
+                        "tensor<3x20x40xf32>",
+                        absl::StrFormat("  %%r = matmul %%a, %%b, %%c {cube_tile = %s} : "
+                                        "tensor<3x20x40xf32>\n",
+                                        tile)),
+                   Inputs::Random, std::sqrt(70.0)});
+  cases.push_back({"matmul_f16_relu", "tiny",
+                   func("mm", "%a: tensor<50x70xf16>, %b: tensor<70x40xf16>", "tensor<50x40xf32>",
+                        absl::StrFormat("  %%r = matmul %%a, %%b {cube_tile = %s, relu = true} : "
+                                        "tensor<50x40xf32>\n",
+                                        tile)),
+                   Inputs::Random, std::sqrt(70.0)});
   runAll(cases);
 }
 

@@ -13,6 +13,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "ptoc/ir/CastMode.h"
 #include "ptoc/ir/DType.h"
+#include "ptoc/ir/Fixpipe.h"
 #include "ptoc/ir/OpDef.h"
 #include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/Type.h"
@@ -84,6 +85,8 @@ struct LeafOp {
   int64_t k = 0;                         ///< topk_indices: how many are selected
   bool largest = true;                   ///< topk_indices: the largest (else smallest)
   ir::ScatterReduce reduce = ir::ScatterReduce::Replace; ///< scatter
+  ir::FixpipeEpilogue epilogue;          ///< copy_out from l0c: scale, relu
+  bool divIntrinsic = false;             ///< div: precision = "intrinsic"
   int64_t cycles = 0;                    ///< cost-model estimate (compute ops)
   int64_t bytes = 0;                     ///< bytes of the result tile (copies: bytes moved)
 };

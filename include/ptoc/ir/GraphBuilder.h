@@ -11,6 +11,7 @@
 
 #include "ptoc/ir/CastMode.h"
 #include "ptoc/ir/Context.h"
+#include "ptoc/ir/DivPrecision.h"
 #include "ptoc/ir/Module.h"
 #include "ptoc/ir/TileShape.h"
 
@@ -26,6 +27,13 @@ struct MatmulOptions {
   bool transposeB = false;
   /// Result element type; by default the operands' (i32 for i8 operands).
   std::optional<DType> outDType;
+  /// FIXPIPE epilogue (ir/Fixpipe.h): dequantisation scale (i8 operands, f16/bf16
+  /// result) and ReLU; PyPTO's extend_params 'scale' and 'relu_type'.
+  std::optional<double> scale;
+  bool relu = false;
+  /// PyPTO's bias_tensor: a [1, N] tensor added to every row (f16/f32 for f16
+  /// operands, f32 for bf16/f32, i32 for i8), before the scale and the ReLU.
+  Value *bias = nullptr;
 };
 
 /// Builds one function at a time into a Module. Every op is checked as it is
@@ -90,6 +98,8 @@ public:
   /// add, sub, mul, div, max, min, pow; eq, ne, lt, le, gt, ge, logical_and,
   /// logical_or (bool results) (numpy broadcasting).
   absl::StatusOr<Value *> binary(OpCode code, Value *a, Value *b);
+  /// div with a precision mode (ir/DivPrecision.h); HighPrecision writes no attribute.
+  absl::StatusOr<Value *> div(Value *a, Value *b, DivPrecision precision);
   /// neg, exp, log, sqrt, rsqrt, abs, relu, sigmoid, tanh, gelu, reciprocal, ceil,
   /// floor, trunc, round (ties to even), exp2, expm1, erfc, logical_not.
   absl::StatusOr<Value *> unary(OpCode code, Value *x);

@@ -80,6 +80,7 @@ struct VecTileView {
   llvm::SmallVector<int64_t, 4> iter;   ///< iterationShape: what the tile covers
   unsigned minElemSize = 1, maxElemSize = 1;
   unsigned buffers = 1;                 ///< vecTileBuffers of the op
+  llvm::SmallVector<bool, 4> keepWhole; ///< per iter dim: a reduced axis (never cut by a split)
 
   /// The view of an op, from its own types (`tile` is empty when it has no vec_tile).
   static VecTileView of(const Operation &op);
@@ -92,6 +93,9 @@ struct VecTileView {
   std::string check(llvm::ArrayRef<int64_t> candidate, const target::DeviceSpec *device) const;
   std::string check(llvm::ArrayRef<int64_t> candidate, llvm::ArrayRef<int64_t> over,
                     unsigned numBuffers, const target::DeviceSpec *device) const;
+  /// splitWholeVecTile of `candidate` for this op (its reduced axes kept whole).
+  WholeTileSplit splitWhole(llvm::ArrayRef<int64_t> candidate,
+                            const target::DeviceSpec &device) const;
 };
 
 } // namespace ptoc::ir

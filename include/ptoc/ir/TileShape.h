@@ -54,6 +54,30 @@ std::string checkVecTile(llvm::ArrayRef<int64_t> tile, llvm::ArrayRef<int64_t> i
                          unsigned minElemSize, unsigned maxElemSize, unsigned numBuffers,
                          const target::DeviceSpec *device);
 
+/// The split of a vec_tile that covers the op's whole iteration shape but does not
+/// fit UB (PyPTO documents no rule for this case; this is ptoc's, docs/passes.md
+/// "expand-tiles"): starting from the iteration shape, halve (rounding up) the
+/// largest leading dimension not in `keepWhole`, then the last one (if not kept) in
+/// steps of one 32-byte block, until `numBuffers` tiles fit UB. Dimensions in
+/// `keepWhole` (a reduction's axes) are never cut, so no cross-tile combine is
+/// needed.
+struct WholeTileSplit {
+  enum class Kind {
+    NotApplicable, ///< the tile is not a whole-shape tile too big for UB (or is misaligned)
+    Split,         ///< `tile` fits
+    Impossible,    ///< even one slice with the kept dimensions whole does not fit
+  };
+  Kind kind = Kind::NotApplicable;
+  llvm::SmallVector<int64_t, 4> tile; ///< Split: the tile; Impossible: the smallest tried
+  int64_t bytes = 0;                  ///< UB bytes of `numBuffers` tiles of `tile`
+  int64_t wholeBytes = 0;             ///< UB bytes of `numBuffers` whole-shape tiles
+  std::string message;                ///< Impossible: what does not fit and the fix
+};
+WholeTileSplit splitWholeVecTile(llvm::ArrayRef<int64_t> tile, llvm::ArrayRef<int64_t> iterShape,
+                                 llvm::ArrayRef<bool> keepWhole, unsigned minElemSize,
+                                 unsigned maxElemSize, unsigned numBuffers,
+                                 const target::DeviceSpec &device);
+
 /// Checks a cube tile for inputs of type `in` (alignment, L0 divides L1, one tile
 /// each in L0A and L0B, the fp32 accumulator tile in L0C, both L1 tiles in L1: PyPTO's
 /// rules; double buffering is codegen's choice where room is left). "" when valid.

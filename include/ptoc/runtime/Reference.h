@@ -35,7 +35,8 @@ namespace ptoc::runtime {
 ///    +-inf or nan in double, which saturates (or becomes 0 for nan) when rounded;
 ///  - matmul (transpose_a/b, broadcast batch dims) accumulates in double and rounds
 ///    once to the result type. A tiled run accumulates in f32 per K tile, so results
-///    differ by accumulation error: compare with tolerance();
+///    differ by accumulation error: compare with tolerance(); a matmul's FIXPIPE
+///    epilogue (scale, relu) is applied as ir::FixpipeEpilogue defines it;
 ///  - sum/amax/amin/mean accumulate in double over the reduced axes; mean divides by
 ///    the number of reduced elements;
 ///  - cast rounds to the target type; full rounds `value` to the result type;

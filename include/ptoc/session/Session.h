@@ -137,6 +137,9 @@ struct Kernel {
   std::optional<int> bankSchedMode;
   /// What the compile warns about (an unusable bank, a stale bank record).
   std::vector<std::string> warnings;
+  /// What the passes remark on ("file:line:col: remark: ..."), e.g. a whole-shape
+  /// vec_tile that expand-tiles split to fit UB.
+  std::vector<std::string> remarks;
 
   /// The text of `stage`; an error names the stage compilation stopped at.
   absl::StatusOr<std::string> irAt(Stage stage) const;
