@@ -52,36 +52,29 @@ absl::StatusOr<LoopWindow> windowOf(Attribute a, size_t entry) {
   if (!offsets || !(offsets.isIntArray() || offsets.isArray()))
     return absl::InvalidArgumentError(absl::StrCat(
         where, " needs 'offsets', one integer or expression string per dimension"));
-  if (offsets.isIntArray()) {
-    for (int64_t v : offsets.getIntArray()) w.offsets.push_back(SymExpr::constant(v));
-  } else {
-    for (Attribute o : offsets.getArray()) {
-      absl::StatusOr<SymExpr> e = symOf(o, absl::StrCat(where, " offset ", w.offsets.size()));
-      if (!e.ok()) return e.status();
-      w.offsets.push_back(*std::move(e));
+  // Offsets and valid extents: one integer or expression per dimension.
+  auto exprs = [&](Attribute a, const char *what, std::vector<SymExpr> &into) -> absl::Status {
+    if (a.isIntArray()) {
+      for (int64_t v : a.getIntArray()) into.push_back(SymExpr::constant(v));
+    } else {
+      for (Attribute o : a.getArray()) {
+        absl::StatusOr<SymExpr> e = symOf(o, absl::StrCat(where, " ", what, " ", into.size()));
+        if (!e.ok()) return e.status();
+        into.push_back(*std::move(e));
+      }
     }
-  }
-  if (w.offsets.size() != w.sizes.size())
-    return absl::InvalidArgumentError(absl::StrCat(where, " has ", w.offsets.size(),
-                                                   " offsets but ", w.sizes.size(),
-                                                   " sizes; give one of each per dimension"));
+    if (into.size() != w.sizes.size())
+      return absl::InvalidArgumentError(absl::StrCat(where, " has ", into.size(), " ", what,
+                                                     "s but ", w.sizes.size(),
+                                                     " sizes; give one of each per dimension"));
+    return absl::OkStatus();
+  };
+  if (absl::Status st = exprs(offsets, "offset", w.offsets); !st.ok()) return st;
   if (valid) {
     if (!(valid.isIntArray() || valid.isArray()))
       return absl::InvalidArgumentError(absl::StrCat(
           where, " 'valid' must be one integer or expression string per dimension"));
-    if (valid.isIntArray()) {
-      for (int64_t v : valid.getIntArray()) w.valid.push_back(SymExpr::constant(v));
-    } else {
-      for (Attribute o : valid.getArray()) {
-        absl::StatusOr<SymExpr> e = symOf(o, absl::StrCat(where, " valid extent ", w.valid.size()));
-        if (!e.ok()) return e.status();
-        w.valid.push_back(*std::move(e));
-      }
-    }
-    if (w.valid.size() != w.sizes.size())
-      return absl::InvalidArgumentError(absl::StrCat(where, " has ", w.valid.size(),
-                                                     " valid extents but ", w.sizes.size(),
-                                                     " sizes; give one of each per dimension"));
+    if (absl::Status st = exprs(valid, "valid extent", w.valid); !st.ok()) return st;
   }
   for (int64_t s : w.sizes)
     if (s <= 0 && s != kDynamicDim)
