@@ -123,6 +123,28 @@ private:
       }
       return nullptr;
     }
+    case OpCode::Full: {
+      // A constant only elementwise ops read, each against an operand of its result's
+      // shape, is the same as its one-element broadcast: PyPTO's full(x.shape, 1.0)
+      // then holds one element of UB, not a whole tile.
+      llvm::ArrayRef<int64_t> shape = type.shape();
+      if (!options_.foldConstants ||
+          std::all_of(shape.begin(), shape.end(), [](int64_t d) { return d == 1; }))
+        return nullptr;
+      for (const ir::OpOperand &use : op.result()->uses()) {
+        const Operation *user = use.owner();
+        if (user->def().cls != ir::OpClass::ElementwiseBinary || user->numOperands() != 2)
+          return nullptr;
+        const Value *other = user->operand(1 - use.index());
+        if (other == op.result() || other->type().shape() != user->resultType().shape())
+          return nullptr;
+      }
+      llvm::SmallVector<int64_t, 4> ones(shape.size(), 1);
+      Operation *one = f_.createOp(ctx_.opDef(OpCode::Full), {}, {ctx_.withShape(type, ones)},
+                                   op.attrDict(), op.loc(), &op);
+      one->result()->setNameHint(op.result()->nameHint());
+      return one->result();
+    }
     case OpCode::View: {
       llvm::ArrayRef<int64_t> off = op.attr("offsets").getIntArray();
       bool zero = std::all_of(off.begin(), off.end(), [](int64_t o) { return o == 0; });

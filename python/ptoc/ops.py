@@ -829,6 +829,14 @@ def view(x, shape, offsets, valid_shape=None):
         return t
     if any(is_symbolic(d) for d in x.shape):
         x._value()  # raises: a tensor with a dynamic axis is used through windows only
+    if (valid_shape is not None and not any(is_symbolic(v) for v in valid_shape) and
+            not any(is_symbolic(o) for o in offsets)):
+        # Known now: the valid part, zeros beyond it (the view's static shape).
+        part = slice_view(x, tuple(slice(o, o + v) for o, v in zip(offsets, valid_shape)))
+        padded = full(shape, 0, x.dtype)
+        padded[tuple(slice(0, v) for v in valid_shape)] = part
+        padded._valid = valid_shape
+        return padded
     if valid_shape is not None or any(is_symbolic(o) for o in offsets):
         raise ShapeError(located(
             "ptoc.view: offsets or a valid_shape known only at run time select windows of "

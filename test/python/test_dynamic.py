@@ -227,3 +227,15 @@ def test_an_open_ended_write_at_a_symbolic_offset_takes_the_value_size():
     y = np.zeros_like(x)
     f(x, y)
     np.testing.assert_allclose(y, np.exp(x), rtol=1e-6)
+
+
+def test_a_static_valid_shape_outside_loops_pads_with_zeros():
+    # As PyPTO's view example: a 4x8 view at [2, 8] of a 4x16 tensor, 2x8 of it valid.
+    @ptoc.jit(device="tiny")
+    def f(x: ptoc.Tensor([4, 16], F32), out: ptoc.Tensor([4, 8], F32)):
+        ptoc.set_vec_tile_shapes(4, 8)
+        out[:] = ptoc.view(x, [4, 8], [2, 8], valid_shape=[2, 8]) + 0.0
+    x = np.arange(64, dtype=np.float32).reshape(4, 16)
+    out = np.full((4, 8), 7, np.float32)
+    f(x, out)
+    np.testing.assert_array_equal(out, np.vstack([x[2:4, 8:16], np.zeros((2, 8), np.float32)]))
