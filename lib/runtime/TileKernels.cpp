@@ -269,21 +269,29 @@ void divIntrinsicFloat(const BroadcastPlan &bp, const float *x, const float *y, 
   });
 }
 
-/// Integer binary ops row by row; f(a, b) gets the operands' values and returns the
-/// stored result.
-template <class F>
-void binaryIntRows(const BroadcastPlan &bp, const int64_t *x, const int64_t *y, int64_t *o,
-                   DType operandType, F f) {
+/// Calls row(xRow, yRow, outRow, n, strideX, strideY) for every innermost row of a
+/// broadcast pair (outRow dense, of n elements).
+template <class T, class U, class Row>
+void forEachBroadcastRow(const BroadcastPlan &bp, const T *x, const T *y, U *o, Row row) {
   int64_t n = bp.sizes.back();
   int64_t ix = bp.strideX.back(), iy = bp.strideY.back();
   llvm::ArrayRef<int64_t> outer = llvm::ArrayRef<int64_t>(bp.sizes).drop_back();
   llvm::ArrayRef<int64_t> sx = llvm::ArrayRef<int64_t>(bp.strideX).drop_back();
   llvm::ArrayRef<int64_t> sy = llvm::ArrayRef<int64_t>(bp.strideY).drop_back();
-  int64_t row = 0;
+  int64_t r = 0;
   walkStrided<2>(outer, {sx, sy}, [&](const std::array<int64_t, 2> &off) {
-    const int64_t *xr = x + off[0], *yr = y + off[1];
-    int64_t *orow = o + row * n;
-    ++row;
+    row(x + off[0], y + off[1], o + r * n, n, ix, iy);
+    ++r;
+  });
+}
+
+/// Integer binary ops row by row; f(a, b) gets the operands' values and returns the
+/// stored result.
+template <class F>
+void binaryIntRows(const BroadcastPlan &bp, const int64_t *x, const int64_t *y, int64_t *o,
+                   DType operandType, F f) {
+  forEachBroadcastRow(bp, x, y, o, [&](const int64_t *xr, const int64_t *yr, int64_t *orow,
+                                      int64_t n, int64_t ix, int64_t iy) {
     for (int64_t i = 0; i < n; ++i)
       orow[i] = f(widen(xr[i * ix], operandType), widen(yr[i * iy], operandType));
   });
@@ -404,16 +412,8 @@ void castTile(const OpPlan &p, const OpPlan &x, TileMemory mem) {
 /// on integers (their exact values).
 template <class T, class Load, class F>
 void predicateRows(const BroadcastPlan &bp, const T *x, const T *y, int64_t *o, Load load, F f) {
-  int64_t n = bp.sizes.back();
-  int64_t ix = bp.strideX.back(), iy = bp.strideY.back();
-  llvm::ArrayRef<int64_t> outer = llvm::ArrayRef<int64_t>(bp.sizes).drop_back();
-  llvm::ArrayRef<int64_t> sx = llvm::ArrayRef<int64_t>(bp.strideX).drop_back();
-  llvm::ArrayRef<int64_t> sy = llvm::ArrayRef<int64_t>(bp.strideY).drop_back();
-  int64_t row = 0;
-  walkStrided<2>(outer, {sx, sy}, [&](const std::array<int64_t, 2> &off) {
-    const T *xr = x + off[0], *yr = y + off[1];
-    int64_t *orow = o + row * n;
-    ++row;
+  forEachBroadcastRow(bp, x, y, o, [&](const T *xr, const T *yr, int64_t *orow, int64_t n,
+                                      int64_t ix, int64_t iy) {
     for (int64_t i = 0; i < n; ++i) orow[i] = f(load(xr[i * ix]), load(yr[i * iy])) ? 1 : 0;
   });
 }
