@@ -229,6 +229,24 @@ evaluateWindow(llvm::ArrayRef<SymExpr> offsets, llvm::ArrayRef<int64_t> sizes,
   return out;
 }
 
+std::optional<llvm::SmallVector<int, 4>> bodyDimsOfWindow(llvm::ArrayRef<int64_t> bodyShape,
+                                                          llvm::ArrayRef<int64_t> sizes) {
+  llvm::SmallVector<int, 4> dims;
+  size_t d = 0;
+  for (int64_t extent : bodyShape) {
+    if (extent == 1) {
+      dims.push_back(-1);
+      continue;
+    }
+    while (d < sizes.size() && sizes[d] == 1) ++d;
+    if (d >= sizes.size() || sizes[d] != extent) return std::nullopt;
+    dims.push_back(int(d++));
+  }
+  while (d < sizes.size() && sizes[d] == 1) ++d;
+  if (d != sizes.size()) return std::nullopt; // elements the body does not see
+  return dims;
+}
+
 llvm::SmallVector<int64_t, 4> resolveWholeAxes(llvm::ArrayRef<int64_t> sizes,
                                                llvm::ArrayRef<int64_t> shape) {
   llvm::SmallVector<int64_t, 4> out(sizes.begin(), sizes.end());
@@ -287,12 +305,7 @@ const Func *loopEntry(const Module &m) {
 }
 
 bool sameElements(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> sizes) {
-  llvm::SmallVector<int64_t, 4> a, b;
-  for (int64_t d : shape)
-    if (d != 1) a.push_back(d);
-  for (int64_t d : sizes)
-    if (d != 1) b.push_back(d);
-  return a == b;
+  return bodyDimsOfWindow(shape, sizes).has_value();
 }
 
 namespace {

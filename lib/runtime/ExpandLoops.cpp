@@ -216,24 +216,18 @@ private:
     for (size_t d = 0; d < offsets->size(); ++d) offset += (*offsets)[d] * g.strides[d];
     // The body's dims are the window's dims of size > 1 in order; its size-1 dims
     // take any stride (their coordinate is always 0).
+    std::optional<llvm::SmallVector<int, 4>> dims = ir::bodyDimsOfWindow(bodyShape, w.sizes);
+    if (!dims)
+      return ir::internalError(absl::StrCat(s.location, ": loop '", s.name, "' ", side,
+                                            " window ", i, " does not match its body's type"));
     llvm::SmallVector<int64_t, 4> strides, valid, shape;
     bool clipped = false; // some dimension holds less than its size
-    size_t d = 0;
-    for (int64_t extent : bodyShape) {
-      if (extent == 1) {
-        strides.push_back(0);
-        valid.push_back(1);
-        shape.push_back(1);
-        continue;
-      }
-      while (d < w.sizes.size() && w.sizes[d] == 1) ++d;
-      if (d >= w.sizes.size() || w.sizes[d] != extent)
-        return ir::internalError(absl::StrCat(s.location, ": loop '", s.name, "' ", side,
-                                              " window ", i, " does not match its body's type"));
-      clipped |= (*extents)[d] < sizes[d];
-      valid.push_back((*extents)[d]);
-      shape.push_back(sizes[d]); // a whole dynamic axis: this run's size
-      strides.push_back(g.strides[d++]);
+    for (int d : *dims) {
+      bool one = d < 0;
+      strides.push_back(one ? 0 : g.strides[d]);
+      valid.push_back(one ? 1 : (*extents)[d]);
+      shape.push_back(one ? 1 : sizes[d]); // a whole dynamic axis: this run's size
+      clipped |= !one && (*extents)[d] < sizes[d];
     }
     int alias = addAlias(g.name, t, shape, strides, offset);
     if (clipped) out_.tensors[alias].valid = std::move(valid);

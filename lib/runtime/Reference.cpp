@@ -127,19 +127,13 @@ void roundAll(Dense &d) {
 
 /// The shape a loop body sees a window as: its argument type `t`, where a dynamic
 /// dimension takes the window's resolved size (`windowSizes` as written, `resolved`
-/// for this run; the body's dims are the window's dims of size other than 1).
+/// for this run; ir::bodyDimsOfWindow). `t`'s own shape when the two do not match (the
+/// caller reports that).
 Shape bodyShapeOf(ir::Type t, llvm::ArrayRef<int64_t> windowSizes, llvm::ArrayRef<int64_t> resolved) {
+  std::optional<llvm::SmallVector<int, 4>> dims = ir::bodyDimsOfWindow(t.shape(), windowSizes);
+  if (!dims) return Shape(t.shape().begin(), t.shape().end());
   Shape out;
-  size_t d = 0;
-  for (int64_t extent : t.shape()) {
-    if (extent == 1) {
-      out.push_back(1);
-      continue;
-    }
-    while (d < windowSizes.size() && windowSizes[d] == 1) ++d;
-    out.push_back(extent == ir::kDynamicDim && d < resolved.size() ? resolved[d] : extent);
-    ++d;
-  }
+  for (int d : *dims) out.push_back(d < 0 ? 1 : resolved[d]);
   return out;
 }
 

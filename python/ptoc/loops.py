@@ -17,6 +17,8 @@ import builtins
 import numbers
 import types
 
+from . import _ptoc
+
 from .errors import Error, ShapeError
 from .tracing import current_trace, located
 
@@ -410,7 +412,7 @@ def _whole_sizes(tensor):
     return [DYNAMIC_DIM if is_symbolic(d) else d for d in tensor.shape]
 
 
-DYNAMIC_DIM = -1  # a dynamic axis in the IR's types and window sizes (ir::kDynamicDim)
+DYNAMIC_DIM = _ptoc.DYNAMIC_DIM  # a dynamic axis in the IR's types and window sizes (`?`)
 
 
 def _valid_text(valid, sizes):

@@ -499,6 +499,15 @@ def topk(x, k, dim=-1, largest=True, algo=None, *, sorted=True):
     return TopK(_tensor.Tensor._bound(trace, values), _tensor.Tensor._bound(trace, indices))
 
 
+def _index_operand(trace, index, what):
+    """``index`` as the integer tensor an index op reads (any integer dtype)."""
+    index = _operand(trace, index, what)
+    if index.dtype.is_float:
+        raise DTypeError(located(f"{what}: index must be an integer tensor, got "
+                                 f"{index.dtype!r}; cast it with ptoc.cast(index, DT_INT32)"))
+    return index
+
+
 def gather(x, dim, index):
     """PyPTO's gather: ``out[..., i, ...] = x[..., index[..., i, ...], ...]`` with ``i``
     at ``dim``; ``index`` is an integer tensor of ``x``'s rank, no larger than ``x`` in the
@@ -506,10 +515,7 @@ def gather(x, dim, index):
     ``0..x.shape[dim] - 1`` reads 0 (the reference evaluator reports it as an error)."""
     trace = _trace_of("gather", x, index)
     x = _operand(trace, x, "ptoc.gather")
-    index = _operand(trace, index, "ptoc.gather")
-    if index.dtype.is_float:
-        raise DTypeError(located(f"ptoc.gather: index must be an integer tensor, got "
-                                 f"{index.dtype!r}; cast it with ptoc.cast(index, DT_INT32)"))
+    index = _index_operand(trace, index, "ptoc.gather")
     d = _dim(x, dim, "gather")
     ix, ii = x._value(), index._value()
     return _record(trace, lambda b: b.gather(ix, d, ii))
@@ -527,10 +533,7 @@ def scatter(x, dim, index, src, *, reduce=None):
     last one wins without reduce). An index outside ``0..x.shape[dim] - 1`` is skipped."""
     trace = _trace_of("scatter", x, index, src)
     x = _operand(trace, x, "ptoc.scatter")
-    index = _operand(trace, index, "ptoc.scatter")
-    if index.dtype.is_float:
-        raise DTypeError(located(f"ptoc.scatter: index must be an integer tensor, got "
-                                 f"{index.dtype!r}; cast it with ptoc.cast(index, DT_INT32)"))
+    index = _index_operand(trace, index, "ptoc.scatter")
     d = _dim(x, dim, "scatter")
     mode = reduce if reduce is None or isinstance(reduce, str) else getattr(reduce, "name", reduce)
     if isinstance(mode, str):

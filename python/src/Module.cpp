@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "Builder.h"
+#include "ptoc/ir/Type.h"
 #include "ptoc/runtime/ExpandLoops.h"
 #include "Conversions.h"
 #include "Defaults.h"
@@ -95,6 +96,7 @@ PYBIND11_MODULE(_ptoc, m) {
         "Every pass option name set_pass_options accepts.");
   // Bounds the Python layer checks options against (declared once, in C++).
   m.attr("MAX_HOST_THREADS") = runtime::kMaxHostThreads;
+  m.attr("DYNAMIC_DIM") = ir::kDynamicDim;
   m.attr("MIN_SCHED_MODE") = runtime::kMinSchedMode;
   m.attr("MAX_SCHED_MODE") = runtime::kMaxSchedMode;
   m.attr("MAX_DEBUG_MODE") = session::kMaxDebugMode;

@@ -75,6 +75,14 @@ evaluateWindow(llvm::ArrayRef<SymExpr> offsets, llvm::ArrayRef<int64_t> sizes,
 llvm::SmallVector<int64_t, 4> resolveWholeAxes(llvm::ArrayRef<int64_t> sizes,
                                                llvm::ArrayRef<int64_t> shape);
 
+/// How a body sees a window of `sizes` as its argument or result shape `bodyShape`:
+/// per body dimension, the window dimension it is, or -1 for a size-1 body dimension
+/// (the window's size-1 dimensions are dropped or kept); nullopt when the two do not
+/// hold the same elements in the same order. A whole dynamic axis (kDynamicDim)
+/// matches a `?` body dimension.
+std::optional<llvm::SmallVector<int, 4>> bodyDimsOfWindow(llvm::ArrayRef<int64_t> bodyShape,
+                                                          llvm::ArrayRef<int64_t> sizes);
+
 /// The valid extents of a window (`valid`, see LoopWindow; `sizes` when empty) for one
 /// iteration's `bindings`, each checked to lie in [1, size]. Errors: "<side> window
 /// <i> valid extent <d>: <why>" (the caller prefixes the loop and the iteration).
