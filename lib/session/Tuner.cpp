@@ -215,9 +215,12 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
     compile.knobs = options.baseKnobs;
     absl::StatusOr<Kernel> kernel = session.compileText(moduleText, "<tune>", compile);
     if (!kernel.ok()) return kernel.status();
-    // A limitation of the tuner (not a bug) is reported as itself.
-    if (absl::IsUnimplemented(baseline.status())) return baseline.status();
-    return absl::InternalError("the function as written compiles but does not simulate");
+    // A limitation of the tuner, or what the caller gave (the shapes of a kernel with
+    // dynamic axes), is reported as itself; anything else is a bug, with its reason.
+    if (absl::IsUnimplemented(baseline.status()) || absl::IsInvalidArgument(baseline.status()))
+      return baseline.status();
+    return absl::InternalError(absl::StrCat(
+        "the function as written compiles but does not simulate: ", baseline.status().message()));
   }
   report.baselineUs = baseline->simulatedUs();
   report.cubeDominated = cubeDominated(*baseline);

@@ -239,3 +239,14 @@ def test_a_static_valid_shape_outside_loops_pads_with_zeros():
     out = np.full((4, 8), 7, np.float32)
     f(x, out)
     np.testing.assert_array_equal(out, np.vstack([x[2:4, 8:16], np.zeros((2, 8), np.float32)]))
+
+
+def test_many_different_sizes_stay_exact_beyond_the_kept_instantiations():
+    # Instantiations are kept for 16 sets of sizes; later sizes are instantiated per call.
+    rows = rows_kernel()
+    for n in range(1, 21):
+        x = np.full((n, 64), n / 10, np.float32)
+        y = np.zeros_like(x)
+        rows(x, y)
+        np.testing.assert_allclose(y, np.exp(x) * 2, rtol=1e-6)
+    assert rows.cache_info().currsize == 1

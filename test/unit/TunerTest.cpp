@@ -632,3 +632,32 @@ TEST_CASE("a compile that consults the bank compiles its best config, a bad bank
   REQUIRE(twoFuncs->warnings.size() == 1);
   CHECK(twoFuncs->warnings[0].find("2 functions") != std::string::npos);
 }
+
+TEST_CASE("a kernel with dynamic axes is tuned for the shapes it is given", "[tuner]") {
+  static const char *kRows = R"pto(
+func @rows(%x: tensor<?x64xf32>, %y: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %y1 = loop %x, %y {body = "row", name = "i", stop = "dim(x, 0)", ins = [{of = 0, offsets = ["i", 0], sizes = [1, 64]}], outs = [{of = 1, offsets = ["i", 0], sizes = [1, 64]}]} : tensor<?x64xf32>
+  return %y1
+}
+func @row(%r: tensor<64xf32>) -> tensor<64xf32> {
+  %e = exp %r {vec_tile = [64]} : tensor<64xf32>
+  return %e
+}
+)pto";
+  session::Session s = tinySession();
+  TempDir results;
+  session::TuneOptions options = searchOptions(results, 2);
+  // Without shapes the candidates cannot be instantiated: the error says what to give.
+  absl::StatusOr<session::TuneReport> none = session::tuneModule(s, kRows, options);
+  REQUIRE_FALSE(none.ok());
+  CHECK_THAT(std::string(none.status().message()),
+             Catch::Contains("has dynamic axes: give the tuner the shapes of its 2 arguments"));
+  // With them, the simulated time is that of these sizes: 8 rows take longer than 2.
+  options.argShapes = {{2, 64}, {2, 64}};
+  absl::StatusOr<session::TuneReport> two = session::tuneModule(s, kRows, options);
+  REQUIRE(two.ok());
+  options.argShapes = {{8, 64}, {8, 64}};
+  absl::StatusOr<session::TuneReport> eight = session::tuneModule(s, kRows, options);
+  REQUIRE(eight.ok());
+  CHECK(eight->baselineUs > two->baselineUs);
+}
