@@ -264,6 +264,7 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
   // The search starts from the function as written (when the space holds it).
   std::optional<tune::Config> asWritten = writtenConfig(report.space, moduleText, options.baseKnobs);
   if (asWritten && search.seeds.empty()) search.seeds.push_back(*asWritten);
+  if (asWritten) report.writtenConfigJson = report.space.configToString(*asWritten);
   if (search.parallelism <= 1) {
     tune::Strategy strategy =
         tune::resolveStrategy(search.strategy, report.space, search.cubeDominated);

@@ -24,6 +24,9 @@ class TuneResult:
     """What ptoc.tune found: ``best_us`` (None if nothing compiled), ``baseline_us``
     (the kernel as written), ``config`` (dict), ``evaluations``, ``bank_hit``,
     ``compiles``, ``strategy``, ``result_path`` (the tune_result JSON), ``space_size``,
+    ``written_config`` (the kernel as written, in the space's knobs; None when the space
+    cannot say it), ``changed`` (knob -> (written, best) for every knob the best
+    config sets differently),
     ``pruned`` (configs rejected before compiling) and ``invalid`` ((config, reason)
     pairs)."""
 
@@ -43,6 +46,16 @@ class TuneResult:
         #: failed to compile or simulate.
         self.invalid = [(json.loads(c), why) for c, why in report["invalid"]]
         self.pruned = report["pruned"]
+        written = report.get("written_config")
+        self.written_config = json.loads(written) if written else None
+
+    @property
+    def changed(self):
+        if not self.config or self.written_config is None:
+            return {}
+        return {knob: (self.written_config.get(knob), value)
+                for knob, value in self.config.items()
+                if self.written_config.get(knob) != value}
 
     @property
     def speedup(self):

@@ -105,6 +105,7 @@ void bindTune(py::module_ &m) {
         d["pruned"] = r.result.prunedCount();
         d["strategy"] = r.result.strategy;
         d["baseline_us"] = r.baselineUs;
+        d["written_config"] = r.writtenConfigJson;
         d["best_us"] = r.best ? py::cast(r.bestUs) : py::none();
         d["result_path"] = r.resultPath;
         d["space_size"] = r.space.size();

@@ -214,3 +214,21 @@ def test_progress_bar_redraws_in_place_on_a_terminal(tmp_path, monkeypatch):
     assert len(frames) == 6, repr(out)
     assert all(f.endswith("\x1b[K") for f in frames), repr(out)
     assert frames[-1].startswith("tuning softmax: [####################] 6/6 evaluated, best ")
+
+
+def test_the_result_says_the_written_config_and_what_the_best_changed(tmp_path):
+    f = ptoc.jit(softmax, device="tiny")
+    x = np.random.default_rng(3).random((64, 256), dtype=np.float32)
+    r = ptoc.tune(f, x, np.empty_like(x), strategy="grid", budget=16, use_bank=False,
+                  result_dir=str(tmp_path), progress=False)
+    # The kernel as written sets vec_tile (8, 256): the written config holds it.
+    assert r.written_config["vec_tile[0]"] == [8, 256]
+    assert r.written_config.keys() == r.config.keys()
+    assert r.changed == {k: (r.written_config[k], v) for k, v in r.config.items()
+                         if r.written_config[k] != v}
+    if r.best_us < r.baseline_us:
+        assert r.changed, "a faster config must differ from the written one"
+    # A config the tuner was told is the only one: nothing changed.
+    only = ptoc.tune(f, x, np.empty_like(x), space={"vec_tile": [(8, 256)]}, budget=4,
+                     use_bank=False, result_dir=str(tmp_path), progress=False)
+    assert only.changed == {}

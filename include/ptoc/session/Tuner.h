@@ -63,6 +63,9 @@ struct TuneReport {
   bool bankHit = false;
   /// Nothing the search found beat the function as written, which is `best`.
   bool bestIsWritten = false;
+  /// The function as written, as a config of `space` (its JSON; "" when the space
+  /// cannot express it, e.g. on a bank hit): what the best config changed.
+  std::string writtenConfigJson;
   /// Compiles the search made (the written function's included): configs that differ
   /// only in runtime knobs share one, so this may be below the evaluations.
   uint64_t compiles = 0;
