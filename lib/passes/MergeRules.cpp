@@ -2,6 +2,7 @@
 #include "ptoc/passes/MergeRules.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "ptoc/target/CoreKind.h"
 
@@ -40,6 +41,16 @@ int64_t automaticNBuffer(int64_t groupSize, int64_t cores) {
   int64_t n = ceilDiv(groupSize, cores);
   while (n > 1 && ceilDiv(groupSize, n) < cores) --n;
   return n;
+}
+
+int64_t pipelinedNBuffer(int64_t groupSize, int64_t cores, int64_t hiddenCycles,
+                         int64_t steadyCycles) {
+  int64_t oneWave = automaticNBuffer(groupSize, cores);
+  if (oneWave <= 1 || hiddenCycles <= 0) return 1;
+  if (steadyCycles <= 0) return oneWave;
+  double perCore = double(groupSize) / double(cores);
+  double best = std::ceil(std::sqrt(perCore * double(hiddenCycles) / double(steadyCycles)));
+  return std::clamp<int64_t>(static_cast<int64_t>(best), 1, oneWave);
 }
 
 int64_t l1ReuseAutomaticCount(int64_t groupSize, int64_t aicCores) {

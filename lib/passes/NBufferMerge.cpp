@@ -41,6 +41,49 @@ using analysis::Subgraph;
 using analysis::SubgraphGraph;
 using ir::Operation;
 
+/// One member's cycles per pipe (CostModel estimates): copy_ins (MTE2), copy_outs
+/// (MTE3) and the compute between them. A merged leaf double buffers its members,
+/// so in steady state a member costs its busiest pipe; run alone it costs all three
+/// in turn, plus a dispatch.
+struct MemberPipes {
+  int64_t in = 0, compute = 0, out = 0;
+  int64_t steady() const { return std::max({in, compute, out}); }
+  int64_t hidden(const target::DeviceSpec &device) const {
+    return in + compute + out - steady() +
+           static_cast<int64_t>(device.scheduler.dispatchCycles);
+  }
+};
+
+/// The pipes of the group's first member (members are isomorphic) when a member
+/// has a producer or consumer on the other core kind; nullopt otherwise (the group
+/// does not wait on, or hold up, work of the other kind).
+std::optional<MemberPipes> pipelinedMember(const SubgraphGraph &graph,
+                                           const std::vector<int64_t> &members,
+                                           const CostModel &cost) {
+  const Subgraph *first = graph.find(members.front());
+  auto otherKind = [&](llvm::ArrayRef<int64_t> ids) {
+    for (int64_t id : ids)
+      if (const Subgraph *s = graph.find(id); s && s->core != first->core) return true;
+    return false;
+  };
+  bool pipelined = false;
+  for (int64_t member : members)
+    if (graph.find(member) &&
+        (otherKind(graph.producers(member)) || otherKind(graph.consumers(member)))) {
+      pipelined = true;
+      break;
+    }
+  if (!pipelined) return std::nullopt;
+  MemberPipes pipes;
+  for (const Operation *op : first->ops) {
+    int64_t cycles = cost.opCycles(*op);
+    if (op->code() == ir::OpCode::CopyIn) pipes.in += cycles;
+    else if (op->code() == ir::OpCode::CopyOut) pipes.out += cycles;
+    else pipes.compute += cycles;
+  }
+  return pipes;
+}
+
 /// The merge of one function's groups (calls summarise() first; the caller writes
 /// the table). Returns the number of merges.
 int64_t mergeFunction(SubgraphGraph &graph, const NBufferMergeRequest &request,
@@ -51,21 +94,33 @@ int64_t mergeFunction(SubgraphGraph &graph, const NBufferMergeRequest &request,
   std::string coreName(target::coreKindName(request.core));
   llvm::raw_ostream *debug = log.debug();
   MergeRules rules(graph, log);
+  CostModel cost(device);
   int64_t merges = 0;
   for (size_t order = 0; order < groups.size(); ++order) {
     const std::vector<int64_t> &members = groups[order];
     const Subgraph *first = graph.find(members.front());
     if (!first || first->core != request.core) continue;
     int64_t size = static_cast<int64_t>(members.size());
+    std::optional<MemberPipes> pipes = pipelinedMember(graph, members, cost);
+    int64_t automatic = pipes ? pipelinedNBuffer(size, request.cores, pipes->hidden(device),
+                                                 pipes->steady())
+                              : automaticNBuffer(size, request.cores);
     MergeCount choice = chooseMergeCount(request.mode, request.setting, int64_t(order),
-                                         automaticNBuffer(size, request.cores));
+                                         automatic);
     std::string key = hashOrderKey(funcIndex, int64_t(order));
     if (debug) {
       *debug << log.pass() << ": @" << graph.func().name() << " group " << key << " ("
              << size << " " << coreName << " subgraphs): N = " << choice.n << " ("
              << countSourceName(choice.source);
       if (choice.source == CountSource::SettingKey) *debug << " " << order;
-      if (choice.source == CountSource::Automatic) *debug << ", parallelism " << request.cores;
+      if (choice.source == CountSource::Automatic) {
+        *debug << ", parallelism " << request.cores;
+        if (pipes)
+          *debug << ", pipelined with the other core kind: " << pipes->hidden(device)
+                 << " cycles hidden and " << pipes->steady()
+                 << " steady per member, one wave would be N = "
+                 << automaticNBuffer(size, request.cores);
+      }
       *debug << ")" << (choice.n <= 1 ? ", no merge" : "") << "\n";
     }
     if (choice.n <= 1) continue;

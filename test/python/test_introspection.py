@@ -98,7 +98,10 @@ def test_ir_with_knobs_matches_ptoc_opt_running_the_reported_pipeline(tmp_path):
              "cube_nbuffer_mode": 1}
     k = compiled("attention", pass_options=knobs)
     default = compiled("attention")
-    assert k.stats["subgraphs"] == {"AIC": 2, "AIV": 2, "total": 4}
+    # The vec setting folds the softmax rows 4 into 2; cube_nbuffer_mode 1 leaves the
+    # four score tiles alone: each feeds the softmax, and merging would hide less than
+    # it delays it (the pipelined automatic N, docs/passes.md nbuffer-merge).
+    assert k.stats["subgraphs"] == {"AIC": 4, "AIV": 2, "total": 6}
     assert default.stats["subgraphs"] == {"AIC": 4, "AIV": 4, "total": 8}
     assert k.ir("partitioned") == run_opt(tmp_path, k, "tiny", f"--pass-pipeline={k.pipeline}")
     assert k.ir("codegen") == run_opt(tmp_path, k, "tiny", f"--pass-pipeline={k.pipeline}",

@@ -385,6 +385,23 @@ TEST_CASE("automatic NBuffer count keeps at least C subgraphs", "[partition]") {
   }
 }
 
+TEST_CASE("pipelined merge count: sqrt of members per core x hidden / steady, within one wave",
+          "[partition]") {
+  // S = 8192 softmax rows on 48 cores (170.7 per core), 2.1 us hidden of 3.67 steady:
+  // sqrt(170.7 x 0.572) = 9.9 -> 10, where one wave would be 171.
+  CHECK(pipelinedNBuffer(8192, 48, 2100, 3670) == 10);
+  CHECK(automaticNBuffer(8192, 48) == 171);
+  // Clamped to one wave when hiding is worth more than the fill.
+  CHECK(pipelinedNBuffer(64, 4, 100000, 1) == automaticNBuffer(64, 4));
+  // Nothing hidden, or a group within one wave: no merge.
+  CHECK(pipelinedNBuffer(8192, 48, 0, 3670) == 1);
+  CHECK(pipelinedNBuffer(40, 48, 2100, 3670) == 1);
+  // A member with no steady cost (nothing to fill): one wave.
+  CHECK(pipelinedNBuffer(64, 4, 10, 0) == 16);
+  // Rounds up: sqrt(16 x 323 / 103) = 7.08 -> 8 (test/passes/nbuffer-merge-pipelined.pto).
+  CHECK(pipelinedNBuffer(64, 4, 323, 103) == 8);
+}
+
 TEST_CASE("merge count: exact key beats -1, which beats automatic, mode 0 is off",
           "[partition]") {
   // One rule for every merge pass's mode and setting knobs (nbuffer, cube nbuffer, L1

@@ -42,6 +42,19 @@ MergeCount chooseMergeCount(int64_t mode, const IntMap &setting, int64_t hashOrd
 /// group keeps at least `cores` subgraphs.
 int64_t automaticNBuffer(int64_t groupSize, int64_t cores);
 
+/// The automatic N of a group that runs in a pipeline with the other core kind (a
+/// member has a producer or consumer there, e.g. softmax rows between two matmuls).
+/// Merging N members hides what double buffering hides, `hiddenCycles` per member
+/// but the first (the serial member's cycles over its steady-state, pipelined
+/// cycles, plus a dispatch), but a merged task waits for all N members' producers
+/// and holds its consumers until all N are done: about N x `steadyCycles` of a
+/// pipeline's fill and drain. A core runs groupSize / cores members, so its time is
+/// about (groupSize / cores) x hiddenCycles / N + N x steadyCycles, least at
+/// N = sqrt((groupSize / cores) x hiddenCycles / steadyCycles): that, rounded up, at
+/// least 1 and at most automaticNBuffer (one wave).
+int64_t pipelinedNBuffer(int64_t groupSize, int64_t cores, int64_t hiddenCycles,
+                         int64_t steadyCycles);
+
 /// l1-reuse-merge's automatic count for a group of `groupSize` AIC subgraphs on a
 /// device with `aicCores` cube cores: floor(groupSize / (2 * aicCores)), at least 1.
 /// After merging, the group still has at least two tasks per cube core, so L1 reuse

@@ -1,0 +1,141 @@
+"""Operators at LLM scale (issue 21): the suite of examples/llm/ at full size on the a2
+preset, timing only. Prints, for each operator, in one run:
+
+  - trace + compile seconds (kernel.compile) and simulate seconds (the first call:
+    loop instantiation included), and their sum against the goal of 10 s;
+  - the simulated span and the device bound (cube, vector and compulsory HBM terms at
+    peak, docs/runtime.md "The roofline bound");
+  - the span with default options over the best ptoc.tune finds with a budget of
+    --tune-budget (default 256; goal <= 1.25), and that best over the bound (goal
+    <= 1.5; flash attention <= 1.6);
+  - where a goal is missed: the knobs the tuner changed (TuneResult.changed) and the
+    first verdict of the default run's summary, with whether it names such a knob.
+
+Run (after a build):
+  PYTHONPATH=build/python /usr/bin/python3 benchmarks/llm.py
+  PYTHONPATH=build/python /usr/bin/python3 benchmarks/llm.py rmsnorm swiglu --tune-budget 32
+
+Wall-clock times are single runs on this machine; simulated times are deterministic.
+Numerics of every operator are checked at its reduced size by test/python/test_llm_suite.py.
+"""
+
+import argparse
+import os
+import re
+import sys
+import time
+
+import numpy as np
+
+import ptoc
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "llm"))
+import suite  # noqa: E402
+
+DEVICE = "a2"
+GOAL_SECONDS = 10.0
+GOAL_DEFAULT_OVER_TUNED = 1.25
+GOAL_TUNED_OVER_BOUND = 1.5
+GOAL_TUNED_OVER_BOUND_ATTENTION = 1.6
+
+# The words a verdict's "try:" uses for each knob of a tune config.
+KNOB_WORDS = {
+    "vec_tile": ("set_vec_tile_shapes", "vec_tile"),
+    "cube_tile": ("set_cube_tile_shapes", "cube_tile"),
+    "vec_nbuffer": ("nbuffer", "merge"),
+    "cube_nbuffer": ("nbuffer", "merge"),
+    "device_sched_mode": ("device_sched_mode",),
+    "pg_upper_bound": ("pg_upper_bound", "partition"),
+    "pg_lower_bound": ("pg_lower_bound", "partition"),
+}
+
+
+def first_verdict(summary):
+    """(rule, text with its "try:" line) of the summary's first warning, or None."""
+    match = re.search(r"^  \[warn\] (\w+) .*?(?=^  \[|\Z)", summary, re.MULTILINE | re.DOTALL)
+    return (match.group(1), " ".join(match.group(0).split())) if match else None
+
+
+def names_knob(verdict_text, knobs):
+    for knob in knobs:
+        base = knob.split("[")[0]
+        if any(word in verdict_text for word in KNOB_WORDS.get(base, (base,))):
+            return True
+    return False
+
+
+def measure(op, budget):
+    dims = op.full
+    args = op.inputs(dims, np.random.default_rng(0))
+    kernel = op.make(dims, DEVICE, {"run_numerics": False})
+    start = time.perf_counter()
+    kernel.compile(*args)
+    compile_s = time.perf_counter() - start
+    start = time.perf_counter()
+    kernel(*args)
+    run_s = time.perf_counter() - start
+    r = kernel.last_run
+    row = {"name": op.name, "compile_s": compile_s, "run_s": run_s, "span": r.simulated_us,
+           "bound": r.bound_us, "summary": r.summary, "tuned": None}
+    if budget > 0:
+        start = time.perf_counter()
+        t = ptoc.tune(kernel, *args, budget=budget, progress=False, use_bank=False)
+        row.update(tuned=t.best_us, tune_s=time.perf_counter() - start, changed=t.changed)
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("names", nargs="*", help="operators or modules (default: the whole suite)")
+    ap.add_argument("--tune-budget", type=int, default=256, help="0 skips tuning")
+    args = ap.parse_args()
+
+    print(f"LLM-scale suite on {DEVICE}, timing only; ptoc.tune budget {args.tune_budget}")
+    header = (f"{'operator':16} {'compile_s':>9} {'sim_s':>7} {'total':>6} {'span_us':>10} "
+              f"{'bound_us':>10} {'span/bnd':>8} {'tuned_us':>10} {'dflt/tuned':>10} "
+              f"{'tuned/bnd':>9}")
+    print(header)
+    misses = []
+    for op in suite.all_operators(args.names):
+        row = measure(op, args.tune_budget)
+        total = row["compile_s"] + row["run_s"]
+        tuned = row["tuned"]
+        cells = (f"{row['name']:16} {row['compile_s']:9.2f} {row['run_s']:7.2f} {total:6.2f} "
+                 f"{row['span']:10.1f} {row['bound']:10.1f} {row['span'] / row['bound']:8.2f}")
+        if tuned:
+            cells += (f" {tuned:10.1f} {row['span'] / tuned:10.2f} {tuned / row['bound']:9.2f}")
+        print(cells, flush=True)
+        goal_bound = (GOAL_TUNED_OVER_BOUND_ATTENTION if "attention" in op.tags
+                      else GOAL_TUNED_OVER_BOUND)
+        missed = []
+        if total > GOAL_SECONDS:
+            missed.append(f"trace + compile + simulate {total:.1f} s > {GOAL_SECONDS:g} s")
+        if tuned and row["span"] / tuned > GOAL_DEFAULT_OVER_TUNED:
+            missed.append(f"defaults {row['span'] / tuned:.2f}x the tuned best "
+                          f"> {GOAL_DEFAULT_OVER_TUNED}")
+        if tuned and tuned / row["bound"] > goal_bound:
+            missed.append(f"tuned best {tuned / row['bound']:.2f}x the bound > {goal_bound}")
+        if missed:
+            misses.append((row, missed))
+
+    print(f"\ngoals: total <= {GOAL_SECONDS:g} s, defaults <= {GOAL_DEFAULT_OVER_TUNED}x tuned, "
+          f"tuned <= {GOAL_TUNED_OVER_BOUND}x bound (attention {GOAL_TUNED_OVER_BOUND_ATTENTION}x)")
+    if not misses:
+        print("every goal met")
+    for row, missed in misses:
+        print(f"- {row['name']}: " + "; ".join(missed))
+        changed = row.get("changed") or {}
+        if changed:
+            print("    tuner changed: " + ", ".join(f"{k} {w} -> {b}" for k, (w, b) in changed.items()))
+        verdict = first_verdict(row["summary"])
+        if verdict:
+            named = names_knob(verdict[1], changed) if changed else None
+            print(f"    first verdict: {verdict[0]}"
+                  + ("" if named is None else f" (names a changed knob: {'yes' if named else 'no'})"))
+            print(f"      {verdict[1][:300]}")
+        else:
+            print("    first verdict: none (no warning)")
+
+
+if __name__ == "__main__":
+    main()
