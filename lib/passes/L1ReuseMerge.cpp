@@ -136,15 +136,16 @@ public:
       if (members.empty()) continue;
       Subgraph *first = graph_.find(members.front());
       if (!first || first->core != target::CoreKind::AIC) continue;
-      MergeCount n = chooseMergeCount(
-          options_.mode, options_.setting, static_cast<int64_t>(order),
-          l1ReuseAutomaticCount(static_cast<int64_t>(members.size()), device_.aicCores));
+      std::string why;
+      MergeCount n = chooseMergeCount(options_.mode, options_.setting,
+                                      static_cast<int64_t>(order), automaticCount(members, why));
       if (log_)
         mergeLog_.note(("@" + f_.name() + " group " +
                         hashOrderKey(funcIndex_, static_cast<int64_t>(order)) + " (" +
                         std::to_string(members.size()) + " aic subgraphs): N = " +
-                        std::to_string(n.n) + " (" + countSourceName(n.source).str() + ")" +
-                        (n.n <= 1 ? ", no merge" : ""))
+                        std::to_string(n.n) + " (" + countSourceName(n.source).str() +
+                        (n.source == CountSource::Automatic && !why.empty() ? ": " + why : "") +
+                        ")" + (n.n <= 1 ? ", no merge" : ""))
                            .str());
       if (n.n > 1) changed |= mergeGroup(members, n.n, totals);
     }
@@ -153,6 +154,67 @@ public:
   }
 
 private:
+  /// The automatic N of a group: at most l1ReuseAutomaticCount (two tasks per cube
+  /// core), merged along the region of the first member that the most members read
+  /// (a matmul's A row-panel or B column-panel), no more members than fit half of L1
+  /// (the leaf double buffers: docs/codegen.md), and a divisor of that region's
+  /// readers, so every anchor fills to exactly N and the group stays one group of
+  /// equal tasks. `why` says how it was bounded.
+  int64_t automaticCount(const std::vector<int64_t> &members, std::string &why) const {
+    int64_t n = l1ReuseAutomaticCount(static_cast<int64_t>(members.size()), device_.aicCores);
+    const Subgraph *first = graph_.find(members.front());
+    if (n <= 1 || !first) return n;
+    std::map<RegionKey, int64_t> readers; // the first member's regions
+    std::vector<Operation *> firstCopyIns = l1CopyIns(first->ops);
+    for (Operation *op : firstCopyIns) readers.try_emplace(regionOf(*op), 0);
+    for (int64_t id : members) {
+      const Subgraph *m = graph_.find(id);
+      if (!m) continue;
+      std::set<RegionKey> seen;
+      for (Operation *op : m->ops)
+        if (isL1CopyIn(*op))
+          if (auto it = readers.find(regionOf(*op)); it != readers.end() &&
+                                                     seen.insert(it->first).second)
+            ++it->second;
+    }
+    // The most-read region, the earliest in the body on a tie.
+    const Operation *widest = nullptr;
+    int64_t sharers = 0;
+    for (Operation *op : firstCopyIns)
+      if (readers[regionOf(*op)] > sharers) {
+        sharers = readers[regionOf(*op)];
+        widest = op;
+      }
+    if (sharers < 2) {
+      why = "no L1 region is read by two members";
+      return 1;
+    }
+    // What a second reader of that region adds to the first member's L1 bytes.
+    Holdings h = holdingsOf(*first);
+    int64_t growth = 0;
+    for (int64_t id : members) {
+      const Subgraph *m = graph_.find(id);
+      if (!m || m == first) continue;
+      bool shares = false;
+      for (Operation *op : m->ops)
+        shares |= isL1CopyIn(*op) && regionOf(*op) == regionOf(*widest);
+      if (!shares) continue;
+      growth = addedBytes(h, std::vector<Operation *>(m->ops.begin(), m->ops.end())).second;
+      break;
+    }
+    int64_t half = device_.buffers.l1 / 2;
+    int64_t fit = growth > 0 ? 1 + std::max<int64_t>(0, (half - h.l1Bytes) / growth) : n;
+    int64_t cap = std::min({n, fit, sharers});
+    int64_t uniform = cap;
+    while (uniform > 1 && sharers % uniform != 0) --uniform;
+    why = "at most " + std::to_string(n) + " (two tasks per cube core); sharing " +
+          regionText(*widest) + ", read by " + std::to_string(sharers) + " members, " +
+          std::to_string(fit) + " fit half of L1 (" + std::to_string(h.l1Bytes) + " + " +
+          std::to_string(growth) + " bytes per member <= " + std::to_string(half) + "); " +
+          std::to_string(uniform) + " divides " + std::to_string(sharers);
+    return uniform;
+  }
+
   /// What a merged subgraph holds once its duplicate copy_ins are gone: one L1
   /// copy_in per dedupe key (the earliest in the body), the deduplicated byte
   /// totals, and the token sets read per region (for the log). Kept up to date
