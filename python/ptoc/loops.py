@@ -28,7 +28,10 @@ from .tracing import current_trace, located
 class SymInt:
     """An integer known only when the kernel runs: a loop index, or arithmetic on
     one. Kept affine (``3 * i + 2 * j + 1``) when it can be, which lets ptoc see that a
-    slice ``x[i * 64:(i + 1) * 64]`` has the static size 64."""
+    slice ``x[i * 64:(i + 1) * 64]`` has the static size 64. A non-affine part (a value
+    read from a tensor, ``min``, ``//``) that is added or scaled becomes one opaque term
+    of the affine form, so ``x[o + i * 64:o + (i + 1) * 64]`` with ``o = offs[e]`` has
+    the static size 64 too."""
 
     __slots__ = ("_terms", "_const", "_text")
 
@@ -44,6 +47,11 @@ class SymInt:
     @property
     def is_affine(self):
         return self._text is None
+
+    def _affine(self):
+        """This scalar as an affine form: itself, or (non-affine) a single term whose
+        name is its expression in parentheses."""
+        return self if self._text is None else SymInt({f"({self._text})": 1})
 
     def _str(self):
         if self._text is not None:
@@ -86,19 +94,17 @@ class SymInt:
         o = SymInt._of(other)
         if o is None:
             return NotImplemented
-        if self.is_affine and o.is_affine:
-            terms = dict(self._terms)
-            for k, v in o._terms.items():
-                terms[k] = terms.get(k, 0) + v
-            return SymInt(terms, self._const + o._const)
-        return self._opaque("+", o)
+        a, o = self._affine(), o._affine()
+        terms = dict(a._terms)
+        for k, v in o._terms.items():
+            terms[k] = terms.get(k, 0) + v
+        return SymInt(terms, a._const + o._const)
 
     __radd__ = __add__
 
     def __neg__(self):
-        if self.is_affine:
-            return SymInt({k: -v for k, v in self._terms.items()}, -self._const)
-        return SymInt(text=f"-({self._str()})")
+        a = self._affine()
+        return SymInt({k: -v for k, v in a._terms.items()}, -a._const)
 
     def __sub__(self, other):
         o = SymInt._of(other)
@@ -116,11 +122,11 @@ class SymInt:
         o = SymInt._of(other)
         if o is None:
             return NotImplemented
-        if self.is_affine and o.is_affine:
-            if not o._terms:
-                return SymInt({k: v * o._const for k, v in self._terms.items()}, self._const * o._const)
-            if not self._terms:
-                return o * self._const
+        a, b = self._affine(), o._affine()
+        if not b._terms:
+            return SymInt({k: v * b._const for k, v in a._terms.items()}, a._const * b._const)
+        if not a._terms:
+            return b * a._const
         return self._opaque("*", o)
 
     __rmul__ = __mul__

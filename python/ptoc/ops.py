@@ -400,8 +400,31 @@ def matmul(a, b, out_dtype=None, a_trans=False, b_trans=False, *, extend_params=
         raise Error(located("ptoc.matmul: the bias comes from a different traced function"))
     ia, ib = a._value(), b._value()
     ic = bias._value() if bias is not None else -1
-    return _record(trace, lambda bld: bld.matmul(ia, ib, bool(a_trans), bool(b_trans), out,
-                                                 scale, relu, ic))
+    result = _record(trace, lambda bld: bld.matmul(ia, ib, bool(a_trans), bool(b_trans), out,
+                                                   scale, relu, ic))
+    result._valid = _matmul_valid(result, a, b, a_trans, b_trans)
+    return result
+
+
+def _matmul_valid(result, a, b, a_trans, b_trans):
+    """The valid extents of ``a @ b`` (ptoc.view's valid_shape): the rows ``a`` holds
+    data in, the columns ``b`` holds data in, the batch dims of the operand of the
+    result's rank; None when every extent is whole. Rows past ``a``'s valid rows are
+    products of the zeros the view reads, not data, so writing the result into a window
+    writes the valid rows only (a ragged block of a grouped GEMM)."""
+    if a._valid is None and b._valid is None:
+        return None
+    valid = list(result.shape)
+    if a._valid is not None:
+        valid[-2] = a._valid[-1 if a_trans else -2]
+    if b._valid is not None:
+        valid[-1] = b._valid[-2 if b_trans else -1]
+    for x in (b, a):
+        if x._valid is not None and x.ndim == result.ndim:
+            valid[:-2] = x._valid[:-2]
+    if all(not is_symbolic(v) and v == s for v, s in zip(valid, result.shape)):
+        return None
+    return valid
 
 
 def reshape(x, shape):

@@ -250,3 +250,67 @@ def test_many_different_sizes_stay_exact_beyond_the_kept_instantiations():
         rows(x, y)
         np.testing.assert_allclose(y, np.exp(x) * 2, rtol=1e-6)
     assert rows.cache_info().currsize == 1
+
+
+# --- ragged groups: offsets read from an int tensor (a grouped GEMM's rows) -------------
+
+def grouped_rows(groups, block, hidden, out_cols):
+    """Per group g, rows x[offs[g]:offs[g + 1]] @ w[g], in blocks of ``block`` rows whose
+    last one is partly valid: the layout of a grouped GEMM (examples/llm/moe.py)."""
+    @ptoc.jit(device="tiny")
+    def grouped(x: ptoc.Tensor([ptoc.dynamic("rows"), hidden], F16),
+                offs: ptoc.Tensor([groups + 1], ptoc.DT_INT32),
+                w: ptoc.Tensor([groups, hidden, out_cols], F16),
+                y: ptoc.Tensor([ptoc.dynamic("rows"), out_cols], F16)):
+        ptoc.set_cube_tile_shapes([16, 16], [32, 32], [32, 32])
+        for g in ptoc.loop(groups, name="g"):
+            start, count = offs[g], offs[g + 1] - offs[g]
+            for b in ptoc.loop(0, (count + block - 1) // block, name="b"):
+                r0 = start + b * block
+                xb = ptoc.view(x, [block, hidden], [r0, 0],
+                               valid_shape=[(count - b * block).min(block), hidden])
+                y[r0:r0 + block, :] = ptoc.matmul(xb, w[g])
+    return grouped
+
+
+def test_a_window_at_an_offset_read_from_a_tensor_has_its_static_size():
+    # Before: "the slice (offs[g]) + (16 * b):((offs[g]) + (16 * b)) + (16) must have a
+    # static positive size": a value read from a tensor made the offset opaque, so the
+    # size of the slice r0:r0 + 16 was not seen to be 16.
+    grouped = grouped_rows(3, 16, 32, 32)
+    compiled = grouped.compile(np.zeros((40, 32), np.float16), np.array([0, 20, 20, 40], np.int32),
+                               np.zeros((3, 32, 32), np.float16), np.zeros((40, 32), np.float16))
+    assert "offs[g]" in compiled.ir("tensor")
+
+
+def test_a_matmul_of_a_partly_valid_view_writes_only_its_valid_rows():
+    # Before: the matmul result lost the view's valid rows, so the block of group 0
+    # (20 rows: 16 + 4 valid) wrote 16 rows at 16 and zeroed group 2's first rows; an
+    # empty group (group 1) runs no block.
+    rng = np.random.default_rng(5)
+    offs = np.array([0, 20, 20, 45], np.int32)
+    x = rng.standard_normal((45, 32)).astype(np.float16)
+    w = (rng.standard_normal((3, 32, 32)) / 6).astype(np.float16)
+    y = np.full((45, 32), 7, np.float16)
+    grouped_rows(3, 16, 32, 32)(x, offs, w, y)
+    want = np.concatenate([x[offs[g]:offs[g + 1]].astype(np.float64) @ w[g] for g in range(3)])
+    np.testing.assert_allclose(y.astype(np.float64), want, rtol=2e-3, atol=2e-3)
+
+
+def test_a_matmul_keeps_the_valid_columns_of_its_right_operand():
+    @ptoc.jit(device="tiny")
+    def f(a: ptoc.Tensor([16, 32], F16), b: ptoc.Tensor([ptoc.DYNAMIC, 32], F16),
+          y: ptoc.Tensor([16, 32], F16)):
+        ptoc.set_cube_tile_shapes([16, 16], [32, 32], [32, 32])
+        n = b.shape[0]
+        for i in ptoc.loop(1, name="t"):
+            bt = ptoc.view(b, [32, 32], [0, 0], valid_shape=[n, 32])
+            y[:, 0:32] = ptoc.matmul(a, bt, b_trans=True)  # columns n.. stay as they were
+    rng = np.random.default_rng(6)
+    a = (rng.standard_normal((16, 32)) / 4).astype(np.float16)
+    b = (rng.standard_normal((20, 32)) / 4).astype(np.float16)
+    y = np.full((16, 32), 7, np.float16)
+    f(a, b, y)
+    want = a.astype(np.float64) @ b.T.astype(np.float64)
+    np.testing.assert_allclose(y[:, :20].astype(np.float64), want, rtol=2e-3, atol=2e-3)
+    np.testing.assert_array_equal(y[:, 20:], 7)
