@@ -26,7 +26,7 @@ std::string compileKey(const TunedConfig &config) {
 
 absl::StatusOr<runtime::PreparedProgram>
 compileCandidate(const Session &session, const TunedConfig &config,
-                 llvm::ArrayRef<std::vector<int64_t>> argShapes) {
+                 llvm::ArrayRef<std::vector<int64_t>> argShapes, int64_t stitchMaxNum) {
   CompileOptions compile;
   compile.knobs = config.knobs;
   // Codegen still verifies the partitioned function it is given; per-pass
@@ -55,7 +55,7 @@ compileCandidate(const Session &session, const TunedConfig &config,
       args.emplace_back(kernel->args[i].dtype, argShapes[i], nullptr);
   }
   absl::StatusOr<std::shared_ptr<const codegen::Program>> program = kernel->runnable(
-      runtime::kDefaultStitchMaxNum, args);
+      static_cast<int>(stitchMaxNum), args);
   if (!program.ok()) return program.status();
   return runtime::PreparedProgram::prepare(**program, session.device());
 }
@@ -102,7 +102,7 @@ CandidateCompiler::compileBatch(llvm::ArrayRef<const TunedConfig *> batch, llvm:
   for (size_t w = 0; w < work.size(); ++w)
     pool.async([&, w] {
       compiled[w] = std::make_shared<const absl::StatusOr<runtime::PreparedProgram>>(
-          compileCandidate(session_, *batch[work[w]], argShapes_));
+          compileCandidate(session_, *batch[work[w]], argShapes_, stitchMaxNum_));
     });
   pool.wait();
   compiles_ += work.size();

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "ptoc/runtime/ExpandLoops.h"
 #include "ptoc/runtime/PreparedProgram.h"
 #include "ptoc/tune/TuneSpace.h"
 
@@ -36,9 +37,12 @@ public:
   /// to `capacityBytes` by estimated size (TuneOptions::programCacheBytes): small
   /// kernels keep hundreds, a program too large for the budget is not kept.
   /// `argShapes`: TuneOptions::argShapes (the sizes of a kernel's dynamic axes).
+  /// `stitchMaxNum`: TuneOptions::stitchMaxNum (the kernel's loops' stitch size).
   CandidateCompiler(const Session &session, uint64_t capacityBytes,
-                    std::vector<std::vector<int64_t>> argShapes = {})
-      : session_(session), capacityBytes_(capacityBytes), argShapes_(std::move(argShapes)) {}
+                    std::vector<std::vector<int64_t>> argShapes = {},
+                    int64_t stitchMaxNum = runtime::kDefaultStitchMaxNum)
+      : session_(session), capacityBytes_(capacityBytes), argShapes_(std::move(argShapes)),
+        stitchMaxNum_(stitchMaxNum) {}
 
   /// The program of each config of `batch` (null entries stay null): those whose text
   /// and knobs were compiled before are taken from the cache, each distinct new one is
@@ -62,6 +66,7 @@ private:
   const Session &session_;
   uint64_t capacityBytes_;
   std::vector<std::vector<int64_t>> argShapes_;
+  int64_t stitchMaxNum_;
   uint64_t cachedBytes_ = 0;
   std::list<Entry> lru_;   // most recently used first
   std::unordered_map<std::string, std::list<Entry>::iterator> index_;

@@ -201,12 +201,14 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
   if (!printed.ok()) return printed.status();
   TunedConfig written = *std::move(printed);
   written.configJson = "{}";
+  written.schedMode = options.schedMode;
   unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
   threads = std::max(threads, 1u);
   llvm::ThreadPool pool(llvm::hardware_concurrency(threads));
   // The written function's compile is shared with the search's first seed (the same
   // function, the same knobs).
-  CandidateCompiler compiler(session, options.programCacheBytes, options.argShapes);
+  CandidateCompiler compiler(session, options.programCacheBytes, options.argShapes,
+                             options.stitchMaxNum);
   absl::StatusOr<runtime::RunRecord> baseline =
       simulateConfig(written, *compiler.compileBatch({&written}, pool)[0]);
   if (!baseline.ok()) {
@@ -274,6 +276,14 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
   }
 
   const tune::SearchSpace &theSpace = report.space;
+  // A config applied; one without a scheduler mode keeps the kernel's own.
+  bool spaceHasSched = theSpace.findDimension(tune::kSchedDim) >= 0;
+  auto apply = [&](const tune::Config &config) -> absl::StatusOr<TunedConfig> {
+    absl::StatusOr<TunedConfig> applied =
+        applyConfig(theSpace, config, moduleText, options.baseKnobs);
+    if (applied.ok() && !spaceHasSched) applied->schedMode = options.schedMode;
+    return applied;
+  };
   // A batch: configs applied (in parallel), each distinct function and knobs compiled
   // once (in parallel), then every config simulated (in parallel).
   tune::Evaluate evaluate = [&](const std::vector<tune::Config> &batch) {
@@ -281,8 +291,7 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
     std::vector<std::optional<TunedConfig>> applied(batch.size());
     for (size_t i = 0; i < batch.size(); ++i)
       pool.async([&, i] {
-        absl::StatusOr<TunedConfig> config =
-            applyConfig(theSpace, batch[i], moduleText, options.baseKnobs);
+        absl::StatusOr<TunedConfig> config = apply(batch[i]);
         if (config.ok()) applied[i] = *std::move(config);
         else outcomes[i] = tune::Outcome::invalid(std::string(config.status().message()));
       });
@@ -310,7 +319,7 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
 
   if (const tune::Evaluation *best = report.result.bestEvaluation()) {
     absl::StatusOr<TunedConfig> applied =
-        applyConfig(theSpace, best->config, moduleText, options.baseKnobs);
+        apply(best->config);
     if (!applied.ok()) return applied.status();
     report.best = *std::move(applied);
     report.bestUs = *best->micros;

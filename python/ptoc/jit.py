@@ -425,6 +425,14 @@ class JitFunction:
             return compiled  # host_options compile_stage stopped before code
         return self._run(compiled, hosts, options)
 
+    @staticmethod
+    def _runtime_options(compiled, options):
+        """A call's runtime options: the defaults, the ambient and jit options
+        (``options``), then the function's own settings (and a tuned scheduler mode)."""
+        run = dict(defaults("runtime_options"), **options.runtime_options)
+        run.update(compiled._plan.runtime_options)
+        return run
+
     def _run(self, compiled, hosts, options):
         plan = compiled._plan
         kernel = compiled._kernel
@@ -443,9 +451,7 @@ class JitFunction:
                     continue
                 copy_back.append((user, target, len(out_arrays)))
             out_arrays.append(np.empty(spec["shape"], dtype=storage))
-        # Resolved per call: ambient and jit options, then the function's own settings.
-        run = dict(defaults("runtime_options"), **options.runtime_options)
-        run.update(plan.runtime_options)
+        run = self._runtime_options(compiled, options)
         debug = dict(defaults("debug_options"), **options.debug_options)
         debug.update(plan.debug_options)
         report = session.run(kernel, in_arrays, out_arrays, run["device_sched_mode"],

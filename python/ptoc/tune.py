@@ -176,13 +176,16 @@ def tune(kernel, *args, space=None, strategy=TUNE_DEFAULTS["strategy"],
     hosts = kernel._host_arrays(kernel._bind(args, kwargs))
     arg_shapes = [list(hosts[name].shape) for name in compiled._plan.tensor_params]
     knobs = dict(compiled.options.pass_options)
+    # The kernel as written runs with its own runtime options: so is it measured.
+    run = kernel._runtime_options(compiled, kernel._resolve_options())
     bar = _Progress(kernel.fn.__name__, sys.stderr) if progress else None
     try:
         report = _ptoc.tune_text(
             session_for(kernel.device), text, strategy=strategy, budget=budget, seed=seed,
             threads=threads, bank_path=bank, use_bank=bool(use_bank),
             result_dir=result_dir, knobs=knobs, progress=bar, space_json=space_json,
-            arg_shapes=arg_shapes)
+            arg_shapes=arg_shapes, sched_mode=run["device_sched_mode"],
+            stitch_max_num=run["stitch_function_max_num"])
     finally:
         if bar is not None:
             bar.finish()

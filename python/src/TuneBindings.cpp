@@ -71,7 +71,8 @@ void bindTune(py::module_ &m) {
          uint64_t budget, uint64_t seed, unsigned threads, const std::string &bankPath,
          bool useBank, const std::string &resultDir, const py::dict &knobs,
          const py::object &progress, const std::string &spaceJson,
-         const std::vector<std::vector<int64_t>> &argShapes) {
+         const std::vector<std::vector<int64_t>> &argShapes, int schedMode,
+         int64_t stitchMaxNum) {
         const session::Session &s = sessionObj.cast<const session::Session &>();
         session::TuneOptions opts;
         opts.search.strategy = valueOrThrow(ErrorStage::Option, tune::parseStrategy(strategy));
@@ -83,6 +84,8 @@ void bindTune(py::module_ &m) {
         opts.resultDir = resultDir;
         opts.baseKnobs = knobsFromPython(knobs);
         opts.argShapes = argShapes;
+        opts.schedMode = schedMode;
+        opts.stitchMaxNum = stitchMaxNum;
         if (!progress.is_none())
           opts.progress = [progress](const tune::SearchProgress &p) {
             py::gil_scoped_acquire gil;
@@ -135,6 +138,8 @@ void bindTune(py::module_ &m) {
       py::arg("knobs") = py::dict(),
       py::arg("progress") = py::none(), py::arg("space_json") = "",
       py::arg("arg_shapes") = std::vector<std::vector<int64_t>>(),
+      py::arg("sched_mode") = kTuneDefaults.schedMode,
+      py::arg("stitch_max_num") = kTuneDefaults.stitchMaxNum,
       "Tunes the knobs of a tensor-level module on the simulator (session::tuneModule).");
 }
 

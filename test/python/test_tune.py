@@ -232,3 +232,50 @@ def test_the_result_says_the_written_config_and_what_the_best_changed(tmp_path):
     only = ptoc.tune(f, x, np.empty_like(x), space={"vec_tile": [(8, 256)]}, budget=4,
                      use_bank=False, result_dir=str(tmp_path), progress=False)
     assert only.changed == {}
+
+
+def test_the_kernel_as_written_is_measured_with_its_own_runtime_options(tmp_path):
+    # A scheduler mode and a stitch size set on the kernel (jit options and inside the
+    # function): the tuner's baseline is what a call of the kernel simulates.
+    def attention(q, k, v):
+        ptoc.set_cube_tile_shapes([64, 64], [32, 128], [64, 64])
+        s = ptoc.matmul(q, k, out_dtype=ptoc.DT_FP32, b_trans=True)
+        ptoc.set_vec_tile_shapes(2, 256)
+        e = ptoc.exp(s - ptoc.amax(s, dim=-1, keepdim=True))
+        p = ptoc.cast(e / ptoc.sum(e, dim=-1, keepdim=True), ptoc.DT_FP16)
+        ptoc.set_cube_tile_shapes([64, 64], [32, 64], [64, 64])
+        return ptoc.matmul(p, v, out_dtype=ptoc.DT_FP32)
+
+    q = np.random.default_rng(4).uniform(-1, 1, (256, 64)).astype(np.float16)
+    mode1, mode0 = (ptoc.jit(attention, device="tiny", runtime_options={"device_sched_mode": m})
+                    for m in (1, 0))
+    for k in (mode1, mode0):
+        k(q, q, q)
+    # On this kernel the modes differ (0: 17.53 us, 1: 18.14 us).
+    assert mode1.last_run.simulated_us != pytest.approx(mode0.last_run.simulated_us, rel=1e-6)
+    r = ptoc.tune(mode1, q, q, q, space={"vec_tile": [(2, 256)]}, budget=2, use_bank=False,
+                  result_dir=str(tmp_path), progress=False)
+    assert r.baseline_us == pytest.approx(mode1.last_run.simulated_us, rel=1e-9)
+    # A space without a scheduler mode keeps the kernel's: the best is the same kernel.
+    assert r.best_us == pytest.approx(mode1.last_run.simulated_us, rel=1e-9)
+
+    x = np.random.default_rng(4).random((64, 256), dtype=np.float32)
+    def rows_kernel(stitch):
+        def rows(x, y):
+            if stitch:
+                ptoc.set_runtime_options(stitch_function_max_num=stitch)
+            ptoc.set_vec_tile_shapes(1, 256)
+            for i in ptoc.loop(x.shape[0], name="row"):
+                y[i] = ptoc.exp(x[i])
+        return ptoc.jit(rows, device="tiny")
+
+    two, default = rows_kernel(2), rows_kernel(0)
+    for k in (two, default):
+        k(x, np.empty_like(x))
+    # Stitches of 2 iterations open as soon as they are built (one stitch of all 64
+    # waits for the whole build): another time than the default 128's.
+    assert two.last_run.simulated_us != pytest.approx(default.last_run.simulated_us, rel=1e-6)
+    t = ptoc.tune(two, x, np.empty_like(x), space={"vec_tile": [(1, 256)]}, budget=2,
+                  use_bank=False, result_dir=str(tmp_path), progress=False)
+    assert t.baseline_us == pytest.approx(two.last_run.simulated_us, rel=1e-9)
+    assert t.best_us == pytest.approx(two.last_run.simulated_us, rel=1e-9)

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/StringRef.h"
+#include "ptoc/runtime/ExpandLoops.h"
 #include "ptoc/session/Session.h"
 #include "ptoc/tune/Search.h"
 #include "ptoc/tune/SearchSpace.h"
@@ -45,6 +46,11 @@ struct TuneOptions {
   /// axes is instantiated for when its candidates are simulated (a size-independent
   /// kernel ignores them; a dynamic one without them is an error naming the fix).
   std::vector<std::vector<int64_t>> argShapes;
+  /// The kernel's runtime options: the function as written is measured with its
+  /// scheduler mode (a config that names none keeps it), and every candidate with its
+  /// stitch size (loops: iterations per stitch, stitch_function_max_num).
+  int schedMode = 0;
+  int64_t stitchMaxNum = runtime::kDefaultStitchMaxNum;
 };
 
 /// One candidate applied (tune/TuneSpace.h).
