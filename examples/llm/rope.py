@@ -29,13 +29,13 @@ used by both outputs.
 
 Tiles: Q in (2, 32, 128) tiles, two tokens with all their heads, so a half tile is
 [2, 32, 64] f32 = 16 KiB; one tile's live set (both halves, their products, the cos
-and sin rows) stays under half of a2's 192 KiB UB, so nbuffer-merge can double
-buffer and folds the 2048 tiles 43 at a time into 48 tasks, one per vector core.
-With 4 tokens per tile two tiles no longer fit UB, no tiles merge, and the 1024
-separate tasks make the scheduler the limit (126 us instead of 79 us). K in
-(4, 8, 128) tiles: its 1024 tiles merge 22 at a time into 47 tasks, at most one per
-core next to the Q tasks; 8-token tiles would merge into 52 and give four cores a
-second K task (84 us).
+and sin rows: 72 KiB) stays under half of a2's 192 KiB UB, so nbuffer-merge can
+double buffer and folds the 2048 tiles 43 at a time into 48 tasks, one per vector
+core. With 4 tokens per tile two tiles no longer fit UB, no tiles merge, and the
+1024 separate tasks make the scheduler the limit (126 us instead of 79 us). K in
+(4, 8, 128) tiles: its 1024 tiles merge 21 at a time into 48 tasks and a 16-tile
+tail, one per core next to the Q tasks; 8-token tiles would merge 10 at a time into
+52 and give four cores a second full K task (84 us).
 
     PYTHONPATH=build/python /usr/bin/python3 examples/llm/rope.py [--full]
 """
@@ -77,7 +77,7 @@ def make(dims, device, runtime_options):
              k_out: ptoc.Tensor([tokens, kv_heads, head_dim], f16)):
         ptoc.set_vec_tile_shapes(2, heads, head_dim)  # 2 tokens: [2, 32, 64] f32 halves, 16 KiB
         q_out[..., :half], q_out[..., half:] = rotate(q, cos, sin)
-        ptoc.set_vec_tile_shapes(4, kv_heads, head_dim)  # 4 tokens: 1024 tiles -> 47 tasks
+        ptoc.set_vec_tile_shapes(4, kv_heads, head_dim)  # 4 tokens: 1024 tiles -> 48 + 1 tasks
         k_out[..., :half], k_out[..., half:] = rotate(k, cos, sin)
 
     return rope

@@ -29,9 +29,10 @@ size (fp16; bf16 runs at the same cube rate):
     128x256 with kL1 128 / kL1 512                   6038 / 6948 us
 
 (bound 4098 us). Even 128x256 tiles ask the shared L2 for about 4.1 TB/s at the cube's
-peak, close to its 4.75 TB/s, so the cube tasks run about 1.3x their compute time.
-The vector stage is a few percent of the work; its tile, (8, 1024), is 32 KiB of fp32
-per operand (whole tiles of 16x256 or 8x512 time the same and compile more tile ops).
+peak, close to its 4.75 TB/s; the cube tasks spend more pipe time transferring than
+computing and run about 1.3x their compute time. The vector stage is a few percent
+of the work; its tile, (8, 1024), is 32 KiB of fp32 per operand (16 KiB tiles, 16x256
+or 8x512, time the same and compile more tile ops).
 
     PYTHONPATH=build/python /usr/bin/python3 examples/llm/swiglu.py [--full]
 """
