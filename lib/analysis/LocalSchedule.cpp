@@ -94,11 +94,40 @@ llvm::ArrayRef<int> LocalScheduler::run() {
     for (int j = depStart_[op]; j < depStart_[op + 1]; ++j)
       if (j == depStart_[op] || deps_[j] != deps_[j - 1]) users_[userFill_[deps_[j]]++] = op;
 
+  // The sinks, grouped by member: a member (a weakly connected part of the
+  // dependencies) with several sinks, e.g. two outputs, runs all of them before the
+  // next member starts, whose sinks come later in body order than the first member's
+  // first sink. Taken in plain body order, expand-tiles' one loop per tensor op
+  // would issue every member's first output, then every member's second, keeping
+  // the tiles the outputs share live for all members at once.
+  component_.resize(n);
+  for (int op = 0; op < n; ++op) component_[op] = op;
+  auto find = [&](int op) {
+    while (component_[op] != op) op = component_[op] = component_[component_[op]];
+    return op;
+  };
+  for (int op = 0; op < n; ++op)
+    for (int j = depStart_[op]; j < depStart_[op + 1]; ++j) {
+      int a = find(op), b = find(deps_[j]);
+      if (a != b) component_[std::max(a, b)] = std::min(a, b);
+    }
+  // firstSink_[c]: the body position of component c's first sink (c = its least op).
+  sinks_.clear();
+  firstSink_.assign(n, n);
+  for (int op = 0; op < n; ++op) {
+    if (userStart_[op] != userStart_[op + 1]) continue; // not a sink
+    sinks_.push_back(op);
+    int c = find(op);
+    firstSink_[c] = std::min(firstSink_[c], op);
+  }
+  std::stable_sort(sinks_.begin(), sinks_.end(),
+                   [&](int a, int b) { return firstSink_[find(a)] < firstSink_[find(b)]; });
+
   issued_.assign(n, 0);
   order_.clear();
   order_.reserve(n);
-  for (int root = 0; root < n; ++root) {
-    if (issued_[root] || userStart_[root] != userStart_[root + 1]) continue; // not a sink
+  for (int root : sinks_) {
+    if (issued_[root]) continue;
     stack_.clear();
     stack_.push_back({root, depStart_[root]});
     while (!stack_.empty()) {

@@ -213,3 +213,49 @@ TEST_CASE("local tiles are padded to whole blocks per row", "[schedule]") {
   CHECK(localTileBytes(ctx.tileType(ir::DType::F16, {2, 40}, ir::MemSpace::UB), 32) == 192);
   CHECK(localTileBytes(ctx.tileType(ir::DType::F32, {8, 64}, ir::MemSpace::UB), 32) == 2048);
 }
+
+TEST_CASE("a member with two outputs finishes both before the next member starts",
+          "[schedule]") {
+  // Two merged members, each writing two results from the same input tile (as the
+  // two halves of a rotary embedding do), in expand-tiles' loop-by-loop body order:
+  // the first output of both members, then the second. Taking the sinks in body
+  // order would keep both members' inputs live (the regression: a merged RoPE leaf
+  // needed one input tile more per member and overflowed UB).
+  TileOps two(R"(
+func @two(%x: tensor<2x64xf32>) -> (tensor<2x64xf32>, tensor<2x64xf32>) {
+  %y = gm_tensor : tensor<2x64xf32>
+  %z = gm_tensor : tensor<2x64xf32>
+  %a0 = copy_in %x {offsets = [0, 0]} : tile<1x64xf32, ub>
+  %a1 = copy_in %x {offsets = [1, 0]} : tile<1x64xf32, ub>
+  %n0 = neg %a0 : tile<1x64xf32, ub>
+  %n1 = neg %a1 : tile<1x64xf32, ub>
+  %w0 = copy_out %n0, %y {offsets = [0, 0]} : tile<1x64xf32, gm>
+  %w1 = copy_out %n1, %y {offsets = [1, 0]} : tile<1x64xf32, gm>
+  %e0 = exp %a0 : tile<1x64xf32, ub>
+  %e1 = exp %a1 : tile<1x64xf32, ub>
+  %v0 = copy_out %e0, %z {offsets = [0, 0]} : tile<1x64xf32, gm>
+  %v1 = copy_out %e1, %z {offsets = [1, 0]} : tile<1x64xf32, gm>
+  return %y, %z
+}
+)");
+  LocalScheduler s;
+  std::vector<const ir::Operation *> byMember = scheduleLocalOps(two.ops, s);
+  std::vector<const ir::Operation *> expected;
+  for (int i : {0, 2, 4, 6, 8, 1, 3, 5, 7, 9}) expected.push_back(two.ops[i]);
+  CHECK(byMember == expected);
+  // One member's input and its negation (the exp then takes the input's place).
+  CHECK(localPeakBytes(byMember, ir::MemSpace::UB, 32) == 2 * 256);
+
+  // The same at the scheduler's level: sinks 4, 5, 8, 9; member 0 is {0, 2, 4, 6, 8}.
+  s.reset(10);
+  s.addDep(2, 0);
+  s.addDep(3, 1);
+  s.addDep(4, 2);
+  s.addDep(5, 3);
+  s.addDep(6, 0);
+  s.addDep(7, 1);
+  s.addDep(8, 6);
+  s.addDep(9, 7);
+  for (int w : {4, 5, 8, 9}) s.setEager(w);
+  CHECK(orderOf(s) == std::vector<int>{0, 2, 4, 6, 8, 1, 3, 5, 7, 9});
+}

@@ -30,7 +30,10 @@ bool computesInPlace(const ir::Operation &op, unsigned operand);
 /// and, for a copy_in, the copy_outs of the same subgraph it is ordered after).
 ///
 /// The order is a depth-first schedule from the sinks (ops nothing in the subgraph
-/// waits for), taken in body order: a sink is issued as soon as what it waits for
+/// waits for), taken in body order, except that the sinks of one member (a weakly
+/// connected part of the dependencies) are taken together, at the place of its
+/// first sink, so a member with several outputs finishes all of them before the next
+/// member starts: a sink is issued as soon as what it waits for
 /// is, which is issued operands first, in body order (so an accumulating matmul's
 /// previous K step comes before this step's loads). Ops marked eager (copy_outs) are
 /// issued right after the last op they wait for, so their tile dies early. For a
@@ -63,6 +66,8 @@ private:
   std::vector<int> userStart_, users_;  // CSR: op -> ops waiting for it
   std::vector<int> userFill_;
   std::vector<uint8_t> eager_, issued_;
+  std::vector<int> component_;             // union-find over the dependencies
+  std::vector<int> sinks_, firstSink_;     // sinks in issue order; per component
   std::vector<int> order_;
   std::vector<std::pair<int, int>> stack_; // (op, next dependency to visit)
 };
