@@ -26,7 +26,7 @@ std::string compileKey(const TunedConfig &config) {
 
 absl::StatusOr<runtime::PreparedProgram>
 compileCandidate(const Session &session, const TunedConfig &config,
-                 llvm::ArrayRef<std::vector<int64_t>> argShapes, int64_t stitchMaxNum) {
+                 const CandidateInputs &inputs) {
   CompileOptions compile;
   compile.knobs = config.knobs;
   // Codegen still verifies the partitioned function it is given; per-pass
@@ -36,26 +36,30 @@ compileCandidate(const Session &session, const TunedConfig &config,
   compile.collectStats = false;
   absl::StatusOr<Kernel> kernel = session.compileText(config.moduleText, kCandidateFileName, compile);
   if (!kernel.ok()) return kernel.status();
-  if (kernel->loops && kernel->loops->readsTensors)
-    return absl::UnimplementedError(
-        "the tuner cannot tune a kernel whose loops read values of its inputs (t[i, j] in a "
-        "bound or an offset) yet: it simulates candidates without inputs, and the iterations "
-        "depend on them. Tune a version with the trip counts fixed (a typical length), then "
-        "use its tile shapes");
-  // A kernel with dynamic axes is instantiated for the sizes being tuned (no data:
-  // its bounds and offsets do not read values).
+  // A kernel whose loops read values of its inputs is instantiated with the call's
+  // data; one with dynamic axes for the sizes being tuned.
+  const std::vector<std::vector<int64_t>> &argShapes = inputs.argShapes;
+  bool readsTensors = kernel->loops && kernel->loops->readsTensors;
+  if (readsTensors && (inputs.argData.size() != kernel->args.size() ||
+                       argShapes.size() != kernel->args.size()))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kernel '", kernel->funcName, "' has loops that read values of its inputs (t[i, j] "
+        "in a bound or an offset), so its iterations depend on them: give the tuner its ",
+        kernel->args.size(), " arguments with their data (TuneOptions::argShapes and argData; "
+        "ptoc.tune passes the call's), the inputs to tune for"));
   std::vector<runtime::ConstTensorRef> args;
-  if (kernel->loops && kernel->loops->dynamicShapes) {
+  if (readsTensors || (kernel->loops && kernel->loops->dynamicShapes)) {
     if (argShapes.size() != kernel->args.size())
       return absl::InvalidArgumentError(absl::StrCat(
           "kernel '", kernel->funcName, "' has dynamic axes: give the tuner the shapes of its ",
           kernel->args.size(), " arguments (TuneOptions::argShapes; ptoc.tune passes the "
           "call's), the sizes to tune for"));
     for (size_t i = 0; i < argShapes.size(); ++i)
-      args.emplace_back(kernel->args[i].dtype, argShapes[i], nullptr);
+      args.emplace_back(kernel->args[i].dtype, argShapes[i],
+                        readsTensors ? inputs.argData[i] : nullptr);
   }
   absl::StatusOr<std::shared_ptr<const codegen::Program>> program = kernel->runnable(
-      static_cast<int>(stitchMaxNum), args);
+      static_cast<int>(inputs.stitchMaxNum), args);
   if (!program.ok()) return program.status();
   return runtime::PreparedProgram::prepare(**program, session.device());
 }
@@ -102,7 +106,7 @@ CandidateCompiler::compileBatch(llvm::ArrayRef<const TunedConfig *> batch, llvm:
   for (size_t w = 0; w < work.size(); ++w)
     pool.async([&, w] {
       compiled[w] = std::make_shared<const absl::StatusOr<runtime::PreparedProgram>>(
-          compileCandidate(session_, *batch[work[w]], argShapes_, stitchMaxNum_));
+          compileCandidate(session_, *batch[work[w]], inputs_));
     });
   pool.wait();
   compiles_ += work.size();

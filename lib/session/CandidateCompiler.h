@@ -26,6 +26,16 @@ namespace ptoc::session {
 class Session;
 using tune::TunedConfig;
 
+/// What every candidate is instantiated with (TuneOptions::argShapes, argData,
+/// stitchMaxNum): the sizes of a kernel's dynamic axes, the data a kernel whose loops
+/// read its inputs needs (one pointer per argument, laid out as argShapes says; empty
+/// when the caller gave none), and the stitch size of its loops.
+struct CandidateInputs {
+  std::vector<std::vector<int64_t>> argShapes;
+  std::vector<const void *> argData;
+  int64_t stitchMaxNum = runtime::kDefaultStitchMaxNum;
+};
+
 /// A compiled candidate: its program prepared for simulation on the session's device,
 /// or why it does not compile.
 using CompiledCandidate = std::shared_ptr<const absl::StatusOr<runtime::PreparedProgram>>;
@@ -36,13 +46,9 @@ public:
   /// verification: candidates are only simulated), keeping programs between batches up
   /// to `capacityBytes` by estimated size (TuneOptions::programCacheBytes): small
   /// kernels keep hundreds, a program too large for the budget is not kept.
-  /// `argShapes`: TuneOptions::argShapes (the sizes of a kernel's dynamic axes).
-  /// `stitchMaxNum`: TuneOptions::stitchMaxNum (the kernel's loops' stitch size).
-  CandidateCompiler(const Session &session, uint64_t capacityBytes,
-                    std::vector<std::vector<int64_t>> argShapes = {},
-                    int64_t stitchMaxNum = runtime::kDefaultStitchMaxNum)
-      : session_(session), capacityBytes_(capacityBytes), argShapes_(std::move(argShapes)),
-        stitchMaxNum_(stitchMaxNum) {}
+  /// Every candidate is instantiated with `inputs`.
+  CandidateCompiler(const Session &session, uint64_t capacityBytes, CandidateInputs inputs = {})
+      : session_(session), capacityBytes_(capacityBytes), inputs_(std::move(inputs)) {}
 
   /// The program of each config of `batch` (null entries stay null): those whose text
   /// and knobs were compiled before are taken from the cache, each distinct new one is
@@ -65,8 +71,7 @@ private:
 
   const Session &session_;
   uint64_t capacityBytes_;
-  std::vector<std::vector<int64_t>> argShapes_;
-  int64_t stitchMaxNum_;
+  CandidateInputs inputs_;
   uint64_t cachedBytes_ = 0;
   std::list<Entry> lru_;   // most recently used first
   std::unordered_map<std::string, std::list<Entry>::iterator> index_;

@@ -207,8 +207,8 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
   llvm::ThreadPool pool(llvm::hardware_concurrency(threads));
   // The written function's compile is shared with the search's first seed (the same
   // function, the same knobs).
-  CandidateCompiler compiler(session, options.programCacheBytes, options.argShapes,
-                             options.stitchMaxNum);
+  CandidateCompiler compiler(session, options.programCacheBytes,
+                             {options.argShapes, options.argData, options.stitchMaxNum});
   absl::StatusOr<runtime::RunRecord> baseline =
       simulateConfig(written, *compiler.compileBatch({&written}, pool)[0]);
   if (!baseline.ok()) {

@@ -175,6 +175,9 @@ def tune(kernel, *args, space=None, strategy=TUNE_DEFAULTS["strategy"],
     # The call's sizes: what a kernel with dynamic axes is tuned for.
     hosts = kernel._host_arrays(kernel._bind(args, kwargs))
     arg_shapes = [list(hosts[name].shape) for name in compiled._plan.tensor_params]
+    # Their data, as the kernel reads it: loops whose bounds or offsets read values of
+    # the inputs (a block table, group offsets) are instantiated with it.
+    arg_data = [hosts[name].for_kernel() for name in compiled._plan.tensor_params]
     knobs = dict(compiled.options.pass_options)
     # The kernel as written runs with its own runtime options: so is it measured.
     run = kernel._runtime_options(compiled, kernel._resolve_options())
@@ -184,7 +187,7 @@ def tune(kernel, *args, space=None, strategy=TUNE_DEFAULTS["strategy"],
             session_for(kernel.device), text, strategy=strategy, budget=budget, seed=seed,
             threads=threads, bank_path=bank, use_bank=bool(use_bank),
             result_dir=result_dir, knobs=knobs, progress=bar, space_json=space_json,
-            arg_shapes=arg_shapes, sched_mode=run["device_sched_mode"],
+            arg_shapes=arg_shapes, arg_data=arg_data, sched_mode=run["device_sched_mode"],
             stitch_max_num=run["stitch_function_max_num"])
     finally:
         if bar is not None:

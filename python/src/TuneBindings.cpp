@@ -71,8 +71,8 @@ void bindTune(py::module_ &m) {
          uint64_t budget, uint64_t seed, unsigned threads, const std::string &bankPath,
          bool useBank, const std::string &resultDir, const py::dict &knobs,
          const py::object &progress, const std::string &spaceJson,
-         const std::vector<std::vector<int64_t>> &argShapes, int schedMode,
-         int64_t stitchMaxNum) {
+         const std::vector<std::vector<int64_t>> &argShapes, const py::list &argData,
+         int schedMode, int64_t stitchMaxNum) {
         const session::Session &s = sessionObj.cast<const session::Session &>();
         session::TuneOptions opts;
         opts.search.strategy = valueOrThrow(ErrorStage::Option, tune::parseStrategy(strategy));
@@ -84,6 +84,15 @@ void bindTune(py::module_ &m) {
         opts.resultDir = resultDir;
         opts.baseKnobs = knobsFromPython(knobs);
         opts.argShapes = argShapes;
+        // The arrays stay referenced by `argData` for the whole (synchronous) tuning.
+        for (const py::handle &a : argData) {
+          py::array array = py::reinterpret_borrow<py::array>(a);
+          if (!(array.flags() & py::array::c_style))
+            throw StatusError(ErrorStage::Input,
+                              absl::InvalidArgumentError("tune_text: arg_data arrays must be "
+                                                         "C-contiguous (the kernel's layout)"));
+          opts.argData.push_back(array.data());
+        }
         opts.schedMode = schedMode;
         opts.stitchMaxNum = stitchMaxNum;
         if (!progress.is_none())
@@ -138,7 +147,7 @@ void bindTune(py::module_ &m) {
       py::arg("knobs") = py::dict(),
       py::arg("progress") = py::none(), py::arg("space_json") = "",
       py::arg("arg_shapes") = std::vector<std::vector<int64_t>>(),
-      py::arg("sched_mode") = kTuneDefaults.schedMode,
+      py::arg("arg_data") = py::list(), py::arg("sched_mode") = kTuneDefaults.schedMode,
       py::arg("stitch_max_num") = kTuneDefaults.stitchMaxNum,
       "Tunes the knobs of a tensor-level module on the simulator (session::tuneModule).");
 }

@@ -279,3 +279,31 @@ def test_the_kernel_as_written_is_measured_with_its_own_runtime_options(tmp_path
                   use_bank=False, result_dir=str(tmp_path), progress=False)
     assert t.baseline_us == pytest.approx(two.last_run.simulated_us, rel=1e-9)
     assert t.best_us == pytest.approx(two.last_run.simulated_us, rel=1e-9)
+
+
+def test_a_kernel_whose_loops_read_its_inputs_is_tuned_with_the_calls_data(tmp_path):
+    # The trip count is a value of `n`: the tuner instantiates the loop with the data
+    # of the call it is given, so its baseline is that call's simulated time.
+    @ptoc.jit(device="tiny")
+    def first_rows(x: ptoc.Tensor([64, 256]), n: ptoc.Tensor([1], ptoc.DT_INT32),
+                   y: ptoc.Tensor([64, 256])):
+        ptoc.set_vec_tile_shapes(1, 256)
+        for g in ptoc.loop(1, name="g"):  # n[g] is read when the kernel runs
+            for i in ptoc.loop(n[g], name="row"):
+                y[i] = ptoc.exp(x[i])
+
+    x = np.random.default_rng(5).random((64, 256), dtype=np.float32)
+    baselines = {}
+    for rows in (8, 48):
+        n = np.array([rows], np.int32)
+        first_rows(x, n, np.zeros_like(x))
+        called = first_rows.last_run.simulated_us
+        r = ptoc.tune(first_rows, x, n, np.zeros_like(x), space={"vec_tile": [(1, 256)]},
+                      budget=2, use_bank=False, result_dir=str(tmp_path), progress=False)
+        assert r.baseline_us == pytest.approx(called, rel=1e-9)
+        baselines[rows] = r.baseline_us
+        y = np.zeros_like(x)
+        first_rows(x, n, y)  # the tuned kernel still reads n
+        np.testing.assert_allclose(y[:rows], np.exp(x[:rows]), rtol=1e-6)
+        assert not y[rows:].any()
+    assert baselines[48] > baselines[8]

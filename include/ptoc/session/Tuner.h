@@ -46,6 +46,11 @@ struct TuneOptions {
   /// axes is instantiated for when its candidates are simulated (a size-independent
   /// kernel ignores them; a dynamic one without them is an error naming the fix).
   std::vector<std::vector<int64_t>> argShapes;
+  /// The data of each argument, laid out as argShapes says (the caller keeps it alive
+  /// while tuning), or empty: a kernel whose loops read values of its inputs (paged
+  /// attention's block table, grouped GEMM offsets) is instantiated with it; without
+  /// it such a kernel is an error naming the fix.
+  std::vector<const void *> argData;
   /// The kernel's runtime options: the function as written is measured with its
   /// scheduler mode (a config that names none keeps it), and every candidate with its
   /// stitch size (loops: iterations per stitch, stitch_function_max_num).
