@@ -1,15 +1,18 @@
 // default-tiles: gives every tensor-level op that needs a tile shape and has none (a
 // vector op without `vec_tile`, a matmul without `cube_tile`) a tile derived from the
-// op and the device, so a kernel that sets no tile shapes compiles, fused as the user
-// would have fused it. A tile the user set is never changed. docs/passes.md,
-// "default-tiles", gives the rules with worked numbers; in short:
+// op and the device, so a kernel that sets no tile shapes compiles, fused as a user
+// would fuse it. A tile the user set is never changed. docs/passes.md, "default-tiles",
+// gives the rules with worked numbers; in short:
 //
 // Chains. Vector ops joined by a value whose iteration shapes broadcast together
-// (trailing dims aligned, as numpy) form a chain. expand-tiles fuses a consumer with
-// its producer only when their tiles cut the same regions, so all untiled ops of a
-// chain take one tile (each op its trailing sizes, as ir::adaptVecTile reads a longer
-// tile). When the user set a tile on some op of the chain, its untiled ops take the
-// first such tile that fits them; only ops none fits are derived.
+// (trailing dims aligned, as numpy) form a chain (a slice write's destination does not
+// join: it is written in GM). expand-tiles fuses a consumer with its producer only when
+// their tiles cut the same regions, so all untiled ops of a chain take one tile (each
+// op its trailing sizes, as ir::adaptVecTile reads a longer tile). When the user set a
+// tile on some op of the chain, its untiled ops take the first such tile that fits
+// them; only ops none fits are derived. Chains whose derived ops compute the same thing
+// on other data (a batch or head per step) are copies: decided once, their tiles
+// counted together, as they share the cores.
 //
 // Vector rule, over the ops a chain derives for. S = the broadcast of their iteration
 // shapes. Kept axes: every reduced axis, topk's and scatter's dim (never cut, so no
@@ -24,16 +27,17 @@
 //          on one tile as tile ops (copy_ins of what it reads from outside, copy_outs
 //          of what leaves it), measured by analysis::localPeakBytes in
 //          analysis::scheduleLocalOps order, as nbuffer-merge measures a task;
-//   load   the busiest AIV core's tile bytes: the default pipeline's nbuffer-merge
+//   span   the estimated time of all its tiles: the default pipeline's nbuffer-merge
 //          merges N tiles per task (automaticNBuffer; N = 1 when two tasks do not fit
-//          UB), tasks run in ceil(tasks / AIV cores) waves: load = waves x N x bytes.
+//          UB), a task costs its tile ops' CostModel cycles, pipelined over its N tiles
+//          (spanCycles: waves of tasks after the AICPU threads dispatched the first).
 // A candidate must fit: every op's own check (ir::VecTileView) and peak <= UB.
 // Preferred: 2 x peak <= UB (a merged task double buffers two tiles). Among those, the
-// ones with 16 KiB <= bytes <= 64 KiB, the least load; within 5% of it, no tail tile
+// ones with 16 KiB <= bytes <= 64 KiB, the least span; within 5% of it, no tail tile
 // first, then the biggest tile. With none in that window (the whole shape is smaller,
 // a kept slice is bigger, or UB is small), the candidate nearest it (by ratio). Only
-// when no candidate with the kept axes whole fits are they cut too (expand-tiles then
-// combines partials; the record says so).
+// when no candidate with the reduced axes whole fits are they cut too (expand-tiles
+// then combines partials; the record says so).
 //
 // Cube rule, per matmul. mL1 and nL1 from the balanced 16-aligned splits of M and N
 // (roundUp16(ceil(extent / p)), at most kMaxCubeL1) whose fp32 (int32) accumulator
@@ -41,14 +45,16 @@
 // that is smaller) for which two copies of both L1 tiles fit L1; mL0 = mL1, nL0 = nL1
 // and kL0 the largest of 128, 64, 32, 16 dividing kL1 for which two copies of the L0A
 // and L0B tiles fit (halving mL0 / nL0 when none does); ir::checkCubeTile must pass.
-// Score: T output tiles (batch included), merged N' per task by the default pipeline's
-// l1-reuse-merge (l1ReuseAutomaticCount), run in W = ceil(ceil(T / N') / AIC cores)
-// waves; one tile costs its K steps, each the slower of the cube's work on it
-// (analysis::CostModel of the tile matmul) and loading its two L1 tiles at the ND->NZ
-// path's rate (an L2 hit: every panel is read by a whole row or column of tiles), plus
-// its FIXPIPE write (CostModel); score = max(W x N' x tile cycles, every tile's loads
-// at the device's L2 bandwidth). The least score wins; within 5% of it, mL1 and nL1
-// that are multiples of 128 (or the whole extent) first, then the fewest tiles.
+// With no such tile, one copy each (single-buffered). Score: T output tiles (batch
+// included), merged N' per task by the default pipeline's l1-reuse-merge
+// (l1ReuseAutomaticCount); one tile costs its K steps pipelined, each step loading its
+// two L1 tiles at the ND->NZ path's rate (an L2 hit: every panel is read by a whole row
+// or column of tiles) while the cube works (CostModel of the tile matmul), plus its
+// FIXPIPE write (CostModel); score = max(the span of ceil(T / N') tasks of N' tiles,
+// every tile's loads at the device's L2 bandwidth). Within 5% of the least score:
+// mL1 and nL1 multiples of 128 (or the whole extent) first, then whole waves (the
+// fewest idle core slots in the last wave of AIC cores), then the score, then taller
+// tiles.
 //
 // Every derived tile is a remark at the first op that takes it and a DerivedTile
 // (PassContext::derivedTiles, the run summary's "tiles" line).
@@ -959,6 +965,7 @@ private:
       }
       Attribute attr = c->tile.toAttr(ctx);
       op.setAttr("cube_tile", attr);
+      ++cubeTiles_;
       changed = true;
       std::string ruleText = rule.rule(*c);
       ctx.emitRemark(op.loc()) << "'" << op.name() << "' op has no cube_tile: " << kPassName
@@ -1003,6 +1010,7 @@ private:
       }
       Attribute attr = u->op->attr("vec_tile");
       v.op->setAttr("vec_tile", attr);
+      ++chainTiles_;
       ctx.emitRemark(v.op->loc()) << "'" << v.op->name() << "' op has no vec_tile: " << kPassName
                                   << " gives it " << attr.str() << ", the tile of '"
                                   << u->op->name() << "' at " << u->op->loc().str()
@@ -1019,12 +1027,14 @@ private:
               const std::string &shape, ir::Func &f, ir::Context &ctx, PassContext &pctx,
               llvm::raw_ostream *log) {
     const VecCandidate &c = *d.chosen;
+    ++vecTiles_;
     int64_t numOps = 0;
     for (const std::vector<const VecOp *> &ops : copies)
       for (const VecOp *v : ops) {
         v->op->setAttr("vec_tile", ctx.intArrayAttr(writtenTile(c.tile, v->view.iter.size())));
         ++numOps;
       }
+    vecTileOps_ += uint64_t(numOps);
     llvm::ArrayRef<const VecOp *> ops = copies.front();
     std::string tile = absl::StrCat("[", listText(c.tile), "]");
     const Operation &first = *ops.front()->op;
@@ -1052,6 +1062,13 @@ private:
                                     absl::StrCat("'", first.name().str(), "' at ", first.loc().str()),
                                     d.rule, c.tiles});
   }
+
+  PassStatistic vecTiles_{this, "derived-vec-tiles",
+                          "Vector chains (with their copies) given a derived vec_tile"};
+  PassStatistic vecTileOps_{this, "derived-vec-tile-ops", "Ops given a derived vec_tile"};
+  PassStatistic chainTiles_{this, "chain-tiles",
+                            "Untiled ops given the tile the user set on their chain"};
+  PassStatistic cubeTiles_{this, "derived-cube-tiles", "Matmuls given a derived cube_tile"};
 };
 
 } // namespace
