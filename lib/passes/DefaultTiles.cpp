@@ -61,7 +61,6 @@
 #include "ptoc/passes/Passes.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -268,15 +267,20 @@ public:
     };
     llvm::DenseMap<const Value *, Value *> local; // chain value -> its tile in UB
     std::map<std::pair<const Value *, std::vector<int64_t>>, Value *> reads;
-    // A region of `v`: the chain's own tile when it is exactly that, else one copy_in
-    // per distinct region (expand-tiles shares a copy_in among the ops reading it).
+    // A region of `v`: the chain's own tile when it is exactly that, a fresh constant
+    // tile of a `full`, else one copy_in per distinct region (expand-tiles shares a
+    // copy_in among the ops reading it).
     auto read = [&](const Value *v, llvm::ArrayRef<int64_t> region) -> Value * {
       if (auto it = local.find(v); it != local.end() && it->second->type().shape() == region)
         return it->second;
       auto [it, fresh] = reads.try_emplace({v, std::vector<int64_t>(region.begin(), region.end())});
-      if (fresh)
-        it->second = create(OpCode::CopyIn, {gm}, {tileType(v->type(), region, ir::MemSpace::UB)})
-                         ->result();
+      if (fresh) {
+        const Operation *def = v->definingOp();
+        bool constant = def && def->code() == OpCode::Full;
+        Type t = tileType(v->type(), region, ir::MemSpace::UB);
+        it->second = constant ? create(OpCode::Full, {}, {t})->result()
+                              : create(OpCode::CopyIn, {gm}, {t})->result();
+      }
       return it->second;
     };
 
@@ -896,12 +900,17 @@ private:
       }
     }
     ChainSets sets(vecOps);
+    llvm::DenseSet<const Operation *> joinedConstants;
     for (size_t i = 0; i < vecOps.size(); ++i)
       for (unsigned o = 0; o < vecOps[i].op->numOperands(); ++o) {
         // A slice write's destination is written in GM, never fused with its producer.
         if (vecOps[i].op->code() == OpCode::Assemble && o == 0) continue;
-        if (const Operation *def = vecOps[i].op->operand(o)->definingOp())
-          if (auto it = vecIndex.find(def); it != vecIndex.end()) sets.join(i, it->second);
+        const Operation *def = vecOps[i].op->operand(o)->definingOp();
+        if (!def) continue;
+        // A constant is made afresh for every read, so one `full` (cse shares them) does
+        // not tie its readers' chains together: it joins its first reader's only.
+        if (def->code() == OpCode::Full && !joinedConstants.insert(def).second) continue;
+        if (auto it = vecIndex.find(def); it != vecIndex.end()) sets.join(i, it->second);
       }
     std::map<size_t, std::vector<const VecOp *>> chains; // by root: first op first
     for (size_t i = 0; i < vecOps.size(); ++i) chains[sets.find(i)].push_back(&vecOps[i]);
