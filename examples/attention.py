@@ -35,20 +35,24 @@ TILES = {
 }
 
 
-def make_attention(device, debug_mode):
-    tiles = TILES.get(device, TILES["default"])
+def make_attention(device, debug_mode, derived_tiles=False):
+    """derived_tiles: set no tile shapes (the compiler derives them, docs/passes.md)."""
+    tiles = None if derived_tiles else TILES.get(device, TILES["default"])
 
     @ptoc.jit(device=device, debug_options={"runtime_debug_mode": debug_mode},
               runtime_options={"device_sched_mode": 1})
     def attention(q, k, v):
-        ptoc.set_cube_tile_shapes(*tiles["qk"])
+        if tiles:
+            ptoc.set_cube_tile_shapes(*tiles["qk"])
         s = ptoc.matmul(q, k, out_dtype=ptoc.DT_FP32, b_trans=True)   # [T, T] f32
-        ptoc.set_vec_tile_shapes(*tiles["vec"])
+        if tiles:
+            ptoc.set_vec_tile_shapes(*tiles["vec"])
         s = s * (1.0 / math.sqrt(q.shape[-1]))
         e = ptoc.exp(s - ptoc.amax(s, dim=-1, keepdim=True))
         p = e / ptoc.sum(e, dim=-1, keepdim=True)
         p16 = ptoc.cast(p, ptoc.DT_FP16)
-        ptoc.set_cube_tile_shapes(*tiles["pv"])
+        if tiles:
+            ptoc.set_cube_tile_shapes(*tiles["pv"])
         return ptoc.matmul(p16, v, out_dtype=ptoc.DT_FP32)            # [T, d] f32
 
     return attention
@@ -69,7 +73,7 @@ def main():
     rng = np.random.default_rng(0)
     q, k, v = (rng.uniform(-1, 1, (TOKENS, HEAD_DIM)).astype(np.float16) for _ in range(3))
 
-    attention = make_attention(args.device, args.debug_mode)
+    attention = make_attention(args.device, args.debug_mode, args.derived_tiles)
     o = attention(q, k, v)
 
     # P is rounded to fp16 (relative step 2^-11) before P V; everything else is fp32.

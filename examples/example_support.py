@@ -7,11 +7,15 @@ import numpy as np
 
 
 def parse_args(doc):
-    """``--debug-mode {0,1,2}`` (default 1) and ``--device NAME`` (default a2)."""
+    """``--debug-mode {0,1,2}`` (default 1), ``--device NAME`` (default a2) and
+    ``--derived-tiles`` (call no set_*_tile_shapes: the compiler derives every tile)."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--debug-mode", type=int, default=1, choices=(0, 1, 2),
                         help="runtime_debug_mode: 0 off, 1 swimlane + summary files, 2 pipe lanes")
     parser.add_argument("--device", default="a2", help="device preset or JSON file (default a2)")
+    parser.add_argument("--derived-tiles", action="store_true",
+                        help="set no tile shapes: the default-tiles pass derives them from the "
+                             "ops and the device (docs/passes.md); the summary lists them")
     return parser.parse_args()
 
 

@@ -26,12 +26,14 @@ EPS = 1e-5
 VEC_TILE = {"default": (8, HIDDEN), "tiny": (1, HIDDEN)}
 
 
-def make_layernorm(device, debug_mode):
-    tile = VEC_TILE.get(device, VEC_TILE["default"])
+def make_layernorm(device, debug_mode, derived_tiles=False):
+    """derived_tiles: set no tile shape (the compiler derives one, docs/passes.md)."""
+    tile = None if derived_tiles else VEC_TILE.get(device, VEC_TILE["default"])
 
     @ptoc.jit(device=device, debug_options={"runtime_debug_mode": debug_mode})
     def layernorm(x, weight, bias, eps):
-        ptoc.set_vec_tile_shapes(*tile)
+        if tile:
+            ptoc.set_vec_tile_shapes(*tile)
         centered = x - ptoc.mean(x, dim=-1, keepdim=True)
         var = ptoc.mean(centered * centered, dim=-1, keepdim=True)
         return centered * ptoc.rsqrt(var + eps) * weight + bias
@@ -54,7 +56,7 @@ def main():
     weight = rng.uniform(0.5, 1.5, HIDDEN).astype(np.float32)
     bias = rng.uniform(-0.5, 0.5, HIDDEN).astype(np.float32)
 
-    layernorm = make_layernorm(args.device, args.debug_mode)
+    layernorm = make_layernorm(args.device, args.debug_mode, args.derived_tiles)
     y = layernorm(x, weight, bias, EPS)
 
     # fp32 throughout; the reference is float64, so the budget covers the f32 sums

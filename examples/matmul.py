@@ -10,6 +10,7 @@ C against numpy, prints the run summary and, with --debug-mode >= 1, the path of
 swimlane trace.
 
     PYTHONPATH=build/python /usr/bin/python3 examples/matmul.py [--debug-mode N] [--device NAME]
+        [--derived-tiles]
 """
 
 import sys
@@ -27,12 +28,14 @@ CUBE_TILE = {"default": ([128, 128], [64, 256], [256, 256]),
              "tiny": ([64, 64], [32, 128], [64, 64])}
 
 
-def make_matmul(device, debug_mode):
-    tile = CUBE_TILE.get(device, CUBE_TILE["default"])
+def make_matmul(device, debug_mode, derived_tiles=False):
+    """derived_tiles: set no tile shape (the compiler derives one, docs/passes.md)."""
+    tile = None if derived_tiles else CUBE_TILE.get(device, CUBE_TILE["default"])
 
     @ptoc.jit(device=device, debug_options={"runtime_debug_mode": debug_mode})
     def matmul(a: ptoc.Tensor([M, K], ptoc.DT_FP16), b: ptoc.Tensor([K, N], ptoc.DT_FP16)):
-        ptoc.set_cube_tile_shapes(*tile)
+        if tile:
+            ptoc.set_cube_tile_shapes(*tile)
         return ptoc.matmul(a, b, out_dtype=ptoc.DT_FP32)
 
     return matmul
@@ -45,7 +48,7 @@ def main():
     a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
     b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
 
-    matmul = make_matmul(args.device, args.debug_mode)
+    matmul = make_matmul(args.device, args.debug_mode, args.derived_tiles)
     c = matmul(a, b)
 
     # fp16 products are exact in fp32; only the order of the fp32 sums over K = 1024

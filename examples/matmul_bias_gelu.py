@@ -30,16 +30,19 @@ TILES = {
 }
 
 
-def make_linear_gelu(device, debug_mode):
-    tiles = TILES.get(device, TILES["default"])
+def make_linear_gelu(device, debug_mode, derived_tiles=False):
+    """derived_tiles: set no tile shapes (the compiler derives them, docs/passes.md)."""
+    tiles = None if derived_tiles else TILES.get(device, TILES["default"])
 
     @ptoc.jit(device=device, debug_options={"runtime_debug_mode": debug_mode})
     def linear_gelu(x: ptoc.Tensor([TOKENS, IN_FEATURES], ptoc.DT_FP16),
                     w: ptoc.Tensor([IN_FEATURES, OUT_FEATURES], ptoc.DT_FP16),
                     bias: ptoc.Tensor([OUT_FEATURES], ptoc.DT_FP32)):
-        ptoc.set_cube_tile_shapes(*tiles["cube"])
+        if tiles:
+            ptoc.set_cube_tile_shapes(*tiles["cube"])
         h = ptoc.matmul(x, w, out_dtype=ptoc.DT_FP32)
-        ptoc.set_vec_tile_shapes(*tiles["vec"])
+        if tiles:
+            ptoc.set_vec_tile_shapes(*tiles["vec"])
         return ptoc.gelu(h + bias).cast(ptoc.DT_FP16)
 
     return linear_gelu
@@ -60,7 +63,7 @@ def main():
          ).astype(np.float16)
     bias = rng.uniform(-0.5, 0.5, OUT_FEATURES).astype(np.float32)
 
-    linear_gelu = make_linear_gelu(args.device, args.debug_mode)
+    linear_gelu = make_linear_gelu(args.device, args.debug_mode, args.derived_tiles)
     y = linear_gelu(x, w, bias)
 
     # fp32 until the final cast: the output carries fp16 rounding (2^-11 relative).

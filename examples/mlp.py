@@ -10,6 +10,7 @@ L2). The example checks Y against numpy, prints the run summary and, with
 --debug-mode >= 1, the path of the swimlane trace.
 
     PYTHONPATH=build/python /usr/bin/python3 examples/mlp.py [--debug-mode N] [--device NAME]
+        [--derived-tiles]
 """
 
 import math
@@ -32,16 +33,19 @@ TILES = {
 }
 
 
-def make_mlp(device, debug_mode):
-    tiles = TILES.get(device, TILES["default"])
+def make_mlp(device, debug_mode, derived_tiles=False):
+    """derived_tiles: set no tile shapes (the compiler derives them, docs/passes.md)."""
+    tiles = None if derived_tiles else TILES.get(device, TILES["default"])
 
     @ptoc.jit(device=device, debug_options={"runtime_debug_mode": debug_mode})
     def mlp(x: ptoc.Tensor([TOKENS, MODEL], ptoc.DT_FP16),
             w1: ptoc.Tensor([MODEL, HIDDEN], ptoc.DT_FP16),
             w2: ptoc.Tensor([HIDDEN, MODEL], ptoc.DT_FP16)):
-        ptoc.set_cube_tile_shapes(*tiles["cube"])
+        if tiles:
+            ptoc.set_cube_tile_shapes(*tiles["cube"])
         h = ptoc.matmul(x, w1, out_dtype=ptoc.DT_FP32)     # [TOKENS, HIDDEN] f32
-        ptoc.set_vec_tile_shapes(*tiles["vec"])
+        if tiles:
+            ptoc.set_vec_tile_shapes(*tiles["vec"])
         g = ptoc.cast(ptoc.gelu(h), ptoc.DT_FP16)           # fp16 operand for the cube
         return ptoc.matmul(g, w2, out_dtype=ptoc.DT_FP32)   # [TOKENS, MODEL] f32
 
@@ -65,7 +69,7 @@ def main():
     w1 = (rng.uniform(-1, 1, (MODEL, HIDDEN)) * math.sqrt(9.0 / MODEL)).astype(np.float16)
     w2 = (rng.uniform(-1, 1, (HIDDEN, MODEL)) * math.sqrt(3.0 / HIDDEN)).astype(np.float16)
 
-    mlp = make_mlp(args.device, args.debug_mode)
+    mlp = make_mlp(args.device, args.debug_mode, args.derived_tiles)
     y = mlp(x, w1, w2)
 
     # The hidden activation is rounded to fp16 in both; a value near a rounding

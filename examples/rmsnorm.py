@@ -11,6 +11,7 @@ so the reduction is not split. The example checks y against numpy, prints the ru
 summary and, with --debug-mode >= 1, the path of the swimlane trace.
 
     PYTHONPATH=build/python /usr/bin/python3 examples/rmsnorm.py [--debug-mode N] [--device NAME]
+        [--derived-tiles]
 """
 
 import sys
@@ -27,14 +28,16 @@ EPS = 1e-6
 VEC_TILE = {"default": (8, HIDDEN), "tiny": (1, HIDDEN)}
 
 
-def make_rmsnorm(device, debug_mode):
-    tile = VEC_TILE.get(device, VEC_TILE["default"])
+def make_rmsnorm(device, debug_mode, derived_tiles=False):
+    """derived_tiles: set no tile shape (the compiler derives one, docs/passes.md)."""
+    tile = None if derived_tiles else VEC_TILE.get(device, VEC_TILE["default"])
 
     @ptoc.jit(device=device, debug_options={"runtime_debug_mode": debug_mode})
     def rmsnorm(x: ptoc.Tensor([ROWS, HIDDEN], ptoc.DT_FP16),
                 weight: ptoc.Tensor([HIDDEN], ptoc.DT_FP32),
                 y: ptoc.Tensor([ROWS, HIDDEN], ptoc.DT_FP16)):
-        ptoc.set_vec_tile_shapes(*tile)
+        if tile:
+            ptoc.set_vec_tile_shapes(*tile)
         x32 = ptoc.cast(x, ptoc.DT_FP32)
         ms = ptoc.mean(x32 * x32, dim=-1, keepdim=True)          # [ROWS, 1]
         y[:] = x32 * ptoc.rsqrt(ms + EPS) * weight               # cast to fp16 on write
@@ -55,7 +58,7 @@ def main():
     weight = rng.uniform(0.5, 1.5, HIDDEN).astype(np.float32)
     y = np.empty_like(x)
 
-    rmsnorm = make_rmsnorm(args.device, args.debug_mode)
+    rmsnorm = make_rmsnorm(args.device, args.debug_mode, args.derived_tiles)
     rmsnorm(x, weight, y)
 
     # The output is rounded to fp16 (relative step 2^-11 ~ 4.9e-4).

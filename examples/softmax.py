@@ -8,6 +8,7 @@ reductions are never split. The example checks the result against numpy, prints
 the run summary and, with --debug-mode >= 1, the path of the swimlane trace.
 
     PYTHONPATH=build/python /usr/bin/python3 examples/softmax.py [--debug-mode N] [--device NAME]
+        [--derived-tiles]
 """
 
 import sys
@@ -25,14 +26,16 @@ ROWS, COLS = 256, 4096
 VEC_TILE = {"default": (1, COLS), "tiny": (1, COLS // 2)}
 
 
-def make_softmax(device, debug_mode):
-    tile = VEC_TILE.get(device, VEC_TILE["default"])
+def make_softmax(device, debug_mode, derived_tiles=False):
+    """derived_tiles: set no tile shape (the compiler derives one, docs/passes.md)."""
+    tile = None if derived_tiles else VEC_TILE.get(device, VEC_TILE["default"])
 
     @ptoc.jit(device=device, debug_options={"runtime_debug_mode": debug_mode},
               runtime_options={"device_sched_mode": 1})
     def softmax(x: ptoc.Tensor([ROWS, COLS], ptoc.DT_FP32),
                 y: ptoc.Tensor([ROWS, COLS], ptoc.DT_FP32)):
-        ptoc.set_vec_tile_shapes(*tile)
+        if tile:
+            ptoc.set_vec_tile_shapes(*tile)
         m = ptoc.amax(x, dim=-1, keepdim=True)
         e = ptoc.exp(x - m)
         y[:] = e / ptoc.sum(e, dim=-1, keepdim=True)
@@ -52,7 +55,7 @@ def main():
     x = rng.uniform(-4, 4, (ROWS, COLS)).astype(np.float32)
     y = np.empty_like(x)
 
-    softmax = make_softmax(args.device, args.debug_mode)
+    softmax = make_softmax(args.device, args.debug_mode, args.derived_tiles)
     softmax(x, y)  # writes y in place
 
     # All fp32: exp and div are a few ulps from numpy's.

@@ -40,14 +40,6 @@ std::string shapeText(llvm::ArrayRef<int64_t> shape) {
   return absl::StrJoin(shape, "x");
 }
 
-/// Bytes that `tile` occupies in one UB buffer: each dim clamped to the iteration
-/// extent, the last dim padded up to whole blocks.
-int64_t vecTileBytes(llvm::ArrayRef<int64_t> tile, unsigned elemSize, int64_t blockBytes) {
-  int64_t bytes = roundUp(mulSat(tile.back(), elemSize), blockBytes);
-  for (int64_t d : tile.drop_back()) bytes = mulSat(bytes, d);
-  return bytes;
-}
-
 /// A tile that fits `capacity` bytes with `numBuffers` buffers, found by halving:
 /// leading dims first (largest first), then the last dim in steps of `granule`
 /// elements. Rows stay long because the last dim is usually the contiguous axis
@@ -131,6 +123,13 @@ std::string nearestAligned(int64_t v, int64_t granule) {
 }
 
 } // namespace
+
+int64_t vecTileBytes(llvm::ArrayRef<int64_t> tile, unsigned elemSize, int64_t blockBytes) {
+  if (tile.empty()) return roundUp(elemSize, blockBytes);
+  int64_t bytes = roundUp(mulSat(tile.back(), elemSize), blockBytes);
+  for (int64_t d : tile.drop_back()) bytes = mulSat(bytes, d);
+  return bytes;
+}
 
 std::optional<CubeTile> CubeTile::fromAttr(Attribute a) {
   if (!a.isDict() || a.getDict().size() != 3) return std::nullopt;

@@ -123,7 +123,7 @@ LogicalResult PassManager::run(ir::Module &m) {
     if (o.printIRBeforeAll || listed(o.printIRBefore, arg)) printDump("IR Dump Before " + arg);
     uint64_t before = needFingerprint ? fingerprint(m) : 0;
 
-    PassContext passCtx{device_, &dump, o.debugPasses, o.budget};
+    PassContext passCtx{device_, &dump, o.debugPasses, o.budget, &derivedTiles_};
     auto start = std::chrono::steady_clock::now();
     PassResult result = pass.run(m, passCtx);
     timing.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -5,9 +5,10 @@
 namespace ptoc::passes {
 
 llvm::StringRef defaultPipelineText() {
-  // Vector groups are merged automatically (tasks of at least the AIV core count);
-  // cube groups keep their parallelism, and merge only to share an L1 load.
-  return "canonicalize,cse,dce,expand-tiles,partition,nbuffer-merge{vec-nbuffer-mode=1},"
+  // Ops without a tile shape get one derived from the op and the device before
+  // tiling. Vector groups are merged automatically (tasks of at least the AIV core
+  // count); cube groups keep their parallelism, and merge only to share an L1 load.
+  return "canonicalize,cse,dce,default-tiles,expand-tiles,partition,nbuffer-merge{vec-nbuffer-mode=1},"
          "l1-reuse-merge{cube-l1-reuse-mode=1}";
 }
 
@@ -16,6 +17,7 @@ void registerAllPasses(PassRegistry &registry) {
   registerCSEPass(registry);
   registerDCEPass(registry);
   registerOutlineSegmentsPass(registry);
+  registerDefaultTilesPass(registry);
   registerExpandTilesPass(registry);
   registerPartitionPass(registry);
   registerNBufferMergePass(registry);

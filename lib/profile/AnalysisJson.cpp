@@ -44,6 +44,7 @@ public:
       text::writeVerdicts(json_, a_ ? a_->verdicts : s_.verdicts);
       if (a_) writeFamily();
       writeLoops();
+      if (!a_) writeDerivedTiles();
     });
   }
 
@@ -304,6 +305,22 @@ private:
   }
 
   /// Loops (null for a run without them): the control thread and the bodies.
+  /// The tile shapes the compile derived (a run's summary only).
+  void writeDerivedTiles() {
+    json_.attributeArray("derived_tiles", [&] {
+      for (const passes::DerivedTile &t : s_.derivedTiles)
+        json_.object([&] {
+          json_.attribute("kind", passes::derivedTileKindName(t.kind));
+          json_.attribute("tile", t.tile);
+          json_.attribute("ops", t.ops);
+          json_.attribute("first_op", t.firstOp);
+          json_.attribute("func", t.func);
+          json_.attribute("tiles", t.tiles);
+          json_.attribute("rule", t.rule);
+        });
+    });
+  }
+
   void writeLoops() {
     if (!s_.loops) {
       null("loops");

@@ -53,6 +53,20 @@ std::string singleBufferedNote(const Summary &s) {
                       "; smaller tiles for their ops leave room to overlap loads with compute\n");
 }
 
+std::string derivedTilesText(const Summary &s) {
+  if (s.derivedTiles.empty()) return "";
+  std::vector<std::string> items;
+  for (size_t i = 0; i < s.derivedTiles.size() && i < kDerivedTilesListed; ++i) {
+    const passes::DerivedTile &t = s.derivedTiles[i];
+    items.push_back(absl::StrCat(passes::derivedTileKindName(t.kind), " ", t.tile, " for ", t.ops,
+                                 t.ops == 1 ? " op" : " ops", " (", t.rule, ")"));
+  }
+  if (s.derivedTiles.size() > kDerivedTilesListed)
+    items.push_back(absl::StrCat("and ", s.derivedTiles.size() - kDerivedTilesListed,
+                                 " more (summary.json lists them)"));
+  return absl::StrCat("tiles: derived ", absl::StrJoin(items, "; "), "\n");
+}
+
 std::string loopsText(const Summary &s) {
   if (!s.loops) return "";
   const LoopSummary &l = *s.loops;
@@ -84,6 +98,7 @@ std::string summaryText(const Summary &s) {
   absl::StrAppendFormat(&out, "bound terms: cube %s us, vector %s us, hbm %s us (%s compulsory)\n",
                         us(s.cubeBoundUs), us(s.vectorBoundUs), us(s.hbmBoundUs),
                         bytes(s.compulsoryHbmBytes));
+  out += derivedTilesText(s);
 
   out += "\n";
   Table cores({"cores", "count", "tasks", "used", "util", "busy_us", "idle_us", "window_us",

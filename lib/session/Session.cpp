@@ -264,6 +264,7 @@ absl::StatusOr<Kernel> Session::compileUnguarded(ir::Module &module,
     if (absl::Status st = pm.addPipeline(pipeline, registry); !st.ok()) return st;
     if (failed(pm.run(module))) return diags.toStatus();
     kernel.stats.passStatistics = pm.statistics();
+    kernel.derivedTiles = pm.derivedTiles();
     kernel.stats.tileOps = int64_t(kernel.stats.statistic("expand-tiles", "tile-ops"));
   }
   kernel.stage = options.stopAt;
@@ -431,6 +432,7 @@ absl::StatusOr<RunReport> Session::runGuarded(const Kernel &kernel,
   report.aivUtilization = r.utilization(target::CoreKind::AIV);
   absl::StatusOr<profile::Summary> summary = profile::summarize(*program, r);
   if (!summary.ok()) return summary.status();
+  summary->derivedTiles = kernel.derivedTiles;
   report.summary = profile::summaryText(*summary);
   if (options.debugMode > 0) {
     absl::StatusOr<std::string> folder =

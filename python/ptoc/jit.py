@@ -118,6 +118,14 @@ class CompiledKernel:
         return list(self._kernel.remarks)
 
     @property
+    def derived_tiles(self):
+        """The tile shapes the compiler derived for ops the kernel gave none
+        (docs/passes.md "default-tiles"): one dict per tile with its kind
+        ("vec_tile" / "cube_tile"), the tile as the IR writes it, how many ops took it,
+        the first of them, the function, the tile count and the rule that chose it."""
+        return list(self._kernel.derived_tiles)
+
+    @property
     def args(self):
         return self._kernel.args
 

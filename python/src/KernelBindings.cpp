@@ -301,6 +301,22 @@ void bindKernels(py::module_ &m) {
                              })
       .def_property_readonly("warnings", [](const PyKernel &k) { return k.kernel->warnings; })
       .def_property_readonly("remarks", [](const PyKernel &k) { return k.kernel->remarks; })
+      .def_property_readonly("derived_tiles",
+                             [](const PyKernel &k) {
+                               py::list l;
+                               for (const passes::DerivedTile &t : k.kernel->derivedTiles) {
+                                 py::dict d;
+                                 d["kind"] = passes::derivedTileKindName(t.kind);
+                                 d["tile"] = t.tile;
+                                 d["ops"] = t.ops;
+                                 d["first_op"] = t.firstOp;
+                                 d["func"] = t.func;
+                                 d["tiles"] = t.tiles;
+                                 d["rule"] = t.rule;
+                                 l.append(d);
+                               }
+                               return l;
+                             })
       .def_property_readonly("knobs", [](const PyKernel &k) {
         py::dict d;
         for (const auto &[name, value] : k.kernel->knobs.values())

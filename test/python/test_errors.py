@@ -191,14 +191,17 @@ def test_vec_tile_of_the_wrong_rank():
     assert "one size per dimension" in str(e)
 
 
-def test_missing_vec_tile():
+def test_no_derived_vec_tile_fits():
+    # Without a vec_tile the compiler derives one (test_default_tiles.py); topk holds
+    # its dim whole, and a 16384-long f32 row does not fit tiny's 32 KiB of UB.
     @jit
     def f(x):
-        return ptoc.exp(x)  # <no-vec-tile>
+        return ptoc.topk(x, 8, dim=-1).values  # <no-vec-tile>
 
-    e = raises(ptoc.TileShapeError, ValueError, f, A)
+    e = raises(ptoc.TileShapeError, ValueError, f, np.ones((4, 16384), F32))
     assert_located(e, "no-vec-tile")
-    assert "set_vec_tile_shapes" in str(e) and "'exp'" in str(e)
+    assert "'topk' op has no vec_tile, and no tile of its chain's 4x16384 iteration fits" in str(e)
+    assert "make that dimension smaller" in str(e)
 
 
 @pytest.mark.parametrize("dims", [(0, 64), (32, -64), (32.0, 64)])
@@ -243,15 +246,20 @@ def test_cube_tile_needs_two_levels():
     assert "[L0, L1]" in str(e)
 
 
-def test_missing_cube_tile():
-    @jit
+def test_no_derived_cube_tile_fits(tmp_path):
+    # Without a cube_tile the compiler derives one (test_default_tiles.py); an L0C of
+    # 512 bytes holds no 16x16 fp32 accumulator.
+    device = tmp_path / "small-l0c.json"
+    device.write_text('{"name": "small-l0c", "base": "tiny", "buffers": {"l0c": 512}}')
+
+    @ptoc.jit(device=str(device))
     def f(x, y):
-        ptoc.set_vec_tile_shapes(32, 64)  # a vector tile does not do for a matmul
         return ptoc.matmul(x, y)  # <no-cube-tile>
 
     e = raises(ptoc.TileShapeError, ValueError, f, A, A)
     assert_located(e, "no-cube-tile")
-    assert "set_cube_tile_shapes" in str(e)
+    assert "'matmul' op has no cube_tile and no cube tile of its f32 operands fits" in str(e)
+    assert "use a device with bigger cube buffers" in str(e)
 
 
 # --- options --------------------------------------------------------------------------
@@ -512,8 +520,8 @@ def test_errors_never_crash_the_process(tmp_path):
             ptoc.set_cube_tile_shapes([128, 128], [128, 128], [128, 128])
             return x @ y
         @jit
-        def no_tile(x):
-            return ptoc.exp(x)
+        def no_tile_fits(x):
+            return ptoc.topk(x, 8, dim=-1).values
         @jit
         def too_big(x):
             ptoc.set_vec_tile_shapes(64, 64)
@@ -529,7 +537,7 @@ def test_errors_never_crash_the_process(tmp_path):
         attempt(bad_broadcast, A, A[:48])
         attempt(bad_matmul, A, A[:48])
         attempt(bad_cube, A, A)
-        attempt(no_tile, A)
+        attempt(no_tile_fits, np.ones((4, 16384), np.float32))
         attempt(too_big, np.ones((128, 64), np.float32))  # 64x64 is not the whole shape
         attempt(int_exp, A.astype(np.int32))
         attempt(lambda: ptoc.jit(good, device="a9"))

@@ -85,3 +85,25 @@ def test_example_without_debug_mode_writes_no_swimlane(example, tmp_path):
     assert SUMMARY_HEADLINE.search(proc.stdout), f"no run summary printed\n{report}"
     assert not SWIMLANE_LINE.search(proc.stdout), report
     assert not any(tmp_path.rglob("merged_swimlane.json")), "debug mode 0 wrote a swimlane"
+
+
+# The examples on example_support's command line take --derived-tiles: no tile calls,
+# every tile derived by the compiler (docs/passes.md "default-tiles").
+DERIVED_TILE_EXAMPLES = [p for p in EXAMPLES if "parse_args(__doc__)" in p.read_text()]
+TILES_LINE = re.compile(r"^tiles: derived (vec_tile|cube_tile) ", re.MULTILINE)
+
+
+def test_the_derived_tile_examples_are_the_documented_ones():
+    assert {p.stem for p in DERIVED_TILE_EXAMPLES} == {
+        "softmax", "layernorm", "rmsnorm", "matmul", "matmul_bias_gelu", "attention", "mlp"}
+
+
+@pytest.mark.parametrize("example", DERIVED_TILE_EXAMPLES, ids=lambda p: p.stem)
+def test_example_with_derived_tiles_checks_and_lists_them(example, tmp_path):
+    proc = subprocess.run([sys.executable, str(example), "--debug-mode", "0", "--derived-tiles"],
+                          env=example_env(tmp_path), cwd=tmp_path, capture_output=True,
+                          text=True, timeout=TIMEOUT_SECONDS)
+    report = f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    assert proc.returncode == 0, f"{example.name} exited with {proc.returncode}\n{report}"
+    assert "MISMATCH" not in proc.stdout, report
+    assert TILES_LINE.search(proc.stdout), f"no 'tiles: derived' line in the summary\n{report}"

@@ -212,14 +212,15 @@ def pipeline_elements(text):
 
 def test_pipeline_names_the_knobs_set(tmp_path):
     default = compiled("softmax")
-    assert default.pipeline == ("canonicalize,cse,dce,expand-tiles,partition,"
+    assert default.pipeline == ("canonicalize,cse,dce,default-tiles,expand-tiles,partition,"
                                 "nbuffer-merge{vec-nbuffer-mode=1},"
                                 "l1-reuse-merge{cube-l1-reuse-mode=1}")
     k = compiled("softmax", pass_options={"pg_lower_bound": 256, "merge_fuel": 5,
                                           "cube_nbuffer_mode": 2,
                                           "cube_nbuffer_setting": {0: 2, -1: 4}})
     passes = pipeline_elements(k.pipeline)
-    assert list(passes) == ["canonicalize", "cse", "dce", "expand-tiles", "partition",
+    assert list(passes) == ["canonicalize", "cse", "dce", "default-tiles", "expand-tiles",
+                            "partition",
                             "nbuffer-merge", "cube-nbuffer-merge", "l1-reuse-merge"]
     assert passes["partition"] == "pg-lower-bound=256 merge-fuel=5"
     # merge_fuel reaches every pass that declares it.

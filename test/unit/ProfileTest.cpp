@@ -913,3 +913,26 @@ TEST_CASE("writeRunOutputs uses PTOC_OUTPUT_DIR when no base folder is given", "
   CHECK(llvm::sys::path::parent_path(*explicitFolder) == base);
   llvm::sys::fs::remove_directories(base);
 }
+
+TEST_CASE("the summary's tiles line names each derived tile, then how many more",
+          "[profile][default-tiles]") {
+  profile::Summary s;
+  CHECK(profile::derivedTilesText(s).empty()); // nothing derived: no line
+  s.derivedTiles.push_back({passes::DerivedTile::Kind::Vec, "f", "[3, 4096]", 5, "'amax' at f.py:3:5",
+                            "whole reduction axis 1, 48 KiB at f32, 86 tiles = 2 waves of 48 AIV", 86});
+  s.derivedTiles.push_back({passes::DerivedTile::Kind::Cube, "f", "{m = [176, 176], k = [64, 256], n = [128, 128]}",
+                            1, "'matmul' at f.py:4:5", "48 tiles = 2 waves of 24 AIC", 48});
+  CHECK(profile::derivedTilesText(s) ==
+        "tiles: derived vec_tile [3, 4096] for 5 ops (whole reduction axis 1, 48 KiB at f32, 86 "
+        "tiles = 2 waves of 48 AIV); cube_tile {m = [176, 176], k = [64, 256], n = [128, 128]} "
+        "for 1 op (48 tiles = 2 waves of 24 AIC)\n");
+  // Past kDerivedTilesListed entries the line counts the rest.
+  while (s.derivedTiles.size() < profile::kDerivedTilesListed + 2)
+    s.derivedTiles.push_back(s.derivedTiles.front());
+  std::string line = profile::derivedTilesText(s);
+  CHECK(line.find("; and 2 more (summary.json lists them)\n") != std::string::npos);
+  size_t named = 0;
+  for (size_t at = line.find(" for "); at != std::string::npos; at = line.find(" for ", at + 1))
+    ++named;
+  CHECK(named == profile::kDerivedTilesListed);
+}

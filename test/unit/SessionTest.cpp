@@ -120,6 +120,41 @@ TEST_CASE("a compiled softmax runs: outputs match the reference, report is consi
   CHECK(r.outputFolder.empty()); // debug mode 0 writes nothing
 }
 
+TEST_CASE("a function without tile shapes compiles with derived tiles the summary lists",
+          "[session][default-tiles]") {
+  // kSoftmax without its vec_tiles: default-tiles derives one for the chain.
+  std::string untiled = kSoftmax;
+  for (size_t at; (at = untiled.find(", vec_tile = [8, 256]")) != std::string::npos;)
+    untiled.erase(at, std::string(", vec_tile = [8, 256]").size());
+  for (size_t at; (at = untiled.find(" {vec_tile = [8, 256]}")) != std::string::npos;)
+    untiled.erase(at, std::string(" {vec_tile = [8, 256]}").size());
+  REQUIRE(untiled.find("vec_tile") == std::string::npos);
+  Session s = makeSession("tiny");
+  Kernel k = compile(s, untiled);
+  REQUIRE(k.derivedTiles.size() == 1);
+  const passes::DerivedTile &d = k.derivedTiles.front();
+  CHECK(d.kind == passes::DerivedTile::Kind::Vec);
+  CHECK(d.ops == 5);
+  CHECK(d.func == "softmax");
+  CHECK(d.firstOp.rfind("'amax' at test.pto:", 0) == 0);
+  CHECK(d.rule.find("whole reduction axis 1") != std::string::npos);
+  // The remark at the chain's first op says the same.
+  REQUIRE(k.remarks.size() == 1);
+  CHECK(k.remarks[0].find(d.tile + " over 64x256 (" + d.rule) != std::string::npos);
+
+  std::vector<runtime::HostTensor> args = randomArgs(k), results, tiledResults;
+  RunReport r = run(s, k, args, results);
+  CHECK(r.summary.find("\ntiles: derived vec_tile " + d.tile + " for 5 ops (" + d.rule + ")\n") !=
+        std::string::npos);
+  // Whole rows either way: the same bits as the hand-tiled kernel.
+  Kernel tiled = compile(s, kSoftmax);
+  CHECK(tiled.derivedTiles.empty());
+  RunReport rt = run(s, tiled, args, tiledResults);
+  CHECK(rt.summary.find("\ntiles:") == std::string::npos);
+  REQUIRE(results.size() == 1);
+  CHECK(std::memcmp(results[0].data(), tiledResults[0].data(), results[0].sizeInBytes()) == 0);
+}
+
 TEST_CASE("every scheduler mode gives identical outputs", "[session]") {
   Session s = makeSession("a2");
   Kernel k = compile(s, exampleText("attention"));

@@ -41,6 +41,12 @@ struct CubeTile {
 std::optional<llvm::SmallVector<int64_t, 4>> adaptVecTile(llvm::ArrayRef<int64_t> tile,
                                                          llvm::ArrayRef<int64_t> iterShape);
 
+/// Bytes `tile` (as it is held: clamp it to the iteration shape first) occupies in one
+/// UB buffer with elements of `elemSize` bytes: the last dim padded up to whole
+/// `blockBytes` blocks, times the other dims. The measure checkVecTile's capacity rule
+/// counts per buffer.
+int64_t vecTileBytes(llvm::ArrayRef<int64_t> tile, unsigned elemSize, int64_t blockBytes);
+
 /// How many tiles of a vector op are held in UB together for one step: one per
 /// operand and result, except copies through UB (assemble, concat), which hold the
 /// one tile on its way.

@@ -10,6 +10,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include "ptoc/ir/Module.h"
+#include "ptoc/passes/DerivedTile.h"
 
 namespace ptoc::target {
 struct DeviceSpec;
@@ -56,6 +57,9 @@ struct PassContext {
   std::vector<std::string> debugPasses;
   /// What a compile may create.
   CompileBudget budget = {};
+  /// Where a pass records the tile shapes it derived for ops without one
+  /// (default-tiles); null when nobody keeps them.
+  std::vector<DerivedTile> *derivedTiles = nullptr;
 
   /// The debug stream for pass `argument`, or null when its debugging is off.
   llvm::raw_ostream *debugStream(llvm::StringRef argument) const;

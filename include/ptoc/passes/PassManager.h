@@ -95,12 +95,16 @@ public:
   void printStatistics(llvm::raw_ostream &os) const;
   /// Every pass's statistics, in pipeline order (a pass added twice appears twice).
   std::vector<PassStatisticValue> statistics() const;
+  /// The tile shapes passes derived for ops without one (default-tiles), in the order
+  /// they were recorded.
+  const std::vector<DerivedTile> &derivedTiles() const { return derivedTiles_; }
 
 private:
   const target::DeviceSpec &device_;
   PassManagerOptions options_;
   std::vector<std::unique_ptr<Pass>> passes_;
   std::vector<PassTiming> timings_;
+  std::vector<DerivedTile> derivedTiles_;
 };
 
 } // namespace ptoc::passes

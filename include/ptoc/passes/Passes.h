@@ -31,6 +31,14 @@ std::unique_ptr<Pass> createDCEPass();
 /// function run by a one-iteration loop, its results in workspaces (docs/ir.md).
 std::unique_ptr<Pass> createOutlineSegmentsPass();
 
+/// Gives every tensor-level op that needs a tile shape and has none (a vector op
+/// without vec_tile, a matmul without cube_tile) one derived from the op and the
+/// device: vector chains share one 16-64 KiB tile with their kept axes whole, matmuls
+/// get cube tiles that fit the buffers and fill the cube cores in whole waves
+/// (docs/passes.md "default-tiles"). Tiles the user set are kept. Each derived tile is
+/// a remark and a PassContext::derivedTiles record.
+std::unique_ptr<Pass> createDefaultTilesPass();
+
 /// Options of `expand-tiles`.
 struct ExpandTilesOptions {
   /// fuse-local: a consumer that needs exactly a UB tile a producer already holds
@@ -132,6 +140,7 @@ void registerCanonicalizePass(PassRegistry &registry);
 void registerCSEPass(PassRegistry &registry);
 void registerDCEPass(PassRegistry &registry);
 void registerOutlineSegmentsPass(PassRegistry &registry);
+void registerDefaultTilesPass(PassRegistry &registry);
 void registerExpandTilesPass(PassRegistry &registry);
 void registerL1ReuseMergePass(PassRegistry &registry);
 void registerPartitionPass(PassRegistry &registry);

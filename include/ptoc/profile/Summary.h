@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "ptoc/codegen/Program.h"
+#include "ptoc/passes/DerivedTile.h"
 #include "ptoc/profile/Timeline.h"
 #include "ptoc/runtime/RunRecord.h"
 
@@ -192,11 +193,21 @@ struct Summary {
   std::vector<Verdict> verdicts;
   /// Set for a run of a program with loops (the timeline's loops).
   std::optional<LoopSummary> loops;
+  /// The tile shapes the compile derived for ops the user gave none (default-tiles), in
+  /// the order derived. summarize() leaves it empty (a timeline does not know how its
+  /// program was compiled); the session fills it for its runs.
+  std::vector<passes::DerivedTile> derivedTiles;
 };
 
 /// The line under the groups table naming the groups whose leaves run single-buffered
 /// for lack of room (GroupSummary::singleBuffered), with the fix; "" when none do.
 std::string singleBufferedNote(const Summary &s);
+
+/// The "tiles:" line of summary.txt: the derived tile shapes, each with its op count
+/// and rule (at most kDerivedTilesListed, then how many more); "" when none.
+std::string derivedTilesText(const Summary &s);
+/// How many derived tiles the "tiles:" line names (summary.json lists them all).
+inline constexpr size_t kDerivedTilesListed = 4;
 
 /// The "loops" section of summary.txt (shared with `ptoc prof`'s text); "" without
 /// loops.

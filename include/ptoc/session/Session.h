@@ -140,6 +140,9 @@ struct Kernel {
   /// What the passes remark on ("file:line:col: remark: ..."), e.g. a whole-shape
   /// vec_tile that expand-tiles split to fit UB.
   std::vector<std::string> remarks;
+  /// The tile shapes default-tiles derived for ops the function gave none, with their
+  /// rules; a run's summary lists them ("tiles:").
+  std::vector<passes::DerivedTile> derivedTiles;
 
   /// The text of `stage`; an error names the stage compilation stopped at.
   absl::StatusOr<std::string> irAt(Stage stage) const;
