@@ -373,7 +373,24 @@ private:
       int found = -1;
       for (size_t e = 0; e < bshape.size(); ++e)
         if (bshape[e] > 1 && cstr[e] == g.strides[d]) found = int(e);
-      if (found < 0)
+      // A dimension that runs past the end of base dimension `found` continues into the
+      // dimensions before it: one stride only where the window keeps them evenly spaced
+      // (a [2, 4, 64] window of heads x rows seen as 8 rows is not, when the heads are
+      // further apart than 4 rows).
+      bool strided = found >= 0;
+      if (strided) {
+        int64_t pos = coords[found], extent = bshape[found];
+        for (int e = found - 1; strided && pos + g.shape[d] > extent; --e) {
+          if (e < 0) {
+            strided = false;
+          } else if (bshape[e] > 1) {
+            strided = inst.strides[e] == inst.strides[found] * extent;
+            pos += coords[e] * extent;
+            extent *= bshape[e];
+          }
+        }
+      }
+      if (!strided)
         return absl::UnimplementedError(absl::StrCat(
             where(s, iteration), ": body @", body.funcName, " reshapes %", g.name,
             ", a window that is not contiguous in its tensor; ptoc cannot express that "

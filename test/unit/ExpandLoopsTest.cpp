@@ -230,6 +230,59 @@ func @row(%r: tensor<64xf32>) -> tensor<64xf32> {
   CHECK_THAT(msg, Contains("starts at 8 in dimension 0 and so reaches [8, 9), outside [0, 8)"));
 }
 
+TEST_CASE("a body reshapes a strided window only where one stride spans it",
+          "[loops][expand]") {
+  Session s = makeSession();
+  // Iteration b reads heads x rows [2, 4, 64] of %x and sees them as 8 rows. With %x
+  // [2, 4, 128] (the window is columns 64b..64b+63 of every row) the heads follow each
+  // other at one row stride: a strided view, exact.
+  const char *evenly = R"(
+func @stack(%x: tensor<2x4x128xf32>, %y: tensor<8x128xf32>) -> tensor<8x128xf32> {
+  %y1 = loop %x, %y {body = "stack_b", name = "b", stop = 2, ins = [{of = 0, offsets = [0, 0, "b * 64"], sizes = [2, 4, 64]}], outs = [{of = 1, offsets = [0, "b * 64"], sizes = [8, 64]}]} : tensor<8x128xf32>
+  return %y1
+}
+func @stack_b(%w: tensor<2x4x64xf32>) -> tensor<8x64xf32> {
+  %r = reshape %w : tensor<8x64xf32>
+  %d = add %r, %r {vec_tile = [8, 64]} : tensor<8x64xf32>
+  return %d
+}
+)";
+  Kernel k = compile(s, evenly);
+  std::vector<runtime::HostTensor> args{runtime::HostTensor(ir::DType::F32, {2, 4, 128}),
+                                        runtime::HostTensor(ir::DType::F32, {8, 128})};
+  for (int i = 0; i < 2 * 4 * 128; ++i) args[0].set(i, i);
+  std::vector<runtime::HostTensor> results;
+  run(s, k, args, results);
+  REQUIRE(results.size() == 1);
+  for (int h = 0; h < 2; ++h)
+    for (int r = 0; r < 4; ++r)
+      for (int c = 0; c < 128; ++c)
+        CHECK(results[0].get((h * 4 + r) * 128 + c) == 2.0 * ((h * 4 + r) * 128 + c));
+
+  // Regression: with %x [2, 8, 64] (the window is rows 4b..4b+3 of both heads) the
+  // second head is 8 rows after the first, not 4: no one stride spans the 8 rows. The
+  // expansion read rows 4b..4b+7 of head 0 as the 8 rows (wrong values, no error).
+  const char *gapped = R"(
+func @stack(%x: tensor<2x8x64xf32>, %y: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %y1 = loop %x, %y {body = "stack_b", name = "b", stop = 2, ins = [{of = 0, offsets = [0, "b * 4", 0], sizes = [2, 4, 64]}], outs = [{of = 1, offsets = ["b * 8", 0], sizes = [8, 64]}]} : tensor<16x64xf32>
+  return %y1
+}
+func @stack_b(%w: tensor<2x4x64xf32>) -> tensor<8x64xf32> {
+  %r = reshape %w : tensor<8x64xf32>
+  %d = add %r, %r {vec_tile = [8, 64]} : tensor<8x64xf32>
+  return %d
+}
+)";
+  absl::StatusOr<Kernel> bad = s.compileText(gapped, "gapped.pto");
+  REQUIRE(bad.ok());
+  auto program = bad->runnable();
+  REQUIRE_FALSE(program.ok());
+  std::string msg(program.status().message());
+  CHECK_THAT(msg, Contains("gapped.pto:3:3: error: loop 'b' iteration b = 0"));
+  CHECK_THAT(msg, Contains("body @stack_b reshapes %r, a window that is not contiguous in its "
+                           "tensor"));
+}
+
 TEST_CASE("stitches group iterations and their ready times follow the control costs",
           "[loops][expand][stitch]") {
   Session s = makeSession();
