@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -281,6 +282,62 @@ func @stack_b(%w: tensor<2x4x64xf32>) -> tensor<8x64xf32> {
   CHECK_THAT(msg, Contains("gapped.pto:3:3: error: loop 'b' iteration b = 0"));
   CHECK_THAT(msg, Contains("body @stack_b reshapes %r, a window that is not contiguous in its "
                            "tensor"));
+}
+
+TEST_CASE("a task reading back what its own iteration wrote comes after that write",
+          "[loops][expand]") {
+  Session s = makeSession();
+  // Iteration i: %n = %m + x[i] is written to %m (a result) and read back by the exp
+  // tasks, whose other tile sends %n through GM, into y[i]. Regression: the read-back
+  // counted as a read of %m from before the iteration, so the add (writing %m) had to
+  // wait for the exps that wait for it: "a task of body @acc_i both writes a window
+  // and reads an overlapping window after another task wrote it".
+  const char *text = R"(
+func @acc(%x: tensor<4x8x64xf32>, %m: tensor<8x64xf32>, %y: tensor<4x8x64xf32>) -> (tensor<8x64xf32>, tensor<4x8x64xf32>) {
+  %m1, %y1 = loop %m, %x, %y {body = "acc_i", name = "i", stop = 4, ins = [{of = 0, offsets = [0, 0], sizes = [8, 64]}, {of = 1, offsets = ["i", 0, 0], sizes = [1, 8, 64]}], outs = [{of = 0, offsets = [0, 0], sizes = [8, 64]}, {of = 2, offsets = ["i", 0, 0], sizes = [1, 8, 64]}]} : tensor<8x64xf32>, tensor<4x8x64xf32>
+  return %m1, %y1
+}
+func @acc_i(%mi: tensor<8x64xf32>, %xi: tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>) {
+  %n = add %mi, %xi {vec_tile = [8, 64]} : tensor<8x64xf32>
+  %e = exp %n {vec_tile = [4, 64]} : tensor<8x64xf32>
+  return %n, %e
+}
+)";
+  session::CompileOptions separate; // no merging: the add and the exps stay apart
+  separate.pipeline = "expand-tiles,partition{pg-lower-bound=0}";
+  absl::StatusOr<Kernel> k = s.compileText(text, "readback.pto", separate);
+  INFO(k.status().message());
+  REQUIRE(k.ok());
+  const Program &p = expanded(*k);
+  REQUIRE(p.instances.size() == 4);
+  // Every task of iteration 0 comes before some task of iteration 1: the add writing %m
+  // by the read-after-write, the exps reading it back by the write-after-read.
+  std::vector<int> first = callsOf(p, 0), second = callsOf(p, 1);
+  REQUIRE(first.size() >= 2);
+  for (int c : first) {
+    bool before = false;
+    for (int d : second)
+      before |= std::find(p.calls[d].preds.begin(), p.calls[d].preds.end(), c) !=
+                p.calls[d].preds.end();
+    CHECK(before);
+  }
+
+  std::vector<runtime::HostTensor> args{runtime::HostTensor(ir::DType::F32, {4, 8, 64}),
+                                        runtime::HostTensor(ir::DType::F32, {8, 64}),
+                                        runtime::HostTensor(ir::DType::F32, {4, 8, 64})};
+  for (int i = 0; i < 4 * 8 * 64; ++i) args[0].set(i, 0.25);
+  for (int i = 0; i < 8 * 64; ++i) args[1].set(i, 0.5);
+  std::vector<runtime::HostTensor> results;
+  for (int mode = 0; mode <= 3; ++mode) {
+    INFO("sched mode " << mode);
+    RunOptions o;
+    o.schedMode = mode;
+    run(s, *k, args, results, o);
+    REQUIRE(results.size() == 2);
+    CHECK(results[0].get(0) == 1.5); // 0.5 + 4 x 0.25, exact
+    for (int i = 0; i < 4; ++i)
+      CHECK(results[1].get(i * 8 * 64 + 7) == Approx(std::exp(0.5 + 0.25 * (i + 1))));
+  }
 }
 
 TEST_CASE("stitches group iterations and their ready times follow the control costs",
