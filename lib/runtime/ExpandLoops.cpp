@@ -52,6 +52,10 @@ struct Access {
   int base = -1;
   ir::Box box;
   bool write = false;
+  /// A read of a window this iteration writes (a body result, or a view of one, read
+  /// back by another task of the body): it sees this iteration's value, not the one
+  /// from before the iteration.
+  bool own = false;
 };
 
 class Expander {
@@ -311,6 +315,16 @@ private:
       if (!a.ok()) return a.status();
       map[t] = *a;
     }
+    // The tensors that are this iteration's results (or views of them): a task reading
+    // one reads what another task of the iteration wrote there.
+    std::vector<int> own;
+    for (size_t t = 0; t < body.tensors.size(); ++t) {
+      int b = body.tensors[t].base;
+      bool result = std::find(body.results.begin(), body.results.end(), int(t)) != body.results.end();
+      bool viewOfResult = body.tensors[t].kind == GmTensor::Kind::Alias && b >= 0 &&
+                          std::find(body.results.begin(), body.results.end(), b) != body.results.end();
+      if (result || viewOfResult) own.push_back(map[t]);
+    }
     // Its calls.
     int instance = int(out_.instances.size());
     out_.instances.push_back({s.program, s.name, iteration});
@@ -327,7 +341,7 @@ private:
       for (int p : bc.preds) call.preds.push_back(p + callBase);
       for (int p : bc.writeOrderPreds) call.writeOrderPreds.push_back(p + callBase);
       int callIndex = int(out_.calls.size());
-      recordAccesses(call, callIndex);
+      recordAccesses(call, callIndex, own);
       out_.calls.push_back(std::move(call));
     }
     return absl::OkStatus();
@@ -373,7 +387,24 @@ private:
       int found = -1;
       for (size_t e = 0; e < bshape.size(); ++e)
         if (bshape[e] > 1 && cstr[e] == g.strides[d]) found = int(e);
-      if (found < 0)
+      // A dimension that runs past the end of base dimension `found` continues into the
+      // dimensions before it: one stride only where the window keeps them evenly spaced
+      // (a [2, 4, 64] window of heads x rows seen as 8 rows is not, when the heads are
+      // further apart than 4 rows).
+      bool strided = found >= 0;
+      if (strided) {
+        int64_t pos = coords[found], extent = bshape[found];
+        for (int e = found - 1; strided && pos + g.shape[d] > extent; --e) {
+          if (e < 0) {
+            strided = false;
+          } else if (bshape[e] > 1) {
+            strided = inst.strides[e] == inst.strides[found] * extent;
+            pos += coords[e] * extent;
+            extent *= bshape[e];
+          }
+        }
+      }
+      if (!strided)
         return absl::UnimplementedError(absl::StrCat(
             where(s, iteration), ": body @", body.funcName, " reshapes %", g.name,
             ", a window that is not contiguous in its tensor; ptoc cannot express that "
@@ -465,7 +496,7 @@ private:
     return ir::boundingBox({first, last}, b.shape);
   }
 
-  void recordAccesses(const Call &call, int callIndex) {
+  void recordAccesses(const Call &call, int callIndex, llvm::ArrayRef<int> own) {
     const codegen::Leaf &leaf = out_.leaves[call.leaf];
     for (const codegen::LeafOp &op : leaf.ops) {
       if (op.region < 0 || size_t(op.region) >= call.regions.size()) continue;
@@ -484,8 +515,9 @@ private:
         empty |= shape[d] <= 0;
       }
       if (empty) continue;
-      accesses_.push_back({callIndex, base, baseBox(r.tensor, r.offsets, shape),
-                           op.code == ir::OpCode::CopyOut});
+      bool write = op.code == ir::OpCode::CopyOut;
+      accesses_.push_back({callIndex, base, baseBox(r.tensor, r.offsets, shape), write,
+                           !write && llvm::is_contained(own, r.tensor)});
     }
   }
 
@@ -558,17 +590,18 @@ private:
       size_t begin = a;
       int endCall = instanceBegin_[inst + 1];
       while (a < accesses_.size() && accesses_[a].call < endCall) ++a;
-      // Reads first: they see the values from before this iteration.
+      // Reads first: they see the values from before this iteration (all but the
+      // reads of what the iteration itself writes, last below).
       for (size_t i = begin; i < a; ++i) {
         const Access &x = accesses_[i];
-        if (x.write) continue;
+        if (x.write || x.own) continue;
         forCells(bases[x.base], x.box, [&](Cell &c) {
           if (c.lastWriter >= 0) extra[x.call].push_back(c.lastWriter);
         });
       }
       for (size_t i = begin; i < a; ++i) {
         const Access &x = accesses_[i];
-        if (x.write) continue;
+        if (x.write || x.own) continue;
         forCells(bases[x.base], x.box, [&](Cell &c) {
           if (c.readers.empty() || c.readers.back() != x.call) c.readers.push_back(x.call);
         });
@@ -586,6 +619,19 @@ private:
           for (int r : c.readers) wait(r);
           c.lastWriter = x.call;
           c.readers.clear();
+        });
+      }
+      // Reads of what this iteration wrote: after its writers (the body orders them
+      // already), and before the next iteration's writes.
+      for (size_t i = begin; i < a; ++i) {
+        const Access &x = accesses_[i];
+        if (!x.own) continue;
+        forCells(bases[x.base], x.box, [&](Cell &c) {
+          if (c.lastWriter >= 0 && c.lastWriter != x.call) {
+            extra[x.call].push_back(c.lastWriter);
+            backward |= c.lastWriter > x.call;
+          }
+          if (c.readers.empty() || c.readers.back() != x.call) c.readers.push_back(x.call);
         });
       }
     }

@@ -16,7 +16,8 @@ import suite  # noqa: E402
 OPERATORS = suite.all_operators()
 
 # The list: each must be in the suite (a missing one fails, it is not skipped).
-REQUIRED = {"rmsnorm", "rope", "swiglu_fp16", "swiglu_bf16", "moe_gating", "moe_experts"}
+REQUIRED = {"rmsnorm", "rope", "swiglu_fp16", "swiglu_bf16", "gqa_prefill", "gqa_decode",
+            "moe_gating", "moe_experts"}
 
 
 def test_the_suite_holds_every_required_operator():

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -228,6 +229,115 @@ func @row(%r: tensor<64xf32>) -> tensor<64xf32> {
   CHECK_THAT(msg, Contains("oob.pto:3:3: error: loop 'b' iteration b = 5"));
   CHECK_THAT(msg, Contains("ins window 0 [b % 6 + 3 +1, 0 +64] of %x (8x64)"));
   CHECK_THAT(msg, Contains("starts at 8 in dimension 0 and so reaches [8, 9), outside [0, 8)"));
+}
+
+TEST_CASE("a body reshapes a strided window only where one stride spans it",
+          "[loops][expand]") {
+  Session s = makeSession();
+  // Iteration b reads heads x rows [2, 4, 64] of %x and sees them as 8 rows. With %x
+  // [2, 4, 128] (the window is columns 64b..64b+63 of every row) the heads follow each
+  // other at one row stride: a strided view, exact.
+  const char *evenly = R"(
+func @stack(%x: tensor<2x4x128xf32>, %y: tensor<8x128xf32>) -> tensor<8x128xf32> {
+  %y1 = loop %x, %y {body = "stack_b", name = "b", stop = 2, ins = [{of = 0, offsets = [0, 0, "b * 64"], sizes = [2, 4, 64]}], outs = [{of = 1, offsets = [0, "b * 64"], sizes = [8, 64]}]} : tensor<8x128xf32>
+  return %y1
+}
+func @stack_b(%w: tensor<2x4x64xf32>) -> tensor<8x64xf32> {
+  %r = reshape %w : tensor<8x64xf32>
+  %d = add %r, %r {vec_tile = [8, 64]} : tensor<8x64xf32>
+  return %d
+}
+)";
+  Kernel k = compile(s, evenly);
+  std::vector<runtime::HostTensor> args{runtime::HostTensor(ir::DType::F32, {2, 4, 128}),
+                                        runtime::HostTensor(ir::DType::F32, {8, 128})};
+  for (int i = 0; i < 2 * 4 * 128; ++i) args[0].set(i, i);
+  std::vector<runtime::HostTensor> results;
+  run(s, k, args, results);
+  REQUIRE(results.size() == 1);
+  for (int h = 0; h < 2; ++h)
+    for (int r = 0; r < 4; ++r)
+      for (int c = 0; c < 128; ++c)
+        CHECK(results[0].get((h * 4 + r) * 128 + c) == 2.0 * ((h * 4 + r) * 128 + c));
+
+  // Regression: with %x [2, 8, 64] (the window is rows 4b..4b+3 of both heads) the
+  // second head is 8 rows after the first, not 4: no one stride spans the 8 rows. The
+  // expansion read rows 4b..4b+7 of head 0 as the 8 rows (wrong values, no error).
+  const char *gapped = R"(
+func @stack(%x: tensor<2x8x64xf32>, %y: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %y1 = loop %x, %y {body = "stack_b", name = "b", stop = 2, ins = [{of = 0, offsets = [0, "b * 4", 0], sizes = [2, 4, 64]}], outs = [{of = 1, offsets = ["b * 8", 0], sizes = [8, 64]}]} : tensor<16x64xf32>
+  return %y1
+}
+func @stack_b(%w: tensor<2x4x64xf32>) -> tensor<8x64xf32> {
+  %r = reshape %w : tensor<8x64xf32>
+  %d = add %r, %r {vec_tile = [8, 64]} : tensor<8x64xf32>
+  return %d
+}
+)";
+  absl::StatusOr<Kernel> bad = s.compileText(gapped, "gapped.pto");
+  REQUIRE(bad.ok());
+  auto program = bad->runnable();
+  REQUIRE_FALSE(program.ok());
+  std::string msg(program.status().message());
+  CHECK_THAT(msg, Contains("gapped.pto:3:3: error: loop 'b' iteration b = 0"));
+  CHECK_THAT(msg, Contains("body @stack_b reshapes %r, a window that is not contiguous in its "
+                           "tensor"));
+}
+
+TEST_CASE("a task reading back what its own iteration wrote comes after that write",
+          "[loops][expand]") {
+  Session s = makeSession();
+  // Iteration i: %n = %m + x[i] is written to %m (a result) and read back by the exp
+  // tasks, whose other tile sends %n through GM, into y[i]. Regression: the read-back
+  // counted as a read of %m from before the iteration, so the add (writing %m) had to
+  // wait for the exps that wait for it: "a task of body @acc_i both writes a window
+  // and reads an overlapping window after another task wrote it".
+  const char *text = R"(
+func @acc(%x: tensor<4x8x64xf32>, %m: tensor<8x64xf32>, %y: tensor<4x8x64xf32>) -> (tensor<8x64xf32>, tensor<4x8x64xf32>) {
+  %m1, %y1 = loop %m, %x, %y {body = "acc_i", name = "i", stop = 4, ins = [{of = 0, offsets = [0, 0], sizes = [8, 64]}, {of = 1, offsets = ["i", 0, 0], sizes = [1, 8, 64]}], outs = [{of = 0, offsets = [0, 0], sizes = [8, 64]}, {of = 2, offsets = ["i", 0, 0], sizes = [1, 8, 64]}]} : tensor<8x64xf32>, tensor<4x8x64xf32>
+  return %m1, %y1
+}
+func @acc_i(%mi: tensor<8x64xf32>, %xi: tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>) {
+  %n = add %mi, %xi {vec_tile = [8, 64]} : tensor<8x64xf32>
+  %e = exp %n {vec_tile = [4, 64]} : tensor<8x64xf32>
+  return %n, %e
+}
+)";
+  session::CompileOptions separate; // no merging: the add and the exps stay apart
+  separate.pipeline = "expand-tiles,partition{pg-lower-bound=0}";
+  absl::StatusOr<Kernel> k = s.compileText(text, "readback.pto", separate);
+  INFO(k.status().message());
+  REQUIRE(k.ok());
+  const Program &p = expanded(*k);
+  REQUIRE(p.instances.size() == 4);
+  // Every task of iteration 0 comes before some task of iteration 1: the add writing %m
+  // by the read-after-write, the exps reading it back by the write-after-read.
+  std::vector<int> first = callsOf(p, 0), second = callsOf(p, 1);
+  REQUIRE(first.size() >= 2);
+  for (int c : first) {
+    bool before = false;
+    for (int d : second)
+      before |= std::find(p.calls[d].preds.begin(), p.calls[d].preds.end(), c) !=
+                p.calls[d].preds.end();
+    CHECK(before);
+  }
+
+  std::vector<runtime::HostTensor> args{runtime::HostTensor(ir::DType::F32, {4, 8, 64}),
+                                        runtime::HostTensor(ir::DType::F32, {8, 64}),
+                                        runtime::HostTensor(ir::DType::F32, {4, 8, 64})};
+  for (int i = 0; i < 4 * 8 * 64; ++i) args[0].set(i, 0.25);
+  for (int i = 0; i < 8 * 64; ++i) args[1].set(i, 0.5);
+  std::vector<runtime::HostTensor> results;
+  for (int mode = 0; mode <= 3; ++mode) {
+    INFO("sched mode " << mode);
+    RunOptions o;
+    o.schedMode = mode;
+    run(s, *k, args, results, o);
+    REQUIRE(results.size() == 2);
+    CHECK(results[0].get(0) == 1.5); // 0.5 + 4 x 0.25, exact
+    for (int i = 0; i < 4; ++i)
+      CHECK(results[1].get(i * 8 * 64 + 7) == Approx(std::exp(0.5 + 0.25 * (i + 1))));
+  }
 }
 
 TEST_CASE("stitches group iterations and their ready times follow the control costs",
