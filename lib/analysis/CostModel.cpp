@@ -57,7 +57,7 @@ bool isConstantOperand(const ir::Operation &op, unsigned i) {
 /// the elements, then log K stages to re-sort them) until one block is left. A stage
 /// over m pairs is 5 Binary-class instructions: max and min of the values, the
 /// compare mask, and two selects of the indices.
-double topkIndicesCycles(const ir::Operation &op, const target::ComputeSpec &c) {
+double topkIndicesCycles(const ir::Operation &op, const target::ComputeSpec &c, bool peak) {
   ir::Type x = op.operandType(0);
   std::optional<ir::TopKView> tv = ir::TopKView::of(op);
   if (!tv) return 0; // not well-formed: the verifier reports it
@@ -76,8 +76,9 @@ double topkIndicesCycles(const ir::Operation &op, const target::ComputeSpec &c) 
   auto stages = [&](int64_t count, double pairs) {
     double bytes = pairs * double(rows);
     double binary = c.vectorBytesPerCycle * c.vectorBinaryRate;
-    double one = 3 * (c.vectorLatencyCycles + ceilDiv(bytes * valueBytes, binary)) +
-                 2 * (c.vectorLatencyCycles + ceilDiv(bytes * indexBytes, binary));
+    double latency = peak ? 0.0 : c.vectorLatencyCycles;
+    auto instr = [&](double b) { return peak ? b / binary : ceilDiv(b, binary); };
+    double one = 3 * (latency + instr(bytes * valueBytes)) + 2 * (latency + instr(bytes * indexBytes));
     cycles += double(count) * one;
   };
   double p = std::ldexp(1.0, int(logP));
@@ -170,9 +171,24 @@ int64_t CostModel::opCycles(const ir::Operation &op) const {
   }
   default: break;
   }
+  return static_cast<int64_t>(vectorWork(op, /*peak=*/false));
+}
+
+double CostModel::vectorPeakCycles(const ir::Operation &op) const {
+  switch (op.code()) {
+  case OpCode::CopyIn: // transfers and cube work: opCycles prices them apart
+  case OpCode::CopyOut:
+  case OpCode::Matmul: return 0.0;
+  default: return movesNoData(op) ? 0.0 : vectorWork(op, /*peak=*/true);
+  }
+}
+
+double CostModel::vectorWork(const ir::Operation &op, bool peak) const {
+  const target::DeviceSpec &d = device_;
   if (!op.isTileOp() || op.coreKind() != target::CoreKind::AIV) return 0;
   // Vector work: the largest tile the op touches, in instructions of the op's classes;
-  // each instruction pays the vector latency once.
+  // each instruction pays the vector latency once (not at peak: the bytes at the
+  // class's rate only).
   int64_t bytes = op.numResults() ? op.resultType().sizeInBytes() : 0;
   unsigned elementBytes = op.numResults() ? ir::elementSize(op.resultType().dtype()) : 4;
   for (const ir::OpOperand &o : op.opOperands()) {
@@ -182,8 +198,8 @@ int64_t CostModel::opCycles(const ir::Operation &op) const {
   const target::ComputeSpec &c = d.compute;
   double total = 0;
   auto pass = [&](VecClass cls, double passBytes) {
-    total += c.vectorLatencyCycles +
-             ceilDiv(passBytes, classBytesPerCycle(cls, elementBytes, c));
+    double rate = classBytesPerCycle(cls, elementBytes, c);
+    total += peak ? passBytes / rate : c.vectorLatencyCycles + ceilDiv(passBytes, rate);
   };
   const double b = static_cast<double>(bytes);
   // A composite op: one pass over the tile per instruction, in issue order.
@@ -259,7 +275,7 @@ int64_t CostModel::opCycles(const ir::Operation &op) const {
     pass(VecClass::Reduce, b);
     pass(VecClass::Full, static_cast<double>(op.resultType().sizeInBytes()));
     break;
-  case OpCode::TopKIndices: total += topkIndicesCycles(op, c); break;
+  case OpCode::TopKIndices: total += topkIndicesCycles(op, c, peak); break;
   case OpCode::Gather: // one gathering read per result element (the input is not streamed)
     pass(VecClass::Binary, static_cast<double>(op.resultType().sizeInBytes()));
     break;
@@ -279,7 +295,7 @@ int64_t CostModel::opCycles(const ir::Operation &op) const {
   // ceil, floor, trunc and round are one rounding conversion (vector cast class) each.
   default: pass(VecClass::Full, b); break;
   }
-  return static_cast<int64_t>(total);
+  return total;
 }
 
 } // namespace ptoc::analysis

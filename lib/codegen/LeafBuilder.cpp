@@ -277,6 +277,7 @@ private:
     // The same quantity the cost model charges: the largest tile the op touches
     // (nothing for an op that moves no data).
     if (!analysis::CostModel::movesNoData(op)) leaf_.vectorBytes += touched;
+    leaf_.vectorPeakCycles += cost_.vectorPeakCycles(op);
     instrOfOp_[k] = instr;
     valueOfOp_[k] = newValue(MemSpace::UB,
                              localTileBytes(op.resultType(), device_.buffers.blockBytes), k,

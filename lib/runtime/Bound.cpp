@@ -50,12 +50,12 @@ RooflineBound computeBound(const codegen::Program &p, const target::DeviceSpec &
   }
   if (bestFactor == 0) bestFactor = 1.0;
 
-  double flops = 0, vectorBytes = 0, cubeInstr = 0, vecInstr = 0;
+  double flops = 0, vectorPeak = 0, cubeInstr = 0, vecInstr = 0;
   for (const codegen::Call &c : p.calls) {
     if (c.leaf < 0 || c.leaf >= static_cast<int>(numLeaves)) continue;
     const codegen::Leaf &leaf = p.leaves[c.leaf];
     flops += static_cast<double>(leaf.flops);
-    vectorBytes += static_cast<double>(leaf.vectorBytes);
+    vectorPeak += leaf.vectorPeakCycles;
     cubeInstr += cubeCycles[c.leaf];
     vecInstr += vecCycles[c.leaf];
   }
@@ -68,7 +68,7 @@ RooflineBound computeBound(const codegen::Program &p, const target::DeviceSpec &
                             cubeInstr / d.aicCores);
   if (d.aivCores > 0)
     b.vectorCycles =
-        std::min(vectorBytes / (d.aivCores * d.compute.vectorBytesPerCycle), vecInstr / d.aivCores);
+        std::min(vectorPeak / d.aivCores, vecInstr / d.aivCores);
   b.hbmBytes = regions.compulsoryHbmBytes();
   b.hbmCycles = static_cast<double>(b.hbmBytes) / d.hbmBytesPerCycle();
   return b;

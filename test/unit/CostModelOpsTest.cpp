@@ -55,3 +55,39 @@ TEST_CASE("cost: comparisons, logic and where run at the vector rates", "[cost]"
   CHECK(cycles["add64"] > cycles["add"]);
   CHECK(cycles["add8"] < cycles["add"]);
 }
+
+TEST_CASE("cost: peak vector cycles are the bytes at each class's rate, no latency",
+          "[cost]") {
+  const char *text = R"(func @f(%x: tensor<16x64xf32>) {
+  %a = copy_in %x {offsets = [0, 0]} : tile<16x64xf32, ub>
+  %neg = neg %a : tile<16x64xf32, ub>
+  %add = add %a, %a : tile<16x64xf32, ub>
+  %exp = exp %a : tile<16x64xf32, ub>
+  %sum = sum %a {axes = [1], keepdim = true} : tile<16x1xf32, ub>
+  return
+}
+)";
+  ir::Context ctx;
+  std::unique_ptr<ir::Module> module = ir::parseModule(text, "peak.pto", ctx);
+  REQUIRE(module);
+  target::DeviceSpec device;
+  analysis::CostModel cost(device);
+  std::map<std::string, double> peak;
+  std::map<std::string, int64_t> cycles;
+  for (ir::Operation &op : module->func(0).ops())
+    if (op.numResults()) {
+      peak[op.result()->nameHint().str().str()] = cost.vectorPeakCycles(op);
+      cycles[op.result()->nameHint().str().str()] = cost.opCycles(op);
+    }
+  const double bytes = 16 * 64 * 4, full = device.compute.vectorBytesPerCycle;
+  CHECK(peak["neg"] == Approx(bytes / full));
+  CHECK(peak["add"] == Approx(bytes / (full * device.compute.vectorBinaryRate)));
+  CHECK(peak["exp"] == Approx(bytes / (full * device.compute.vectorTranscendentalRate)));
+  // A row reduction runs at its own (slow) rate, not the full one.
+  CHECK(peak["sum"] == Approx(bytes / (full * device.compute.vectorReduceRate)));
+  CHECK(peak["sum"] > 6 * peak["neg"]);
+  // Copies are not vector work; every estimate is at least its peak.
+  CHECK(peak["a"] == 0);
+  for (const char *name : {"neg", "add", "exp", "sum"})
+    CHECK(static_cast<double>(cycles[name]) >= peak[name]);
+}

@@ -22,6 +22,10 @@ public:
   /// Cycles of one tile op (copies, vector and cube compute). Ops that move no
   /// data (return, gm_tensor, subgraph, GM aliases, movesNoData tiles) cost 0.
   int64_t opCycles(const ir::Operation &op) const;
+  /// The cycles of a vector op's instructions at their classes' peak rates: its bytes
+  /// over each class's rate, without per-instruction latency or rounding (0 for other
+  /// ops). At most the op's opCycles: what the roofline bound's vector term sums.
+  double vectorPeakCycles(const ir::Operation &op) const;
   /// Whether a tile op only renames its operand's data: a tile `reshape` that keeps
   /// the last dimension (it adds or drops size-1 dims), so every row keeps its
   /// place in the buffer.
@@ -38,6 +42,9 @@ public:
   const target::DeviceSpec &device() const { return device_; }
 
 private:
+  /// A vector op's cycles (`peak`: vectorPeakCycles, else opCycles' estimate).
+  double vectorWork(const ir::Operation &op, bool peak) const;
+
   const target::DeviceSpec &device_;
 };
 

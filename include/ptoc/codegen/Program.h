@@ -140,6 +140,9 @@ struct Leaf {
   int64_t copyInBytes = 0, copyOutBytes = 0;
   int64_t flops = 0;                ///< cube FLOPs of one run
   int64_t vectorBytes = 0;          ///< bytes the vector unit processes in one run
+  /// Cycles of one run's vector instructions at their classes' peak rates
+  /// (CostModel::vectorPeakCycles): the roofline bound's vector work.
+  double vectorPeakCycles = 0;
 };
 
 /// A concrete GM region: a window of `tensor` starting at `offsets`; its shape is the
