@@ -80,7 +80,8 @@ def measure(op, budget):
     if budget > 0:
         start = time.perf_counter()
         t = ptoc.tune(kernel, *args, budget=budget, progress=False, use_bank=False)
-        row.update(tuned=t.best_us, tune_s=time.perf_counter() - start, changed=t.changed)
+        row.update(tuned=t.best_us, tune_s=time.perf_counter() - start, changed=t.changed,
+                   config=t.config, written_known=t.written_config is not None)
     return row
 
 
@@ -130,6 +131,11 @@ def main():
         changed = row.get("changed") or {}
         if changed:
             print("    tuner changed: " + ", ".join(f"{k} {w} -> {b}" for k, (w, b) in changed.items()))
+        elif row.get("tuned") is not None and not row.get("written_known"):
+            # The space cannot say the kernel as written (e.g. merge settings it sets
+            # itself): the best config whole.
+            print(f"    tuner's best config (the kernel as written is outside the space): "
+                  f"{row.get('config')}")
         verdict = first_verdict(row["summary"])
         if verdict:
             named = names_knob(verdict[1], changed) if changed else None
