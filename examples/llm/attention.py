@@ -48,7 +48,7 @@ import sys
 import numpy as np
 
 import ptoc
-from suite import Operator, main
+from suite import FLASH_ATTENTION, Operator, main
 
 SOURCE = ("Llama-3-8B config.json: num_attention_heads 32, num_key_value_heads 8 (GQA, "
           "4 query heads per KV head), head_dim 128 (hidden_size 4096 / 32)")
@@ -287,7 +287,7 @@ OPERATORS = [
              small={"tokens": 256, "q_heads": 8, "kv_heads": 2, "head_dim": 128,
                     "block_q": 64, "block_k": 128},
              make=make_prefill, inputs=prefill_inputs, reference=prefill_reference,
-             results=lambda returned, q, k, v, mask, o: (o,)),
+             results=lambda returned, q, k, v, mask, o: (o,), tags=(FLASH_ATTENTION,)),
     Operator(name="gqa_decode",
              source=SOURCE + "; decode of batch 64 over a paged KV cache of 4096 tokens "
                     "per sequence, 128-token pages",
@@ -296,7 +296,8 @@ OPERATORS = [
              small=decode_dims(batch=3, q_heads=8, kv_heads=2, head_dim=128, context=1024,
                                pages_per_step=4, lengths=(640, 300, 512)),
              make=make_decode, inputs=decode_inputs, reference=decode_reference,
-             results=lambda returned, q, k, v, table, lens, mask, o: (o,)),
+             results=lambda returned, q, k, v, table, lens, mask, o: (o,),
+             tags=(FLASH_ATTENTION,)),
 ]
 
 if __name__ == "__main__":

@@ -23,6 +23,9 @@ import numpy as np
 
 import ptoc
 
+#: the tag of a flash-attention operator (benchmarks/llm.py holds it to its own goal)
+FLASH_ATTENTION = "flash_attention"
+
 #: the modules of the suite, in the order the benchmark prints them
 MODULES = ("rmsnorm", "rope", "swiglu", "attention", "moe")
 
@@ -37,6 +40,7 @@ class Operator:
     the expected results (a tuple of arrays, computed in float64 from the inputs), and
     ``results(returned, *args)`` what the kernel produced (its return value and/or
     the output arguments it wrote), in the same order. Tolerances follow numpy.isclose.
+    ``tags``: what kind of operator it is (FLASH_ATTENTION).
     """
 
     name: str

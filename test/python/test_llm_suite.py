@@ -25,6 +25,12 @@ def test_the_suite_holds_every_required_operator():
     assert not missing, f"operators missing from examples/llm: {sorted(missing)}"
 
 
+def test_the_flash_attention_operators_are_tagged_for_their_goal():
+    # benchmarks/llm.py holds operators tagged FLASH_ATTENTION to 1.6x the bound.
+    tagged = {op.name for op in OPERATORS if suite.FLASH_ATTENTION in op.tags}
+    assert tagged == {"gqa_prefill", "gqa_decode"}
+
+
 def test_every_operator_names_its_source_and_a_smaller_size():
     for op in OPERATORS:
         assert op.source, f"{op.name}: no source for its shapes"
