@@ -175,17 +175,15 @@ int64_t CostModel::opCycles(const ir::Operation &op) const {
 }
 
 double CostModel::vectorPeakCycles(const ir::Operation &op) const {
-  switch (op.code()) {
-  case OpCode::CopyIn: // transfers and cube work: opCycles prices them apart
-  case OpCode::CopyOut:
-  case OpCode::Matmul: return 0.0;
-  default: return movesNoData(op) ? 0.0 : vectorWork(op, /*peak=*/true);
-  }
+  return movesNoData(op) ? 0.0 : vectorWork(op, /*peak=*/true);
 }
 
 double CostModel::vectorWork(const ir::Operation &op, bool peak) const {
   const target::DeviceSpec &d = device_;
-  if (!op.isTileOp() || op.coreKind() != target::CoreKind::AIV) return 0;
+  // Transfers and cube work are not vector work (opCycles prices them apart).
+  if (!op.isTileOp() || op.coreKind() != target::CoreKind::AIV || op.code() == OpCode::CopyIn ||
+      op.code() == OpCode::CopyOut || op.code() == OpCode::Matmul)
+    return 0;
   // Vector work: the largest tile the op touches, in instructions of the op's classes;
   // each instruction pays the vector latency once (not at peak: the bytes at the
   // class's rate only).
