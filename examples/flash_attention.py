@@ -12,6 +12,13 @@ Causal attention stops the key loop at the query block (its bound is an expressi
 of the outer index), and the diagonal block adds a -inf mask above the diagonal: the
 body picks the mask or zeros with a window whose offset is min(qb - kb, 1).
 
+Block size: the AICPU control thread builds every iteration's tasks one after another
+(docs/runtime.md "Loops"), so at long sequences the blocks must be big for the cores,
+not the control thread, to bound the run. The kernel takes the largest of 512, 256 and
+128 that divides the sequence: at S=4096 that is 8 x 8 key-block iterations per head
+instead of 32 x 32 with 128 x 128 blocks. Q is scaled by 1/sqrt(d) once per query
+block (not every score block), and each task folds 8 tiles of a group (PASS_OPTIONS).
+
     PYTHONPATH=build/python /usr/bin/python3 examples/flash_attention.py [--causal]
         [--batch 1 --heads 8 --seq 2048 --dim 128] [--timing-only] [--debug-mode N]
 """
@@ -25,43 +32,57 @@ import numpy as np
 import ptoc
 from example_support import check, report
 
-BLOCK = 128  # query and key block (rows of Q, K, V per step)
+BLOCKS = (512, 256, 128)  # query and key block sizes, largest first
+# 8 tiles of a group per task: a tile's work is short next to the control thread's
+# cost of building a task, and 8 still leaves several tasks per stage for the cores.
+PASS_OPTIONS = {"vec_nbuffer_mode": 2, "vec_nbuffer_setting": {-1: 8},
+                "cube_nbuffer_mode": 2, "cube_nbuffer_setting": {-1: 8}}
+
+
+def block_for(seq):
+    """The query and key block of a sequence: the largest of BLOCKS dividing it."""
+    for block in BLOCKS:
+        if seq % block == 0:
+            return block
+    raise ValueError(f"seq must be a multiple of {BLOCKS[-1]}, got {seq}")
 
 
 def make_flash_attention(batch, heads, seq, dim, causal, device="a2", debug_mode=0,
                          runtime_options=None):
     """A jit kernel: fa(q, k, v, bias, o) with q, k, v, o of [batch * heads, seq, dim]
-    (any batch * heads)
-    fp16 and bias [2, BLOCK, BLOCK] fp32 (bias[0] the causal mask of the diagonal
-    block, bias[1] zeros)."""
-    if seq % BLOCK:
-        raise ValueError(f"seq must be a multiple of {BLOCK}")
-    blocks = seq // BLOCK
+    (any batch * heads) fp16 and bias = causal_bias(block_for(seq)), [2, block, block]
+    fp32 (bias[0] the causal mask of the diagonal block, bias[1] zeros)."""
+    block = block_for(seq)
+    blocks = seq // block
     # batch x heads is a dynamic axis, shared by q, k, v and o: one compiled kernel
     # serves every batch size (`batch` and `heads` only name the shapes callers pass).
     BH = ptoc.dynamic("bh")
     scale = 1.0 / math.sqrt(dim)
     f16, f32 = ptoc.DT_FP16, ptoc.DT_FP32
 
+    score_rows = 8192 // block  # 32 KiB fp32 vector tiles of whole score rows
+    out_rows = 8192 // dim      # 32 KiB fp32 tiles of [rows, dim]
+
     @ptoc.jit(device=device, debug_options={"runtime_debug_mode": debug_mode},
-              runtime_options=runtime_options)
+              pass_options=PASS_OPTIONS, runtime_options=runtime_options)
     def flash_attention(q: ptoc.Tensor([BH, seq, dim], f16),
                         k: ptoc.Tensor([BH, seq, dim], f16),
                         v: ptoc.Tensor([BH, seq, dim], f16),
-                        bias: ptoc.Tensor([2, BLOCK, BLOCK], f32),
+                        bias: ptoc.Tensor([2, block, block], f32),
                         o: ptoc.Tensor([BH, seq, dim], f16)):
-        ptoc.set_cube_tile_shapes([BLOCK, BLOCK], [64, dim], [BLOCK, BLOCK])
-        ptoc.set_vec_tile_shapes(64, BLOCK)
+        ptoc.set_cube_tile_shapes([128, 128], [64, dim], [128, 128])
         for bh in ptoc.loop(q.shape[0], name="bh"):  # any batch: the kernel compiles once
             for qb in ptoc.loop(blocks, name="qb"):
-                rows = slice(qb * BLOCK, (qb + 1) * BLOCK)
-                qi = q[bh, rows, :]
-                m = ptoc.full([BLOCK, 1], -math.inf, f32)
-                l = ptoc.full([BLOCK, 1], 0.0, f32)
-                acc = ptoc.full([BLOCK, dim], 0.0, f32)
+                rows = slice(qb * block, (qb + 1) * block)
+                ptoc.set_vec_tile_shapes(out_rows, dim)
+                qi = ptoc.cast(ptoc.cast(q[bh, rows, :], f32) * scale, f16)  # pre-scaled
+                m = ptoc.full([block, 1], -math.inf, f32)
+                l = ptoc.full([block, 1], 0.0, f32)
+                acc = ptoc.full([block, dim], 0.0, f32)
                 for kb in ptoc.loop(0, qb + 1 if causal else blocks, name="kb"):
-                    cols = slice(kb * BLOCK, (kb + 1) * BLOCK)
-                    s = ptoc.matmul(qi, k[bh, cols, :], out_dtype=f32, b_trans=True) * scale
+                    cols = slice(kb * block, (kb + 1) * block)
+                    s = ptoc.matmul(qi, k[bh, cols, :], out_dtype=f32, b_trans=True)
+                    ptoc.set_vec_tile_shapes(score_rows, block)
                     if causal:
                         s = s + bias[(qb - kb).min(1)]
                     m_new = ptoc.maximum(m, ptoc.amax(s, dim=-1, keepdim=True))
@@ -69,6 +90,7 @@ def make_flash_attention(batch, heads, seq, dim, causal, device="a2", debug_mode
                     alpha = ptoc.exp(m - m_new)
                     l[:] = l * alpha + ptoc.sum(p, dim=-1, keepdim=True)
                     pv = ptoc.matmul(ptoc.cast(p, f16), v[bh, cols, :], out_dtype=f32)
+                    ptoc.set_vec_tile_shapes(out_rows, dim)
                     acc[:] = acc * alpha + pv
                     m[:] = m_new
                 o[bh, rows, :] = ptoc.cast(acc / l, f16)
@@ -76,9 +98,9 @@ def make_flash_attention(batch, heads, seq, dim, causal, device="a2", debug_mode
     return flash_attention
 
 
-def causal_bias():
-    bias = np.zeros((2, BLOCK, BLOCK), np.float32)
-    bias[0][np.triu_indices(BLOCK, 1)] = -np.inf
+def causal_bias(block):
+    bias = np.zeros((2, block, block), np.float32)
+    bias[0][np.triu_indices(block, 1)] = -np.inf
     return bias
 
 
@@ -113,7 +135,7 @@ def main():
     fa = make_flash_attention(args.batch, args.heads, args.seq, args.dim, args.causal,
                               args.device, args.debug_mode,
                               {"run_numerics": not args.timing_only})
-    fa(q, k, v, causal_bias(), o)
+    fa(q, k, v, causal_bias(block_for(args.seq)), o)
     ok = True
     if not args.timing_only:
         ok = check("O", o, reference(q, k, v, args.causal), rtol=2e-2, atol=2e-3)

@@ -365,33 +365,37 @@ absl::Status GmMemory::init(const codegen::Program &program, llvm::ArrayRef<Cons
 absl::Status GmMemory::checkRegion(const codegen::Program &program, int callIndex,
                                    const OpPlan &op) const {
   const codegen::Call &call = program.calls[callIndex];
-  std::string where = absl::StrCat("program @", program.funcName, ": call ", callIndex, " (leaf ",
-                                   call.leaf, ", subgraph ", call.subgraph, "), region ",
-                                   op.region);
+  // The messages are built only on failure: this check runs for every transfer.
+  auto where = [&] {
+    return absl::StrCat("program @", program.funcName, ": call ", callIndex, " (leaf ", call.leaf,
+                        ", subgraph ", call.subgraph, "), region ", op.region);
+  };
   bool write = op.code == ir::OpCode::CopyOut;
   if (op.region >= int(call.regions.size()))
-    return ir::internalError(absl::StrCat(where, ": the call has only ", call.regions.size(),
+    return ir::internalError(absl::StrCat(where(), ": the call has only ", call.regions.size(),
                                           " regions"));
   const codegen::Region &r = call.regions[op.region];
   if (r.tensor < 0 || r.tensor >= int(views_.size()))
-    return ir::internalError(absl::StrCat(where, ": tensor index ", r.tensor, " out of range (",
+    return ir::internalError(absl::StrCat(where(), ": tensor index ", r.tensor, " out of range (",
                                           views_.size(), " tensors)"));
   const GmView &v = views_[r.tensor];
-  std::string what = absl::StrCat(where, ": ", write ? "copy_out of tile " : "copy_in of tile ",
-                                  dimsStr(op.shape), " at offsets ", dimsStr(r.offsets), " of ",
-                                  tensorName(program, r.tensor));
+  auto what = [&] {
+    return absl::StrCat(where(), ": ", write ? "copy_out of tile " : "copy_in of tile ",
+                        dimsStr(op.shape), " at offsets ", dimsStr(r.offsets), " of ",
+                        tensorName(program, r.tensor));
+  };
   if (r.offsets.size() != v.shape.size() || op.shape.size() != v.shape.size())
-    return ir::internalError(absl::StrCat(what, ": ranks differ"));
+    return ir::internalError(absl::StrCat(what(), ": ranks differ"));
   if (op.dtype != v.dtype)
-    return ir::internalError(absl::StrCat(what, ": the tile's GM element type is ",
+    return ir::internalError(absl::StrCat(what(), ": the tile's GM element type is ",
                                           dtypeStr(op.dtype)));
   for (size_t d = 0; d < v.shape.size(); ++d)
     if (r.offsets[d] < 0 || r.offsets[d] > v.shape[d] || op.shape[d] > v.shape[d] - r.offsets[d])
-      return ir::internalError(absl::StrCat(what, ": out of bounds in dimension ", d,
+      return ir::internalError(absl::StrCat(what(), ": out of bounds in dimension ", d,
                                             " (elements [", r.offsets[d], ", ",
                                             r.offsets[d] + op.shape[d], ") of ", v.shape[d], ")"));
   if (write && !v.writable)
-    return ir::internalError(absl::StrCat(what, ": the tensor is (a view of) a function "
+    return ir::internalError(absl::StrCat(what(), ": the tensor is (a view of) a function "
                                                 "argument, which is read-only"));
   return absl::OkStatus();
 }

@@ -292,10 +292,10 @@ def test_flash_attention_matches_exact_attention(causal):
     q, k, v = (rng.standard_normal(shape).astype(np.float16) for _ in range(3))
     o = np.zeros(shape, np.float16)
     kernel = fa.make_flash_attention(1, 2, 384, 64, causal)
-    kernel(q, k, v, fa.causal_bias(), o)
+    kernel(q, k, v, fa.causal_bias(fa.block_for(384)), o)
     want = fa.reference(q, k, v, causal)
     np.testing.assert_allclose(o.astype(np.float64), want, rtol=2e-2, atol=4e-3)
-    stats = kernel.compile(q, k, v, fa.causal_bias(), o).stats
+    stats = kernel.compile(q, k, v, fa.causal_bias(fa.block_for(384)), o).stats
     # The key-block body is compiled once; causal runs 1 + 2 + 3 key blocks per head.
     blocks = 3
     iterations = 2 * (blocks * (blocks + 1) // 2 if causal else blocks * blocks)
@@ -304,7 +304,7 @@ def test_flash_attention_matches_exact_attention(causal):
     # batch x heads is dynamic: one head more runs on the same compiled kernel.
     q3, k3, v3 = (rng.standard_normal((3, 384, 64)).astype(np.float16) for _ in range(3))
     o3 = np.zeros((3, 384, 64), np.float16)
-    kernel(q3, k3, v3, fa.causal_bias(), o3)
+    kernel(q3, k3, v3, fa.causal_bias(fa.block_for(384)), o3)
     np.testing.assert_allclose(o3.astype(np.float64), fa.reference(q3, k3, v3, causal),
                                rtol=2e-2, atol=4e-3)
     assert kernel.cache_info().currsize == 1
