@@ -268,7 +268,8 @@ absl::Status GmMemory::init(const codegen::Program &program, llvm::ArrayRef<Cons
   }
 
   views_.assign(numTensors, GmView());
-  owned_.assign(numTensors, HostTensor());
+  owned_.clear();
+  ownedSlot_.assign(numTensors, -1);
   std::vector<int64_t> ownerElements(numTensors, 0);
   // Owners first (arguments, intermediates), then aliases into them.
   for (int pass = 0; pass < 2; ++pass) {
@@ -321,13 +322,14 @@ absl::Status GmMemory::init(const codegen::Program &program, llvm::ArrayRef<Cons
         ownerElements[t] = elements;
       } else {
         try {
-          owned_[t] = HostTensor(g.dtype, g.shape);
+          owned_.push_back(HostTensor(g.dtype, g.shape));
         } catch (const std::bad_alloc &) {
           return absl::ResourceExhaustedError(absl::StrCat(
               "@", program.funcName, ": cannot allocate ", elements * ir::elementSize(g.dtype),
               " bytes for intermediate tensor ", tensorName(program, t)));
         }
-        v.writable = owned_[t].data();
+        ownedSlot_[t] = int32_t(owned_.size() - 1);
+        v.writable = owned_.back().data();
         v.data = v.writable;
         if (g.initFrom >= 0) // (else it is zero-filled already)
           if (absl::Status st = initialize(t, elements, v.writable); !st.ok()) return st;
@@ -481,7 +483,8 @@ void GmMemory::materializeInto(int tensor, std::byte *dst) const {
 
 bool GmMemory::canTake(int tensor) const {
   const GmView &v = views_[tensor];
-  if (owned_[tensor].sizeInBytes() == 0 || v.offset != 0) return false;
+  int slot = ownedSlot_[tensor];
+  if (slot < 0 || owned_[slot].sizeInBytes() == 0 || v.offset != 0) return false;
   int64_t stride = 1;
   for (int d = int(v.shape.size()) - 1; d >= 0; --d) {
     if (v.shape[d] != 1 && v.strides[d] != stride) return false;
@@ -491,7 +494,10 @@ bool GmMemory::canTake(int tensor) const {
 }
 
 HostTensor GmMemory::take(int tensor) {
-  HostTensor out = std::move(owned_[tensor]);
+  int slot = ownedSlot_[tensor];
+  if (slot < 0) return HostTensor(); // (callers check canTake first)
+  HostTensor out = std::move(owned_[slot]);
+  ownedSlot_[tensor] = -1;
   views_[tensor] = GmView();
   return out;
 }

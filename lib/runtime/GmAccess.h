@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "LeafPlan.h"
@@ -70,7 +72,10 @@ public:
 
 private:
   std::vector<GmView> views_;
-  std::vector<HostTensor> owned_; ///< intermediates' memory (indexed by tensor)
+  /// The memory of the intermediates that own theirs (a deque: growing it moves none,
+  /// so the views into them stay valid).
+  std::deque<HostTensor> owned_;
+  std::vector<int32_t> ownedSlot_;  ///< per tensor: its index in owned_, or -1
 };
 
 } // namespace ptoc::runtime::exec
