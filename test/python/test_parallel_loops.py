@@ -182,3 +182,17 @@ def test_pypto_set_runtime_options_takes_device_sched_parallelism(fresh_warnings
         warnings.simplefilter("error")
         t = _options.translate_all(runtime_options={"device_sched_parallelism": 2})
     assert t["runtime_options"] == {"device_sched_parallelism": 2}
+
+
+def test_the_tuner_measures_with_the_kernels_parallelism(tmp_path):
+    # The baseline is what a call of the kernel simulates, with its own
+    # device_sched_parallelism (TuneOptions::schedParallelism), not the default 1.
+    x = rand(8, 128, 512)
+    four = blocks_kernel(True).with_config(runtime_options={"device_sched_parallelism": 4})
+    one = blocks_kernel(True)
+    for k in (four, one):
+        k(x, np.zeros_like(x))
+    assert four.last_run.simulated_us < one.last_run.simulated_us
+    t = ptoc.tune(four, x, np.zeros_like(x), space={"vec_tile": [(32, 512)]}, budget=1,
+                  use_bank=False, result_dir=str(tmp_path), progress=False)
+    assert t.baseline_us == pytest.approx(four.last_run.simulated_us, rel=1e-9)
