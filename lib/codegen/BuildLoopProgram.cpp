@@ -75,6 +75,7 @@ private:
         s.start = v->start;
         s.stop = v->stop;
         s.step = v->step;
+        s.parallel = v->parallel;
         s.location = op.loc().str();
         const ir::Func *body = m_.lookup(v->body);
         if (!body) return ir::internalError(absl::StrCat("loop body @", v->body, " is missing"));

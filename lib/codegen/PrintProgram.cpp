@@ -248,7 +248,8 @@ void printLoopProgram(const LoopProgram &lp, llvm::raw_ostream &os) {
     }
     for (const LoopStep &s : c.steps) {
       os << "  loop '" << s.name << "' " << s.index << " in range(" << s.start.str() << ", "
-         << s.stop.str() << ", " << s.step.str() << ") runs ";
+         << s.stop.str() << ", " << s.step.str() << ")" << (s.parallel ? " parallel" : "")
+         << " runs ";
       if (s.program >= 0) os << "root function " << s.program << " (@" << lp.programs[s.program].funcName << ")";
       else os << "control " << s.control;
       os << "\n";

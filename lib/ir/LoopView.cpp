@@ -174,6 +174,11 @@ absl::StatusOr<LoopView> LoopView::of(const Operation &op) {
     if (!w.ok()) return absl::InvalidArgumentError(absl::StrCat(key, ": ", w.status().message()));
     *into = *std::move(w);
   }
+  if (Attribute a = op.attr("parallel")) {
+    if (!a.isBool())
+      return absl::InvalidArgumentError("'parallel' must be true or false");
+    v.parallel = a.getBool();
+  }
   v.written = writtenOperands(v.outs);
   return v;
 }
@@ -189,6 +194,7 @@ Attribute LoopView::toAttr(Context &ctx) const {
     attrs.push_back({ctx.id("start"), symAttr(ctx, start)});
   if (!step.isConstant() || step.constantValue() != 1)
     attrs.push_back({ctx.id("step"), symAttr(ctx, step)});
+  if (parallel) attrs.push_back({ctx.id("parallel"), ctx.boolAttr(true)});
   return ctx.dictAttr(attrs, /*sortByName=*/true);
 }
 

@@ -74,6 +74,9 @@ constexpr AttrSpec kLoopAttrs[] = {
     {"step", AttrShape::SymInt, false, "index increment, a positive integer (default 1)"},
     {"ins", AttrShape::Windows, true, "per body argument: the operand window it reads"},
     {"outs", AttrShape::Windows, true, "per body result: the operand window it writes"},
+    {"parallel", AttrShape::Bool, false,
+     "iterations are independent: up to device_sched_parallelism of them run at once "
+     "(default false)"},
 };
 constexpr AttrSpec kCastAttrs[] = {
     {"mode", AttrShape::String, false,

@@ -255,9 +255,18 @@ std::vector<Verdict> verdicts(const Summary &s, const SummaryOptions &options) {
                         l.controlWaitUs, percent(l.controlWaitShare), s.spanUs, l.controlBusyUs,
                         l.stitches, l.stitches == 1 ? "" : "es", body, l.barrierWaitUs,
                         percent(l.barrierWaitShare)),
-        "bigger stitches (runtime option stitch_function_max_num), fewer and bigger "
-        "iterations (ptoc.loop_unroll with a larger unroll_list factor), or a bigger view per "
-        "iteration, so the control thread builds fewer iterations and tasks for the same work",
+        absl::StrCat(
+            "bigger stitches (runtime option stitch_function_max_num), fewer and bigger "
+            "iterations (ptoc.loop_unroll with a larger unroll_list factor), or a bigger view "
+            "per iteration, so the control thread builds fewer iterations and tasks for the "
+            "same work",
+            // Built stitches held at the barrier: independent iterations need not wait.
+            l.stitches > 1 && l.barrierWaitShare > options.controlWaitShare
+                ? "; or, when a loop's iterations are independent, mark it "
+                  "ptoc.loop(..., parallel=True) and set runtime option "
+                  "device_sched_parallelism (up to 8) so several iterations run at once "
+                  "instead of waiting at the barrier"
+                : ""),
         {{"control_wait_us", l.controlWaitUs},
          {"control_wait_share", l.controlWaitShare},
          {"control_busy_us", l.controlBusyUs},

@@ -252,13 +252,19 @@ private:
       if (*step <= 0)
         return absl::InvalidArgumentError(absl::StrCat(s.location, ": error: loop '", s.name,
                                                        "': step ", *step, " is not positive"));
+      // A parallel loop's execution is a run of its own; its iterations (and whatever
+      // they nest that no inner parallel loop claims) carry the run and their ordinal.
+      const Parallel outer = parallel_;
+      if (s.parallel) parallel_ = {numParallelRuns_++, 0};
       for (int64_t i = *start; i < *stop; i += *step) {
         bindings_.push_back({s.index, i, i});
         absl::Status st = runIteration(s, i, tensors);
         bindings_.pop_back();
         if (!st.ok()) return st;
+        if (s.parallel) ++parallel_.iteration;
         if (*stop - i <= *step) break; // i += step would overflow near INT64_MAX
       }
+      parallel_ = outer;
     }
     return absl::OkStatus();
   }
@@ -327,7 +333,7 @@ private:
     }
     // Its calls.
     int instance = int(out_.instances.size());
-    out_.instances.push_back({s.program, s.name, iteration});
+    out_.instances.push_back({s.program, s.name, iteration, parallel_.run, parallel_.iteration});
     int callBase = int(out_.calls.size());
     instanceBegin_.push_back(callBase);
     int leafBase = leafOffset_[s.program];
@@ -726,41 +732,110 @@ private:
   std::vector<ir::SymBinding> bindings_;
   std::vector<Access> accesses_;  ///< in call order
   std::vector<int> instanceBegin_;
+  /// The innermost parallel loop being expanded: its run and iteration ordinal.
+  struct Parallel {
+    int run = -1;
+    int64_t iteration = 0;
+  };
+  Parallel parallel_;
+  int numParallelRuns_ = 0;
 };
 
 } // namespace
 
 absl::StatusOr<Program> expandLoops(const LoopProgram &lp, const target::DeviceSpec &device,
-                                    int stitchMaxNum, llvm::ArrayRef<ConstTensorRef> args) {
+                                    int stitchMaxNum, int parallelism,
+                                    llvm::ArrayRef<ConstTensorRef> args) {
   absl::StatusOr<Program> p = Expander(lp, args).run();
   if (!p.ok()) return p.status();
-  if (absl::Status s = assignStitches(*p, device, stitchMaxNum); !s.ok()) return s;
+  if (absl::Status s = assignStitches(*p, device, stitchMaxNum, parallelism); !s.ok()) return s;
   return p;
 }
 
-absl::Status assignStitches(Program &program, const target::DeviceSpec &device, int stitchMaxNum) {
+absl::Status checkSchedParallelism(int parallelism) {
+  if (parallelism < kMinSchedParallelism || parallelism > kMaxSchedParallelism)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "device_sched_parallelism must be between ", kMinSchedParallelism, " and ",
+        kMaxSchedParallelism, " (iterations of a parallel loop run at once), got ", parallelism));
+  return absl::OkStatus();
+}
+
+absl::Status assignStitches(Program &program, const target::DeviceSpec &device, int stitchMaxNum,
+                            int parallelism) {
   if (stitchMaxNum < kMinStitchMaxNum || stitchMaxNum > kMaxStitchMaxNum)
     return absl::InvalidArgumentError(absl::StrCat(
         "stitch_function_max_num must be between ", kMinStitchMaxNum, " and ", kMaxStitchMaxNum,
         " (iterations per stitch), got ", stitchMaxNum));
+  if (absl::Status s = checkSchedParallelism(parallelism); !s.ok()) return s;
+  program.stitchWaitFor.clear();
   if (program.instances.empty()) return absl::OkStatus();
-  std::vector<int64_t> tasks(program.instances.size(), 0);
+  const size_t n = program.instances.size();
+  std::vector<int64_t> tasks(n, 0);
   for (const Call &c : program.calls)
     if (c.instance >= 0 && size_t(c.instance) < tasks.size()) ++tasks[c.instance];
-  const target::SchedulerSpec &s = device.scheduler;
-  size_t numStitches = (program.instances.size() + stitchMaxNum - 1) / stitchMaxNum;
+
+  // Segmentation: a new stitch at a full stitch, and wherever the innermost parallel
+  // loop iteration changes (entering, leaving, or the next iteration of one). Inside a
+  // parallel iteration a stitch holds up to kParallelStitchMaxNum iterations.
+  std::vector<int> stitchOf(n, 0);
+  bool anyParallel = false;
+  int k = -1;
+  size_t inStitch = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const codegen::Instance &in = program.instances[i];
+    anyParallel |= in.parallelRun >= 0;
+    const size_t limit = in.parallelRun >= 0 ? size_t(kParallelStitchMaxNum) : size_t(stitchMaxNum);
+    const codegen::Instance *prev = i > 0 ? &program.instances[i - 1] : nullptr;
+    bool sameIteration = prev && in.parallelRun == prev->parallelRun &&
+                         (in.parallelRun < 0 || in.parallelIteration == prev->parallelIteration);
+    if (k < 0 || !sameIteration || inStitch == limit) {
+      ++k;
+      inStitch = 0;
+    }
+    stitchOf[i] = k;
+    ++inStitch;
+  }
+  const size_t numStitches = size_t(k) + 1;
+
+  // The control thread builds the stitches in order.
+  const target::SchedulerSpec &sched = device.scheduler;
   program.stitchReadyCycles.assign(numStitches, 0);
   double clock = 0;
-  for (size_t i = 0; i < program.instances.size(); ++i) {
-    clock += s.controlIterationCycles + double(tasks[i]) * s.controlTaskCycles;
-    size_t k = i / stitchMaxNum;
-    if ((i + 1) % stitchMaxNum == 0 || i + 1 == program.instances.size()) {
-      clock += s.controlStitchCycles;
-      program.stitchReadyCycles[k] = clock;
+  for (size_t i = 0; i < n; ++i) {
+    clock += sched.controlIterationCycles + double(tasks[i]) * sched.controlTaskCycles;
+    if (i + 1 == n || stitchOf[i + 1] != stitchOf[i]) {
+      clock += sched.controlStitchCycles;
+      program.stitchReadyCycles[stitchOf[i]] = clock;
     }
   }
   for (Call &c : program.calls)
-    c.stitch = c.instance >= 0 ? c.instance / stitchMaxNum : 0;
+    c.stitch = c.instance >= 0 && size_t(c.instance) < n ? stitchOf[c.instance] : 0;
+  if (!anyParallel) return absl::OkStatus(); // k - 1 for every stitch
+
+  // What each stitch waits for. The first stitch of iteration j of a parallel run
+  // waits for every stitch before the run's iteration j - P + 1 (the last stitch of
+  // iteration j - P), or before the run for j < P; other stitches for the one before.
+  // Iterations without stitches of their own (empty, or all nested in an inner
+  // parallel loop) are skipped: the next iteration that has some stands in.
+  struct RunStarts {
+    std::vector<int64_t> ordinal; ///< increasing
+    std::vector<int> firstStitch; ///< of that iteration
+  };
+  std::map<int, RunStarts> runs;
+  program.stitchWaitFor.assign(numStitches, 0);
+  for (size_t s = 0; s < numStitches; ++s) program.stitchWaitFor[s] = int(s) - 1;
+  for (size_t i = 0; i < n; ++i) {
+    const codegen::Instance &in = program.instances[i];
+    if (in.parallelRun < 0) continue;
+    RunStarts &r = runs[in.parallelRun];
+    if (!r.ordinal.empty() && r.ordinal.back() == in.parallelIteration) continue;
+    const int first = stitchOf[i];
+    r.ordinal.push_back(in.parallelIteration);
+    r.firstStitch.push_back(first);
+    const int64_t from = std::max<int64_t>(0, in.parallelIteration - parallelism + 1);
+    size_t at = size_t(std::lower_bound(r.ordinal.begin(), r.ordinal.end(), from) - r.ordinal.begin());
+    program.stitchWaitFor[first] = r.firstStitch[at] - 1;
+  }
   return absl::OkStatus();
 }
 

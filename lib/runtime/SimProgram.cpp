@@ -43,6 +43,16 @@ absl::Status flattenStitches(const codegen::Program &p, SimProgram &sp) {
                                    ", before stitch ", k - 1, " (", sp.stitchReady[k - 1],
                                    "); the control thread builds stitches in order"));
   }
+  if (!p.stitchWaitFor.empty()) {
+    if (!sp.loops || p.stitchWaitFor.size() != size_t(numStitches))
+      return badLoops(absl::StrCat("Program::stitchWaitFor has ", p.stitchWaitFor.size(),
+                                   " entries for ", sp.loops ? numStitches : 0, " stitches"));
+    for (int k = 0; k < numStitches; ++k)
+      if (p.stitchWaitFor[k] < -1 || p.stitchWaitFor[k] >= k)
+        return badLoops(absl::StrCat("stitch ", k, " waits for stitch ", p.stitchWaitFor[k],
+                                     "; a stitch waits for an earlier one (or -1, none)"));
+    sp.stitchWaitFor.assign(p.stitchWaitFor.begin(), p.stitchWaitFor.end());
+  }
   sp.stitchBegin.assign(numStitches + 1, numCalls);
   sp.stitchBegin[0] = 0;
   if (sp.loops) sp.callStitch.resize(numCalls);
@@ -259,7 +269,7 @@ uint64_t SimProgram::approxBytes() const {
   return bytes(leafBegin) + bytes(instrs) + bytes(inDegree) + bytes(succBegin) + bytes(succ) +
          bytes(nextOnPipe) +
          bytes(callLeaf) + bytes(callKind) + bytes(predCount) + bytes(callSuccBegin) +
-         bytes(callSucc) + bytes(stitchBegin) + bytes(stitchReady) + bytes(callStitch) +
+         bytes(callSucc) + bytes(stitchBegin) + bytes(stitchReady) + bytes(callStitch) + bytes(stitchWaitFor) +
          bytes(callInstance);
 }
 

@@ -71,7 +71,11 @@ struct SimProgram {
   std::vector<double> stitchReady;    ///< per stitch: cycles after the head
   std::vector<int32_t> callStitch;    ///< per call (loops only)
   std::vector<int32_t> callInstance;  ///< per call (with Program::instances): Call::instance
+  /// Per stitch: Program::stitchWaitFor (empty: k - 1, a barrier between consecutive
+  /// stitches).
+  std::vector<int32_t> stitchWaitFor;
   int numStitches() const { return static_cast<int>(stitchReady.size()); }
+  int waitFor(int k) const { return stitchWaitFor.empty() ? k - 1 : stitchWaitFor[k]; }
   int stitchOf(int call) const { return callStitch.empty() ? 0 : callStitch[call]; }
   int instanceOf(int call) const { return callInstance.empty() ? -1 : callInstance[call]; }
 

@@ -124,29 +124,42 @@ absl::StatusOr<RunRecord> simulate(const PreparedProgram &prepared, const SimOpt
   rec.makespanCycles = std::max(head, lastEnd);
   if (sp.loops) {
     rec.controlBusyCycles = sp.stitchReady.back();
-    for (const StitchRecord &s : rec.stitches) rec.controlWaitCycles += s.controlWaitCycles();
-    // A built stitch held at the barrier, from when it was built or the stitch before
-    // opened (whichever is later: the windows never overlap) until that stitch's last
-    // task ends, costs only the cores the tail leaves idle: the wait counts as the
-    // window times the idle share of the cores of the kinds the program uses.
-    std::vector<double> from(rec.stitches.size(), 0), until(rec.stitches.size(), 0);
-    for (size_t k = 1; k < rec.stitches.size(); ++k) {
-      from[k] = std::max(rec.stitches[k].readyCycle, rec.stitches[k - 1].openCycle);
-      until[k] = std::max(from[k], rec.stitches[k].barrierCycle);
+    // Stitch k was the next to open over [open(k - 1), open(k)) (from the head for
+    // stitch 0): these windows never overlap. Within its window, the time it waited
+    // for the control thread (its wait condition held, it was not built yet) and the
+    // time it waited for its wait condition (built, stitches before it still running)
+    // cost only the cores the running tasks left idle: each counts as its length times
+    // the idle share of the cores of the kinds the program uses. Without parallel
+    // loops nothing runs while a stitch waits for the control thread (share 1), and
+    // only the tail of stitch k - 1 runs while it waits at the barrier.
+    const size_t S = rec.stitches.size();
+    std::vector<double> from(S, 0), until(S, 0), busy(S, 0);
+    std::vector<uint8_t> control(S, 0);
+    for (size_t k = 0; k < S; ++k) {
+      const StitchRecord &st = rec.stitches[k];
+      const double before = k == 0 ? head : rec.stitches[k - 1].openCycle;
+      control[k] = st.readyCycle > st.barrierCycle;
+      // The later of the two came last: the wait lasted from the earlier one.
+      from[k] = std::max(before, std::min(st.readyCycle, st.barrierCycle));
+      until[k] = std::max(from[k], std::max(st.readyCycle, st.barrierCycle));
     }
-    std::vector<double> busy(rec.stitches.size(), 0);
     bool usesAic = false, usesAiv = false;
     for (const TaskRecord &t : rec.tasks) {
       usesAic |= t.core == target::CoreKind::AIC;
       usesAiv |= t.core == target::CoreKind::AIV;
-      size_t k = size_t(t.stitch) + 1; // a task of stitch k-1 runs in window k
-      if (k >= rec.stitches.size()) continue;
-      double overlap = std::min(t.endCycle, until[k]) - std::max(t.startCycle, from[k]);
-      if (overlap > 0) busy[k] += overlap;
+      // A task of stitch s runs after s opened: only windows after s's can hold it.
+      size_t k = size_t(t.stitch) + 1;
+      k = std::upper_bound(until.begin() + std::min(k, S), until.end(), t.startCycle) - until.begin();
+      for (; k < S && from[k] < t.endCycle; ++k) {
+        double overlap = std::min(t.endCycle, until[k]) - std::max(t.startCycle, from[k]);
+        if (overlap > 0) busy[k] += overlap;
+      }
     }
     double cores = (usesAic ? rec.aicCores : 0) + (usesAiv ? rec.aivCores : 0);
-    for (size_t k = 1; k < rec.stitches.size() && cores > 0; ++k)
-      rec.barrierWaitCycles += std::max(0.0, (until[k] - from[k]) - busy[k] / cores);
+    for (size_t k = 0; k < S; ++k) {
+      double idle = std::max(0.0, (until[k] - from[k]) - (cores > 0 ? busy[k] / cores : 0.0));
+      (control[k] ? rec.controlWaitCycles : rec.barrierWaitCycles) += idle;
+    }
   }
   rec.hbmReadBytes = memory.hbmReadBytes;
   rec.hbmWriteBytes = memory.hbmWriteBytes;

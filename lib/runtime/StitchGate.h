@@ -1,8 +1,10 @@
 // The loop stitches as both schedulers see them (docs/runtime.md "Loops"): a call may
-// be dispatched only once its stitch is open, and stitch k opens when the AICPU control
-// thread has built it (head + its ready time) and every call of stitch k - 1 has ended.
-// It posts a StitchOpen event for an opening that lies in the future and fills the
-// run's StitchRecords. A program without loops is one stitch that opens at the head.
+// be dispatched only once its stitch is open. Stitches open in order; stitch k opens
+// when the AICPU control thread has built it (head + its ready time), stitch k - 1 has
+// opened, and every call of the stitches up to its wait stitch (SimProgram::waitFor:
+// k - 1, or an earlier one for the first stitch of a parallel loop's iteration) has
+// ended. It posts a StitchOpen event for an opening that lies in the future and fills
+// the run's StitchRecords. A program without loops is one stitch that opens at the head.
 #pragma once
 
 #include <cstdint>
@@ -18,15 +20,15 @@ class StitchGate {
 public:
   StitchGate(const SimProgram &program, EventQueue &events, RunRecord &record);
 
-  /// The head ended at `head`: stitch 0's barrier holds from here.
+  /// The head ended at `head`: a stitch that waits for none may open from here.
   void start(double head);
   /// `task`'s stitch is open (its calls may be dispatched once their predecessors end).
   bool isOpen(int task) const { return program_.stitchOf(task) < opened_; }
-  /// `task` ended at `now`; the stitch after its own may become due.
+  /// `task` ended at `now`; the next stitch may become due.
   void taskEnded(int task, double now);
-  /// The stitch that opens now (its StitchOpen event came, or its barrier and ready
-  /// time both hold at the current instant), or -1. The scheduler opens it (open())
-  /// and asks again: an empty stitch lets the next one through at once.
+  /// The stitch that opens now (its StitchOpen event came, or its wait condition and
+  /// ready time both hold at the current instant), or -1. The scheduler opens it
+  /// (open()) and asks again: the next stitch may be due at once.
   int due() const { return due_; }
   /// Opens stitch `k` (== due()) at `now`; returns its first call (its calls are
   /// [first, end(k))).
@@ -36,16 +38,24 @@ public:
   void onEvent(int k) { due_ = k; }
 
 private:
-  /// Every call of stitch `k` - 1 has ended at `now` (stitch 0: the head ended).
-  void barrier(int k, double now);
+  /// Stitch `k` finished at `now` (its last call ended, or it opened empty).
+  void finished(int k, double now);
+  /// Arms the next stitch to open once its wait condition holds: records its barrier
+  /// and makes it due now or at its ready time.
+  void arm(double now);
 
   const SimProgram &program_;
   EventQueue &events_;
   RunRecord &record_;
   double head_ = 0;
   int opened_ = 0;      ///< stitches 0..opened_-1 are open
+  int armed_ = -1;      ///< the last stitch armed (its opening is scheduled)
   int due_ = -1;
-  std::vector<int32_t> left_; ///< per stitch: calls not yet ended
+  std::vector<int32_t> left_;    ///< per stitch: calls not yet ended
+  std::vector<uint8_t> done_;    ///< per stitch: finished
+  int donePrefix_ = 0;           ///< stitches 0..donePrefix_-1 have all finished
+  /// donePrefixAt_[m]: when stitches 0..m-1 had all finished (m <= donePrefix_).
+  std::vector<double> donePrefixAt_;
 };
 
 } // namespace ptoc::runtime::sim

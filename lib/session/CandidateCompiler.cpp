@@ -59,7 +59,7 @@ compileCandidate(const Session &session, const TunedConfig &config,
                         readsTensors ? inputs.argData[i] : nullptr);
   }
   absl::StatusOr<std::shared_ptr<const codegen::Program>> program = kernel->runnable(
-      static_cast<int>(inputs.stitchMaxNum), args);
+      static_cast<int>(inputs.stitchMaxNum), inputs.schedParallelism, args);
   if (!program.ok()) return program.status();
   return runtime::PreparedProgram::prepare(**program, session.device());
 }

@@ -27,13 +27,15 @@ class Session;
 using tune::TunedConfig;
 
 /// What every candidate is instantiated with (TuneOptions::argShapes, argData,
-/// stitchMaxNum): the sizes of a kernel's dynamic axes, the data a kernel whose loops
-/// read its inputs needs (one pointer per argument, laid out as argShapes says; empty
-/// when the caller gave none), and the stitch size of its loops.
+/// stitchMaxNum, schedParallelism): the sizes of a kernel's dynamic axes, the data a
+/// kernel whose loops read its inputs needs (one pointer per argument, laid out as
+/// argShapes says; empty when the caller gave none), the stitch size of its loops and
+/// how many iterations of a parallel loop run at once.
 struct CandidateInputs {
   std::vector<std::vector<int64_t>> argShapes;
   std::vector<const void *> argData;
   int64_t stitchMaxNum = runtime::kDefaultStitchMaxNum;
+  int schedParallelism = runtime::kDefaultSchedParallelism;
 };
 
 /// A compiled candidate: its program prepared for simulation on the session's device,

@@ -48,7 +48,7 @@ absl::StatusOr<profile::PerfReport> reportFromRuns(const Session &session, llvm:
     simulateS.push_back(run->simulateSeconds);
     if (i > 0) continue;
     absl::StatusOr<std::shared_ptr<const codegen::Program>> program =
-        kernel->runnable(ropts.stitchMaxNum, std::vector<runtime::ConstTensorRef>(inputs.begin(), inputs.end()));
+        kernel->runnable(ropts.stitchMaxNum, ropts.schedParallelism, std::vector<runtime::ConstTensorRef>(inputs.begin(), inputs.end()));
     if (!program.ok()) return program.status();
     absl::StatusOr<profile::Summary> summary = profile::summarize(**program, run->record);
     if (!summary.ok()) return summary.status();

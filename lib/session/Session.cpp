@@ -369,6 +369,8 @@ absl::StatusOr<RunReport> Session::runWith(const Kernel &kernel,
     return absl::InvalidArgumentError(absl::StrCat(
         "stitch_function_max_num must be between ", runtime::kMinStitchMaxNum, " and ",
         runtime::kMaxStitchMaxNum, " (loop iterations per stitch), got ", options.stitchMaxNum));
+  if (absl::Status s = runtime::checkSchedParallelism(options.schedParallelism); !s.ok())
+    return s;
   if (options.hostThreads > runtime::kMaxHostThreads)
     return absl::InvalidArgumentError(absl::StrCat(
         "host_threads must be between 0 (all cores) and ", runtime::kMaxHostThreads, ", got ",
@@ -401,7 +403,7 @@ absl::StatusOr<RunReport> Session::runGuarded(const Kernel &kernel,
   sim.kernelKind = options.kernelKind;
   // A kernel with loops has its iterations instantiated (once per stitch size).
   absl::StatusOr<std::shared_ptr<const codegen::Program>> runnable =
-      kernel.runnable(options.stitchMaxNum, args);
+      kernel.runnable(options.stitchMaxNum, options.schedParallelism, args);
   if (!runnable.ok()) return runnable.status();
   const codegen::Program *program = runnable->get();
   auto simStart = Clock::now();

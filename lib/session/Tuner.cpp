@@ -191,6 +191,7 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
     return absl::InvalidArgumentError(absl::StrCat("tuning threads must be between 0 (all cores) and ",
                                                    runtime::kMaxHostThreads, ", got ",
                                                    options.threads));
+  if (absl::Status s = runtime::checkSchedParallelism(options.schedParallelism); !s.ok()) return s;
   absl::StatusOr<ModuleFacts> facts = moduleFacts(session, moduleText);
   if (!facts.ok()) return facts.status();
 
@@ -208,7 +209,8 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
   // The written function's compile is shared with the search's first seed (the same
   // function, the same knobs).
   CandidateCompiler compiler(session, options.programCacheBytes,
-                             {options.argShapes, options.argData, options.stitchMaxNum});
+                             {options.argShapes, options.argData, options.stitchMaxNum,
+                              options.schedParallelism});
   absl::StatusOr<runtime::RunRecord> baseline =
       simulateConfig(written, *compiler.compileBatch({&written}, pool)[0]);
   if (!baseline.ok()) {

@@ -465,7 +465,8 @@ class JitFunction:
         report = session.run(kernel, in_arrays, out_arrays, run["device_sched_mode"],
                              debug["runtime_debug_mode"], debug["output_dir"],
                              run["run_numerics"], run["host_threads"],
-                             run["stitch_function_max_num"])
+                             run["stitch_function_max_num"],
+                             run["device_sched_parallelism"])
         self._local.last_run = report
         self._last_run = report
 

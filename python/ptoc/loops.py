@@ -471,24 +471,34 @@ def _range(what, bounds, symbolic):
     return start, stop, step
 
 
-def loop(*bounds, name=None, idx_name=None):
+def loop(*bounds, name=None, idx_name=None, parallel=False):
     """``for i in ptoc.loop(stop)`` / ``ptoc.loop(start, stop, step=1, name=...,
-    idx_name=...)``: the body is compiled once and runs once per value of ``i`` in
-    ``range(start, stop, step)``. ``i`` is a SymInt."""
+    idx_name=..., parallel=False)``: the body is compiled once and runs once per value
+    of ``i`` in ``range(start, stop, step)``. ``i`` is a SymInt.
+
+    ``parallel=True`` promises that the iterations are independent (PyPTO's
+    ``loop(..., parallel=True)``): the control thread submits each iteration as a
+    stitch of its own, and up to runtime option ``device_sched_parallelism`` of them
+    run at once instead of one stitch after another (docs/python.md, "Parallel
+    loops"). Results stay exact even if the promise is false (the data dependencies
+    between iterations are still kept); only the timing changes."""
     start, stop, step = _range("ptoc.loop", bounds, symbolic=True)
+    if not isinstance(parallel, bool):
+        raise Error(located(f"ptoc.loop: parallel must be True or False, got {parallel!r}"))
     trace = current_trace("ptoc.loop")
     name = name or f"loop{trace.loop_count}"
     index = idx_name or name
     if not index.isidentifier() or index in ("min", "max"):
         raise Error(located(f"ptoc.loop: the index name {index!r} must be a Python identifier "
                             "(and not min or max); pass idx_name="))
-    return _LoopIter(trace, start, stop, step, name, index)
+    return _LoopIter(trace, start, stop, step, name, index, parallel)
 
 
 class _LoopIter:
-    def __init__(self, trace, start, stop, step, name, index):
+    def __init__(self, trace, start, stop, step, name, index, parallel=False):
         self.trace, self.start, self.stop, self.step = trace, start, stop, step
         self.name, self.index = name, index
+        self.parallel = parallel
 
     def __iter__(self):
         return self._run()
@@ -606,7 +616,7 @@ class _LoopIter:
             [parent.value_of(t) for t in tensors], name, self.name, self.index,
             offset_text(self.start), offset_text(self.stop), offset_text(self.step),
             [(p, *whole(t)) for p, t in enumerate(tensors)],
-            [(p, *whole(tensors[p])) for p in written])
+            [(p, *whole(tensors[p])) for p in written], self.parallel)
         for p, rid in zip(written, ids):
             t = tensors[p]
             if t._scope is parent:
@@ -624,7 +634,8 @@ class _LoopIter:
             operands, body_name, self.name, self.index, offset_text(start),
             offset_text(stop), offset_text(self.step),
             [(pos, offs, sizes, valid) for pos, offs, sizes, _, valid in scope.ins],
-            [(pos, offs, sizes, valid) for pos, offs, sizes, _, _, _, valid in scope.outs])
+            [(pos, offs, sizes, valid) for pos, offs, sizes, _, _, _, valid in scope.outs],
+            self.parallel)
         # Each written tensor now holds the loop's result (an operand is written by
         # the outs naming its position; results follow their first appearance).
         order, tensors = [], {}
@@ -744,12 +755,13 @@ def is_loop_end(i):
     return _loop_scope(i, "ptoc.is_loop_end").paths.ask("end")
 
 
-def loop_unroll(*bounds, unroll_list=(1,), name=None, idx_name=None):
+def loop_unroll(*bounds, unroll_list=(1,), name=None, idx_name=None, parallel=False):
     """``for i, f in ptoc.loop_unroll(start, stop, step, unroll_list=[4, 2, 1])``: the
     iterations of ``range(start, stop, step)`` covered greedily from the largest factor:
     a body traced for factor ``f`` processes ``f`` steps at once, from index ``i``
     (``x[i:i + f]`` with step 1). Each factor's body is a loop of its own, compiled once;
-    the trip count must be static here."""
+    the trip count must be static here. ``parallel=True``: each factor's loop is a
+    parallel loop (see ``loop``)."""
     start, stop, step = _range("ptoc.loop_unroll", bounds, symbolic=False)
     try:
         factors = sorted({int(f) for f in unroll_list}, reverse=True)
@@ -773,10 +785,12 @@ def loop_unroll(*bounds, unroll_list=(1,), name=None, idx_name=None):
         raise Error(located(f"ptoc.loop_unroll: the factors {factors} cannot cover {trip} "
                             f"iterations (a tail of {trip - covered} is left); add 1 to "
                             "unroll_list"))
-    return _unrolled(plan, start, step, name, index)
+    if not isinstance(parallel, bool):
+        raise Error(located(f"ptoc.loop_unroll: parallel must be True or False, got {parallel!r}"))
+    return _unrolled(plan, start, step, name, index, parallel)
 
 
-def _unrolled(plan, start, step, name, index):
+def _unrolled(plan, start, step, name, index, parallel):
     for f, first, count in plan:
-        for k in loop(count, name=f"{name}_x{f}", idx_name=f"{index}_x{f}"):
+        for k in loop(count, name=f"{name}_x{f}", idx_name=f"{index}_x{f}", parallel=parallel):
             yield start + first * step + k * (f * step), f

@@ -188,7 +188,8 @@ def tune(kernel, *args, space=None, strategy=TUNE_DEFAULTS["strategy"],
             threads=threads, bank_path=bank, use_bank=bool(use_bank),
             result_dir=result_dir, knobs=knobs, progress=bar, space_json=space_json,
             arg_shapes=arg_shapes, arg_data=arg_data, sched_mode=run["device_sched_mode"],
-            stitch_max_num=run["stitch_function_max_num"])
+            stitch_max_num=run["stitch_function_max_num"],
+            sched_parallelism=run["device_sched_parallelism"])
     finally:
         if bar is not None:
             bar.finish()

@@ -50,7 +50,7 @@ std::vector<int> Builder::loop(const std::vector<int> &operands, const std::stri
                                const std::string &name, const std::string &index,
                                const std::string &start, const std::string &stop,
                                const std::string &step, const std::vector<Window> &ins,
-                               const std::vector<Window> &outs) {
+                               const std::vector<Window> &outs, bool parallel) {
   if (finished_)
     throw StatusError(ErrorStage::Build,
                       absl::FailedPreconditionError("the traced function has already ended"));
@@ -82,6 +82,7 @@ std::vector<int> Builder::loop(const std::vector<int> &operands, const std::stri
   loop.step = sym(step, "step");
   loop.ins = windows(ins);
   loop.outs = windows(outs);
+  loop.parallel = parallel;
   std::vector<ir::Value *> values;
   for (int o : operands) values.push_back(value(o));
   // One result per written operand, of its type (the loop updates it in place).

@@ -43,11 +43,12 @@ public:
                             std::vector<std::string>>;
   /// Records `loop` running function `body` over `operands` (value ids); returns the
   /// ids of its results (its written operands, updated, in order of first write).
+  /// `parallel`: the loop op's `parallel` (independent iterations).
   std::vector<int> loop(const std::vector<int> &operands, const std::string &body,
                         const std::string &name, const std::string &index,
                         const std::string &start, const std::string &stop,
                         const std::string &step, const std::vector<Window> &ins,
-                        const std::vector<Window> &outs);
+                        const std::vector<Window> &outs, bool parallel = false);
 
   /// Ops: each returns the id of its result; errors throw StatusError(Build).
   int binary(const std::string &op, int a, int b);

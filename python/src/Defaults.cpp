@@ -21,6 +21,7 @@ void bindDefaults(py::module_ &m) {
         runtime["host_threads"] = r.hostThreads;
         runtime["run_numerics"] = r.numerics;
         runtime["stitch_function_max_num"] = r.stitchMaxNum;
+        runtime["device_sched_parallelism"] = r.schedParallelism;
         debug["runtime_debug_mode"] = r.debugMode;
         // compile_debug_mode 1 dumps the IR into a run folder; C++ dumps when it is given
         // a folder (CompileOptions::irDumpDir), none by default.

@@ -218,7 +218,7 @@ void bindKernels(py::module_ &m) {
           "run",
           [](const Session &s, const PyKernel &pk, const py::list &args, const py::list &results,
              int schedMode, int debugMode, const std::string &outputDir, bool numerics,
-             unsigned hostThreads, int stitchMaxNum) {
+             unsigned hostThreads, int stitchMaxNum, int schedParallelism) {
             const Kernel &k = *pk.kernel;
             if (args.size() != k.args.size() || results.size() != k.results.size())
               throw StatusError(ErrorStage::Input,
@@ -253,6 +253,7 @@ void bindKernels(py::module_ &m) {
             opts.numerics = numerics;
             opts.hostThreads = hostThreads;
             opts.stitchMaxNum = stitchMaxNum;
+            opts.schedParallelism = schedParallelism;
             absl::StatusOr<session::RunReport> report;
             {
               py::gil_scoped_release release;
@@ -266,7 +267,8 @@ void bindKernels(py::module_ &m) {
           py::arg("output_dir") = kRunDefaults.outputDir,
           py::arg("numerics") = kRunDefaults.numerics,
           py::arg("host_threads") = kRunDefaults.hostThreads,
-          py::arg("stitch_function_max_num") = kRunDefaults.stitchMaxNum);
+          py::arg("stitch_function_max_num") = kRunDefaults.stitchMaxNum,
+          py::arg("device_sched_parallelism") = kRunDefaults.schedParallelism);
 
   py::class_<PyKernel>(m, "Kernel")
       .def_property_readonly("func_name", [](const PyKernel &k) { return k.kernel->funcName; })

@@ -55,7 +55,9 @@ PYBIND11_MODULE(_ptoc, m) {
              return Builder::body(parent, name, specs);
            })
       .def("adopt_settings", &Builder::adoptSettings)
-      .def("loop", &Builder::loop)
+      .def("loop", &Builder::loop, py::arg("operands"), py::arg("body"), py::arg("name"),
+           py::arg("index"), py::arg("start"), py::arg("stop"), py::arg("step"), py::arg("ins"),
+           py::arg("outs"), py::arg("parallel") = false)
       .def("placeholder", &Builder::placeholder)
       .def("finish_body", &Builder::finishBody)
       .def("discard_body", &Builder::discardBody)
@@ -102,6 +104,8 @@ PYBIND11_MODULE(_ptoc, m) {
   m.attr("MAX_DEBUG_MODE") = session::kMaxDebugMode;
   m.attr("MIN_STITCH") = runtime::kMinStitchMaxNum;
   m.attr("MAX_STITCH") = runtime::kMaxStitchMaxNum;
+  m.attr("MIN_SCHED_PARALLELISM") = runtime::kMinSchedParallelism;
+  m.attr("MAX_SCHED_PARALLELISM") = runtime::kMaxSchedParallelism;
   m.attr("MAX_TOP") = profile::kMaxTop;
   m.def(
       "check_pass_option",

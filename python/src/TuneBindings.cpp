@@ -72,7 +72,7 @@ void bindTune(py::module_ &m) {
          bool useBank, const std::string &resultDir, const py::dict &knobs,
          const py::object &progress, const std::string &spaceJson,
          const std::vector<std::vector<int64_t>> &argShapes, const py::list &argData,
-         int schedMode, int64_t stitchMaxNum) {
+         int schedMode, int64_t stitchMaxNum, int schedParallelism) {
         const session::Session &s = sessionObj.cast<const session::Session &>();
         session::TuneOptions opts;
         opts.search.strategy = valueOrThrow(ErrorStage::Option, tune::parseStrategy(strategy));
@@ -95,6 +95,7 @@ void bindTune(py::module_ &m) {
         }
         opts.schedMode = schedMode;
         opts.stitchMaxNum = stitchMaxNum;
+        opts.schedParallelism = schedParallelism;
         if (!progress.is_none())
           opts.progress = [progress](const tune::SearchProgress &p) {
             py::gil_scoped_acquire gil;
@@ -149,6 +150,7 @@ void bindTune(py::module_ &m) {
       py::arg("arg_shapes") = std::vector<std::vector<int64_t>>(),
       py::arg("arg_data") = py::list(), py::arg("sched_mode") = kTuneDefaults.schedMode,
       py::arg("stitch_max_num") = kTuneDefaults.stitchMaxNum,
+      py::arg("sched_parallelism") = kTuneDefaults.schedParallelism,
       "Tunes the knobs of a tensor-level module on the simulator (session::tuneModule).");
 }
 

@@ -37,7 +37,8 @@ def test_python_option_tables_are_the_cpp_defaults():
 def test_the_cpp_defaults_are_what_the_engine_does():
     """The table's values, spelled out: a change to a C++ default is a visible decision."""
     assert CPP["runtime_options"] == {"device_sched_mode": 0, "host_threads": 0,
-                                      "run_numerics": True, "stitch_function_max_num": 128}
+                                      "run_numerics": True, "stitch_function_max_num": 128,
+                                      "device_sched_parallelism": 1}
     assert CPP["host_options"]["compile_stage"] == "codegen"
     assert CPP["host_options"]["max_tile_ops"] == 8 * 1024 * 1024
     assert CPP["tune"]["budget"] == 64 and CPP["tune"]["strategy"] == "auto"
@@ -60,10 +61,12 @@ def test_binding_keyword_defaults_are_the_cpp_defaults():
         "sched_mode": run["device_sched_mode"], "debug_mode": debug["runtime_debug_mode"],
         "output_dir": debug["output_dir"], "numerics": run["run_numerics"],
         "host_threads": run["host_threads"],
-        "stitch_function_max_num": run["stitch_function_max_num"]}
+        "stitch_function_max_num": run["stitch_function_max_num"],
+        "device_sched_parallelism": run["device_sched_parallelism"]}
     tune_defaults = keyword_defaults(_ptoc.tune_text)
     for name in ("strategy", "budget", "seed", "threads", "use_bank"):
         assert tune_defaults[name] == CPP["tune"][name], name
+    assert tune_defaults["sched_parallelism"] == run["device_sched_parallelism"]
     assert keyword_defaults(_ptoc.Session.__init__)["device"] == _ptoc.DEFAULT_DEVICE
 
 

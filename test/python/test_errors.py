@@ -334,7 +334,7 @@ def test_out_of_range_option_inside_the_function():
 
 
 @pytest.mark.parametrize("kind,valid", [
-    ("runtime_options", "device_sched_mode, host_threads, run_numerics"),
+    ("runtime_options", "device_sched_mode, device_sched_parallelism, host_threads, run_numerics"),
     ("debug_options", "compile_debug_mode, output_dir, runtime_debug_mode"),
     ("host_options", "compile_stage, double_buffer, max_tile_ops, tune_bank_path, use_tune_bank, verify_each"),
 ])

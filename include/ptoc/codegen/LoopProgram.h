@@ -47,6 +47,10 @@ struct LoopStep {
   int program = -1, control = -1;
   std::vector<StepWindow> ins, outs; ///< per body argument / result
   std::string location;              ///< the loop's `file:line:col`
+  /// The loop op's `parallel`: its iterations are independent, each is submitted as
+  /// stitches of its own and up to device_sched_parallelism of them may run at once
+  /// (runtime::assignStitches, docs/runtime.md "Parallel loops").
+  bool parallel = false;
 };
 
 struct ControlFunc {

@@ -168,7 +168,9 @@ struct Call {
   int instance = -1;
   /// The scheduling unit (stitch) the AICPU control thread submits the call in. A
   /// stitch's calls start only when the control thread has built it
-  /// (Program::stitchReadyCycles) and every call of the stitch before it has finished.
+  /// (Program::stitchReadyCycles), the stitch before it has opened and every call of
+  /// the stitches it waits for (Program::stitchWaitFor: the one before it, unless
+  /// parallel loops say otherwise) has finished.
   /// 0 for a program without loops (everything is one stitch).
   int stitch = 0;
 };
@@ -186,6 +188,13 @@ struct Instance {
   int body = -1;           ///< index into Program::bodies
   std::string loop;        ///< the loop's name (`ptoc.loop(name=...)`; a segment's own)
   int64_t iteration = 0;   ///< the loop index's value (0 for a segment)
+  /// The innermost `parallel` loop the iteration lies in (docs/runtime.md "Parallel
+  /// loops"): which run of it (a number per execution of such a loop op, in program
+  /// order; -1: no parallel loop encloses it) and that run's iteration ordinal
+  /// (0, 1, ... in index order). A parallel loop's own iterations, and everything
+  /// nested in them that no inner parallel loop claims, share their run and ordinal.
+  int parallelRun = -1;
+  int64_t parallelIteration = 0;
 };
 
 /// The compiled function.
@@ -207,6 +216,12 @@ struct Program {
   /// control thread has built it (evaluated bounds, built every task of its iterations
   /// and submitted it). Empty: one stitch, ready at the head.
   std::vector<double> stitchReadyCycles;
+  /// Per stitch k: the stitch up to which every stitch must have finished before k may
+  /// open (-1: none; stitches open in order regardless). Empty: k - 1 for every stitch
+  /// (a barrier between consecutive stitches), the rule without parallel loops. With
+  /// parallel loops the first stitch of an iteration waits only for the iteration
+  /// device_sched_parallelism places before it (runtime::assignStitches).
+  std::vector<int> stitchWaitFor;
 
   /// The user key of leaf `leaf`'s isomorphism group, `func<F>_<hashOrder>` with F =
   /// the leaf's funcIndex (analysis::hashOrderKey): the key of the *_setting pass options, as the

@@ -48,6 +48,11 @@ struct LoopView {
   std::string index; ///< the index's name in expressions
   SymExpr start, stop, step;
   std::vector<LoopWindow> ins, outs;
+  /// `parallel = true`: the user promises the iterations are independent (PyPTO's
+  /// `loop(..., parallel=True)`); the control thread submits each iteration as a stitch
+  /// of its own and lets up to device_sched_parallelism of them run at once
+  /// (docs/runtime.md, "Parallel loops"). Printed only when true.
+  bool parallel = false;
   /// The operands `outs` write, each once, in order of first appearance: the loop's
   /// results are these operands, updated.
   llvm::SmallVector<int, 4> written;

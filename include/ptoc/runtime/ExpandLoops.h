@@ -15,6 +15,18 @@ namespace ptoc::runtime {
 inline constexpr int kDefaultStitchMaxNum = 128;
 /// Its documented range.
 inline constexpr int kMinStitchMaxNum = 1, kMaxStitchMaxNum = 1024;
+/// Root-function iterations per stitch inside an iteration of a parallel loop: PyPTO's
+/// hard maximum (its runtime ignores stitch_function_max_num there), so an iteration is
+/// normally one stitch.
+inline constexpr int kParallelStitchMaxNum = 1024;
+/// PyPTO's runtime option device_sched_parallelism: how many iterations of a parallel
+/// loop may be in flight (each takes workspace slot j mod P); default and range.
+inline constexpr int kDefaultSchedParallelism = 1;
+inline constexpr int kMinSchedParallelism = 1, kMaxSchedParallelism = 8;
+
+/// An error naming device_sched_parallelism, the value and its range when it is out
+/// of [kMinSchedParallelism, kMaxSchedParallelism].
+absl::Status checkSchedParallelism(int parallelism);
 
 /// Instantiates every iteration of every loop of `lp`: each iteration of a body is a
 /// copy of its compiled Program's calls, their regions rebased onto the windows the
@@ -31,14 +43,22 @@ inline constexpr int kMinStitchMaxNum = 1, kMaxStitchMaxNum = 1024;
 absl::StatusOr<codegen::Program> expandLoops(const codegen::LoopProgram &lp,
                                              const target::DeviceSpec &device,
                                              int stitchMaxNum = kDefaultStitchMaxNum,
+                                             int parallelism = kDefaultSchedParallelism,
                                              llvm::ArrayRef<ConstTensorRef> args = {});
 
-/// Groups an expanded program's iterations into stitches of at most `stitchMaxNum`
-/// iterations, in order, and computes when the control thread has built each one:
-/// per iteration control_iteration_cycles plus control_task_cycles per task, per
-/// stitch control_stitch_cycles (the device's scheduler section). A program without
-/// loops is left as it is.
+/// Groups an expanded program's iterations into stitches, in order, and computes when
+/// the control thread has built each one: per iteration control_iteration_cycles plus
+/// control_task_cycles per task, per stitch control_stitch_cycles (the device's
+/// scheduler section). Outside parallel loops a stitch holds up to `stitchMaxNum`
+/// iterations. Entering, leaving or moving to the next iteration of a parallel loop
+/// (Instance::parallelRun / parallelIteration) starts a new stitch, and inside one a
+/// stitch holds up to kParallelStitchMaxNum iterations. With parallel loops it fills
+/// Program::stitchWaitFor: the first stitch of iteration j of a run waits for the last
+/// stitch of iteration j - `parallelism` (for j < parallelism: for the last stitch
+/// before the run), every other stitch for the one before it (docs/runtime.md
+/// "Parallel loops"). A program without loops is left as it is. Errors: either
+/// option out of its range.
 absl::Status assignStitches(codegen::Program &program, const target::DeviceSpec &device,
-                            int stitchMaxNum);
+                            int stitchMaxNum, int parallelism = kDefaultSchedParallelism);
 
 } // namespace ptoc::runtime

@@ -108,7 +108,9 @@ struct Kernel {
   /// loops; null without loops.
   std::shared_ptr<const codegen::LoopProgram> loops;
 
-  /// What a run simulates and executes, with `stitchMaxNum` loop iterations per stitch:
+  /// What a run simulates and executes, with `stitchMaxNum` loop iterations per stitch
+  /// and `parallelism` iterations of a parallel loop in flight
+  /// (device_sched_parallelism; runtime::assignStitches):
   /// `program` without loops; with loops, every iteration instantiated as the AICPU
   /// control thread would at run time (runtime::expandLoops), on first use, and kept
   /// for later runs (copies of the kernel share it; thread-safe). Errors: a window out
@@ -119,9 +121,10 @@ struct Kernel {
   /// set of sizes (up to 16 sets; later new sizes are instantiated per call).
   absl::StatusOr<std::shared_ptr<const codegen::Program>> runnable(
       int stitchMaxNum = runtime::kDefaultStitchMaxNum,
+      int parallelism = runtime::kDefaultSchedParallelism,
       llvm::ArrayRef<runtime::ConstTensorRef> args = {}) const;
 
-  struct Expansions; ///< the instantiated programs, by stitch size (Kernel.cpp)
+  struct Expansions; ///< the instantiated programs, by stitch options (Kernel.cpp)
   static std::shared_ptr<Expansions> newExpansions();
   std::shared_ptr<Expansions> expansions = newExpansions();
   /// Subgraphs, groups and merge decisions.
@@ -170,6 +173,10 @@ struct RunOptions {
   /// stitch_function_max_num: iterations of loop bodies per stitch, 1..1024 (PyPTO's
   /// default 128). No effect on a kernel without loops.
   int stitchMaxNum = runtime::kDefaultStitchMaxNum;
+  /// device_sched_parallelism: how many iterations of a `parallel` loop may run at
+  /// once, 1..8 (PyPTO's default 1: none overlap, but each iteration is still a stitch
+  /// of its own). No effect on a kernel without parallel loops.
+  int schedParallelism = runtime::kDefaultSchedParallelism;
 };
 
 /// What a run produced besides the outputs.

@@ -53,9 +53,11 @@ struct TuneOptions {
   std::vector<const void *> argData;
   /// The kernel's runtime options: the function as written is measured with its
   /// scheduler mode (a config that names none keeps it), and every candidate with its
-  /// stitch size (loops: iterations per stitch, stitch_function_max_num).
+  /// stitch size (loops: iterations per stitch, stitch_function_max_num) and
+  /// device_sched_parallelism (parallel loops: iterations in flight, 1..8).
   int schedMode = 0;
   int64_t stitchMaxNum = runtime::kDefaultStitchMaxNum;
+  int schedParallelism = runtime::kDefaultSchedParallelism;
 };
 
 /// One candidate applied (tune/TuneSpace.h).

@@ -114,13 +114,14 @@ def cast(input, dtype, *args, **kwargs):
 
 # --- loops --------------------------------------------------------------------
 
-_LOOP_KW = ("name", "idx_name")
+_LOOP_KW = ("name", "idx_name", "parallel")
 
 
 def loop(*bounds, **kwargs):
-    """``pypto.loop(stop)`` / ``pypto.loop(start, stop, step, name=, idx_name=)``;
-    scheduling hints (``submit_before_loop``, ``parallel``, ``unroll_list``...) are
-    accepted and ignored."""
+    """``pypto.loop(stop)`` / ``pypto.loop(start, stop, step, name=, idx_name=,
+    parallel=)``: ``parallel`` is ptoc's (independent iterations, run up to runtime
+    option ``device_sched_parallelism`` at once); other scheduling hints
+    (``submit_before_loop``, ``unroll_list``...) are accepted and ignored."""
     ignored = [f"loop({k}=)" for k in kwargs if k not in _LOOP_KW]
     warn_ignored(ignored)
     return ptoc.loop(*bounds, **{k: v for k, v in kwargs.items() if k in _LOOP_KW})

@@ -5,7 +5,7 @@ PyPTO spells its options ``runtime_options``, ``pass_options``, ``debug_options`
 of three classes:
 
 * **mapped**: ptoc models it; the value becomes a ptoc option (``device_sched_mode``,
-  ``stitch_function_max_num``, ``vec_nbuffer_setting`` -> ``vec_nbuffer_mode=2`` plus
+  ``stitch_function_max_num``, ``device_sched_parallelism``, ``vec_nbuffer_setting`` -> ``vec_nbuffer_mode=2`` plus
   ``vec_nbuffer_setting``, ``runtime_debug_mode``, ...);
 * **consumed**: it has a meaning ptoc always satisfies (``run_mode``: NPU and SIM both
   compute the exact numbers and simulate the timing);
@@ -29,7 +29,7 @@ KINDS = ("runtime_options", "pass_options", "debug_options", "host_options",
          "codegen_options", "verify_options")
 
 # PyPTO runtime options ptoc has under the same name and meaning.
-_RUNTIME_SAME = ("device_sched_mode", "stitch_function_max_num")
+_RUNTIME_SAME = ("device_sched_mode", "stitch_function_max_num", "device_sched_parallelism")
 # PyPTO debug options ptoc has under the same name and meaning.
 _DEBUG_SAME = ("runtime_debug_mode", "compile_debug_mode")
 # PyPTO's "*_setting" merge options: ptoc's setting with its mode knob.
@@ -200,7 +200,7 @@ class options:
 
 
 def _kind_of(name):
-    if name in ("run_mode", "device_sched_mode", "stitch_function_max_num"):
+    if name == "run_mode" or name in _RUNTIME_SAME:
         return "runtime_options"
     if name in ("runtime_debug_mode", "compile_debug_mode"):
         return "debug_options"
