@@ -18,6 +18,9 @@ not the control thread, to bound the run. The kernel takes the largest of 512, 2
 128 that divides the sequence: at S=4096 that is 8 x 8 key-block iterations per head
 instead of 32 x 32 with 128 x 128 blocks. Q is scaled by 1/sqrt(d) once per query
 block (not every score block), and each task folds 8 tiles of a group (PASS_OPTIONS).
+The heads loop is `parallel=True` with device_sched_parallelism 8 (RUNTIME_OPTIONS):
+the stitch of one head need not wait for the tail of the head before it
+(docs/runtime.md "Parallel loops").
 
     PYTHONPATH=build/python /usr/bin/python3 examples/flash_attention.py [--causal]
         [--batch 1 --heads 8 --seq 2048 --dim 128] [--timing-only] [--debug-mode N]
@@ -37,6 +40,9 @@ BLOCKS = (512, 256, 128)  # query and key block sizes, largest first
 # cost of building a task, and 8 still leaves several tasks per stage for the cores.
 PASS_OPTIONS = {"vec_nbuffer_mode": 2, "vec_nbuffer_setting": {-1: 8},
                 "cube_nbuffer_mode": 2, "cube_nbuffer_setting": {-1: 8}}
+# Heads are independent: the batch x heads loop is marked parallel, and up to 8 heads'
+# stitches run at once instead of each waiting for the tail of the one before.
+RUNTIME_OPTIONS = {"device_sched_parallelism": 8}
 
 
 def block_for(seq):
@@ -64,14 +70,16 @@ def make_flash_attention(batch, heads, seq, dim, causal, device="a2", debug_mode
     out_rows = 8192 // dim      # 32 KiB fp32 tiles of [rows, dim]
 
     @ptoc.jit(device=device, debug_options={"runtime_debug_mode": debug_mode},
-              pass_options=PASS_OPTIONS, runtime_options=runtime_options)
+              pass_options=PASS_OPTIONS,
+              runtime_options={**RUNTIME_OPTIONS, **(runtime_options or {})})
     def flash_attention(q: ptoc.Tensor([BH, seq, dim], f16),
                         k: ptoc.Tensor([BH, seq, dim], f16),
                         v: ptoc.Tensor([BH, seq, dim], f16),
                         bias: ptoc.Tensor([2, block, block], f32),
                         o: ptoc.Tensor([BH, seq, dim], f16)):
         ptoc.set_cube_tile_shapes([128, 128], [64, dim], [128, 128])
-        for bh in ptoc.loop(q.shape[0], name="bh"):  # any batch: the kernel compiles once
+        # Any batch: the kernel compiles once. Heads share nothing: parallel iterations.
+        for bh in ptoc.loop(q.shape[0], name="bh", parallel=True):
             for qb in ptoc.loop(blocks, name="qb"):
                 rows = slice(qb * block, (qb + 1) * block)
                 ptoc.set_vec_tile_shapes(out_rows, dim)
