@@ -59,16 +59,22 @@ F16, F32, I32 = ptoc.DT_FP16, ptoc.DT_FP32, ptoc.DT_INT32
 # work is short next to the control thread's cost of building a task: 390 cycles), 64
 # iterations per stitch (the control thread builds the next stitch while this one
 # runs; 128 is 8% slower), and the AICPU scheduler's fair policy (2; 3% faster than
-# the FIFO queue here).
+# the FIFO queue here). The KV heads are independent: their loop is parallel=True, one
+# stitch per head, and 2 heads run at once (3196.0 -> 2960.4 us; with 4 or 8 in
+# flight, 3130.0 and 3168.3 us: a head's stitch is built whole before it opens, and
+# more heads in flight delay the last one's after the control thread is done).
 PREFILL_PASS_OPTIONS = {"vec_nbuffer_mode": 2, "vec_nbuffer_setting": {-1: 8},
                         "cube_nbuffer_mode": 2, "cube_nbuffer_setting": {-1: 8}}
-PREFILL_RUNTIME_OPTIONS = {"device_sched_mode": 2, "stitch_function_max_num": 64}
+PREFILL_RUNTIME_OPTIONS = {"device_sched_mode": 2, "stitch_function_max_num": 64,
+                           "device_sched_parallelism": 2}
 # The decode's: 16 tiles per task (its cube tiles, 4 query rows x one page of one KV
 # head, are mostly the page's load), 64 iterations (chunks of pages) per stitch; a
-# score vector tile of 2 KV heads x 4 query rows x 512 fp32 keys = 16 KiB.
+# score vector tile of 2 KV heads x 4 query rows x 512 fp32 keys = 16 KiB. Sequences
+# are independent: their loop is parallel=True and 8 run at once (985.9 -> 822.8 us; 2
+# and 4 at once: 1937.7 and 1105.5 us, as each sequence is then its own stitch).
 DECODE_PASS_OPTIONS = {"vec_nbuffer_mode": 2, "vec_nbuffer_setting": {-1: 16},
                        "cube_nbuffer_mode": 2, "cube_nbuffer_setting": {-1: 16}}
-DECODE_RUNTIME_OPTIONS = {"stitch_function_max_num": 64}
+DECODE_RUNTIME_OPTIONS = {"stitch_function_max_num": 64, "device_sched_parallelism": 8}
 DECODE_HEADS_PER_TILE = 2
 
 
@@ -91,7 +97,7 @@ def make_prefill(dims, device, runtime_options):
                     mask: ptoc.Tensor([per_k, rows, bk], F32),
                     o: ptoc.Tensor([hq, seq, d], F16)):
         ptoc.set_cube_tile_shapes([128, 128], [64, 128], [128, 128])
-        for g in ptoc.loop(hkv, name="kv_head"):
+        for g in ptoc.loop(hkv, name="kv_head", parallel=True):
             for qb in ptoc.loop(seq // bq, name="q_block"):
                 tokens = slice(qb * bq, (qb + 1) * bq)
                 heads = [g * group + i for i in range(group)]
@@ -185,7 +191,7 @@ def make_decode(dims, device, runtime_options):
         m_all = ptoc.full([batch, hkv, group, 1], -math.inf, F32)
         l_all = ptoc.full([batch, hkv, group, 1], 0.0, F32)
         acc_all = ptoc.full([batch, hkv, group, d], 0.0, F32)
-        for b in ptoc.loop(batch, name="seq"):
+        for b in ptoc.loop(batch, name="seq", parallel=True):
             length = seq_lens[b]                                  # read when it runs
             ptoc.set_vec_tile_shapes(hkv, group, d)
             # The query heads of each KV head as the rows of its score tile, pre-scaled.
