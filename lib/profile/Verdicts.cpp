@@ -250,16 +250,19 @@ std::vector<Verdict> verdicts(const Summary &s, const SummaryOptions &options) {
         "control_bound", "warn", "run",
         absl::StrFormat("every core sat idle %.3f us, %s of the %.3f us span, waiting for the "
                         "AICPU control thread to build the next stitch: it was busy %.3f us "
-                        "building %d stitch%s%s; built stitches waited %.3f us (%s of the "
-                        "span) at the barrier for the tail of the stitch before",
+                        "(%s of the span) building %d stitch%s%s; built stitches waited %.3f "
+                        "us (%s of the span) at the barrier for earlier stitches to finish",
                         l.controlWaitUs, percent(l.controlWaitShare), s.spanUs, l.controlBusyUs,
-                        l.stitches, l.stitches == 1 ? "" : "es", body, l.barrierWaitUs,
+                        percent(safeRatio(l.controlBusyUs, s.spanUs)), l.stitches,
+                        l.stitches == 1 ? "" : "es", body, l.barrierWaitUs,
                         percent(l.barrierWaitShare)),
         absl::StrCat(
             "bigger stitches (runtime option stitch_function_max_num), fewer and bigger "
-            "iterations (ptoc.loop_unroll with a larger unroll_list factor), or a bigger view "
-            "per iteration, so the control thread builds fewer iterations and tasks for the "
-            "same work",
+            "iterations (ptoc.loop_unroll with a larger unroll_list factor), a bigger view "
+            "per iteration, or more tiles per task (vec_nbuffer_mode=2 / "
+            "cube_nbuffer_mode=2 with a larger N in vec_nbuffer_setting / "
+            "cube_nbuffer_setting), so the control thread builds fewer iterations and tasks "
+            "for the same work",
             // Built stitches held at the barrier: independent iterations need not wait.
             l.stitches > 1 && l.barrierWaitShare > options.controlWaitShare
                 ? "; or, when a loop's iterations are independent, mark it "
@@ -270,6 +273,7 @@ std::vector<Verdict> verdicts(const Summary &s, const SummaryOptions &options) {
         {{"control_wait_us", l.controlWaitUs},
          {"control_wait_share", l.controlWaitShare},
          {"control_busy_us", l.controlBusyUs},
+         {"control_busy_share", safeRatio(l.controlBusyUs, s.spanUs)},
          {"barrier_wait_us", l.barrierWaitUs},
          {"stitches", l.stitches}}});
   }

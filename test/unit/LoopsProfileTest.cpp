@@ -199,6 +199,13 @@ TEST_CASE("the summary's loops section and the control_bound verdict", "[profile
     CHECK_THAT(v->knob, Contains("stitch_function_max_num"));
     CHECK_THAT(v->knob, Contains("ptoc.loop_unroll"));
     CHECK_THAT(v->finding, Contains("body kv_body: 6 iterations"));
+    // The control thread pays per task: merging more tiles per task is a knob too.
+    CHECK_THAT(v->knob, Contains("vec_nbuffer_setting"));
+    double busyShare = -1;
+    for (const auto &[name, value] : v->evidence)
+      if (name == "control_busy_share") busyShare = value;
+    CHECK(busyShare == Approx(l.controlBusyUs / s->spanUs));
+    CHECK_THAT(v->finding, Contains("of the span) building 4 stitches"));
 
     std::string text = profile::summaryText(*s);
     CHECK_THAT(text, Contains("loops: 4 stitches"));
