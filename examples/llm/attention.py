@@ -60,9 +60,9 @@ F16, F32, I32 = ptoc.DT_FP16, ptoc.DT_FP32, ptoc.DT_INT32
 # iterations per stitch (the control thread builds the next stitch while this one
 # runs; 128 is 8% slower), and the AICPU scheduler's fair policy (2; 3% faster than
 # the FIFO queue here). The KV heads are independent: their loop is parallel=True, one
-# stitch per head, and 2 heads run at once (3196.0 -> 2960.4 us; with 4 or 8 in
-# flight, 3130.0 and 3168.3 us: a head's stitch is built whole before it opens, and
-# more heads in flight delay the last one's after the control thread is done).
+# stitch per head, and 2 heads may run at once (2966.9 -> 2619.0 us; 4 or 8 give the
+# same: a head's stitch is built whole before it opens, and the control thread takes
+# about as long to build one as the cores take to run one, so no more are in flight).
 PREFILL_PASS_OPTIONS = {"vec_nbuffer_mode": 2, "vec_nbuffer_setting": {-1: 8},
                         "cube_nbuffer_mode": 2, "cube_nbuffer_setting": {-1: 8}}
 PREFILL_RUNTIME_OPTIONS = {"device_sched_mode": 2, "stitch_function_max_num": 64,
@@ -70,8 +70,8 @@ PREFILL_RUNTIME_OPTIONS = {"device_sched_mode": 2, "stitch_function_max_num": 64
 # The decode's: 16 tiles per task (its cube tiles, 4 query rows x one page of one KV
 # head, are mostly the page's load), 64 iterations (chunks of pages) per stitch; a
 # score vector tile of 2 KV heads x 4 query rows x 512 fp32 keys = 16 KiB. Sequences
-# are independent: their loop is parallel=True and 8 run at once (985.9 -> 822.8 us; 2
-# and 4 at once: 1937.7 and 1105.5 us, as each sequence is then its own stitch).
+# are independent: their loop is parallel=True and 8 run at once (957.0 -> 796.8 us; 2
+# and 4 at once: 1888.0 and 1076.5 us, as each sequence is then its own stitch).
 DECODE_PASS_OPTIONS = {"vec_nbuffer_mode": 2, "vec_nbuffer_setting": {-1: 16},
                        "cube_nbuffer_mode": 2, "cube_nbuffer_setting": {-1: 16}}
 DECODE_RUNTIME_OPTIONS = {"stitch_function_max_num": 64, "device_sched_parallelism": 8}

@@ -135,8 +135,8 @@ def reference_gating(x, w, weights, expert_ids):
 # --------------------------------------------------------------------------- experts
 
 # Experts write disjoint rows: their loop is parallel=True, one stitch per expert, and
-# 4 experts run at once (1347.9 -> 1165.2 us; 2 and 8 at once: 1191.3 and 1205.1 us;
-# parallel with 1 at once, 1642.9 us: each expert then waits for the one before).
+# 4 experts run at once (1177.1 -> 1009.9 us; 2 and 8 at once: 1018.4 and 1011.2 us;
+# parallel with 1 at once, 1380.4 us: each expert then waits for the one before).
 EXPERTS_RUNTIME_OPTIONS = {"device_sched_parallelism": 4}
 
 def make_experts(dims, device, runtime_options, routing=None):

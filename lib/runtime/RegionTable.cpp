@@ -130,6 +130,37 @@ std::vector<TensorMap> mapTensors(const Program &p) {
   return maps;
 }
 
+/// The shape of the tile a leaf transfers through region use `u` (empty if unknown).
+llvm::ArrayRef<int64_t> shapeOf(const codegen::Leaf &leaf, const RegionUse &u) {
+  if (u.shapeOp < 0 || u.shapeOp >= static_cast<int>(leaf.ops.size())) return {};
+  return leaf.ops[u.shapeOp].shape;
+}
+
+/// A region's identity: the memory it addresses, not the tensor it names. The base
+/// tensor, the element offset of the tile's first element in the base's memory, and
+/// per dimension of more than one element its extent and its stride there: windows of
+/// different tensors over the same bytes (a loop's per-iteration views of one K block)
+/// are one region, so the L2 sees the second read as the hit it is. Never 0.
+uint64_t memoryKey(const TensorMap &m, llvm::ArrayRef<int64_t> offsets,
+                   llvm::ArrayRef<int64_t> shape) {
+  uint64_t key = mix(static_cast<uint64_t>(m.base));
+  if (offsets.size() != m.strides.size()) { // not a tile of this tensor: keep it apart
+    key = mix(key ^ 0x9b05688c2b3e6c1fULL);
+    for (int64_t o : offsets) key = mix(key ^ static_cast<uint64_t>(o));
+    return key == 0 ? 1 : key;
+  }
+  int64_t first = m.offset;
+  for (size_t d = 0; d < offsets.size(); ++d) first += offsets[d] * m.strides[d];
+  key = mix(key ^ static_cast<uint64_t>(first));
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    int64_t stride = d < m.strides.size() ? m.strides[d] : 0;
+    key = mix(key ^ static_cast<uint64_t>(shape[d]) ^ 0x5bd1e995ULL);
+    key = mix(key ^ static_cast<uint64_t>(stride));
+  }
+  return key == 0 ? 1 : key;
+}
+
 /// The window of one region in its base's coordinates.
 struct Geometry {
   bool valid = false;
@@ -248,13 +279,7 @@ RegionTable RegionTable::build(const Program &p) {
       if (u.region >= static_cast<int>(call.regions.size())) continue;
       const codegen::Region &r = call.regions[u.region];
       if (r.tensor < 0 || r.tensor >= numTensors) continue;
-      uint64_t key = mix(static_cast<uint64_t>(r.tensor));
-      key = mix(key ^ r.offsets.size());
-      for (int64_t o : r.offsets) key = mix(key ^ static_cast<uint64_t>(o));
-      if (u.shapeOp >= 0 && u.shapeOp < static_cast<int>(leaf.ops.size()))
-        for (int64_t d : leaf.ops[u.shapeOp].shape)
-          key = mix(key ^ static_cast<uint64_t>(d) ^ 0x5bd1e995ULL);
-      keys[t.callBegin_[c] + u.region] = key == 0 ? 1 : key;
+      keys[t.callBegin_[c] + u.region] = memoryKey(maps[r.tensor], r.offsets, shapeOf(leaf, u));
     }
   }
   // Pass 2: intern, in slot order, prefetching a few slots ahead.

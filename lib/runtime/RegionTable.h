@@ -12,8 +12,10 @@
 
 namespace ptoc::runtime::sim {
 
-/// Region identities of one program. A region's identity is a 64-bit hash of (tensor
-/// index, offsets, the transferring op's shape); identical windows share one dense id.
+/// Region identities of one program. A region's identity is a 64-bit hash of the
+/// memory it addresses (base tensor, first element, extents and strides of the
+/// transferring op's tile); windows over the same bytes share one dense id, whichever
+/// tensor or alias names them.
 ///
 /// A read of region R is an L2 hit if R itself is resident, or if R is not written
 /// exactly by any transfer and the program's written regions of R's base tensor that

@@ -410,6 +410,35 @@ TEST_CASE("a small L2 evicts: a re-read after other traffic misses", "[sim]") {
   CHECK(big.tasks[again].l2HitBytes == big.tasks[again].bytesIn);
 }
 
+TEST_CASE("L2 knows memory, not names: windows of one tensor over the same bytes share it",
+          "[sim]") {
+  // A loop reads one K block per iteration through that iteration's own window tensor
+  // (ExpandLoops gives each iteration its aliases). Two windows over the same rows of X
+  // are one region: the second read hits. A window over other rows misses.
+  DeviceSpec d = preset("tiny");
+  Program p;
+  int X = addTensor(p, "x", GmTensor::Kind::Argument, {128, 128});
+  int Y = addTensor(p, "y", GmTensor::Kind::Intermediate, {3 * 32, 128});
+  p.results = {Y};
+  auto window = [&](const std::string &name, int64_t row) {
+    int w = addTensor(p, name, GmTensor::Kind::Alias, {32, 128});
+    p.tensors[w].base = X;
+    p.tensors[w].baseOffset = row * 128;
+    return w;
+  };
+  int w0 = window("x_it0", 32), w1 = window("x_it1", 32), w2 = window("x_it2", 64);
+  int leaf = addAivLeaf(p, 32, 128);
+  int a = addCall(p, leaf, {region(w0, 0, 0), region(Y, 0, 0)});
+  int b = addCall(p, leaf, {region(w1, 0, 0), region(Y, 32, 0)}, {a});
+  int c = addCall(p, leaf, {region(w2, 0, 0), region(Y, 64, 0)}, {b});
+  RunRecord r = run(p, d);
+  CHECK(r.tasks[a].l2HitBytes == 0);
+  CHECK(r.tasks[b].l2HitBytes == r.tasks[b].bytesIn);
+  CHECK(r.tasks[c].l2HitBytes == 0);
+  // Each task brings one 32-row tile of X.
+  CHECK(r.tasks[b].bytesIn == 32 * 128 * 2);
+}
+
 TEST_CASE("doubling HBM bandwidth speeds a memory-bound program, not a compute-bound one",
           "[sim]") {
   DeviceSpec d = preset("a2");
