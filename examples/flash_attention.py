@@ -14,9 +14,10 @@ body picks the mask or zeros with a window whose offset is min(qb - kb, 1).
 
 Block size: the AICPU control thread builds every iteration's tasks one after another
 (docs/runtime.md "Loops"), so at long sequences the blocks must be big for the cores,
-not the control thread, to bound the run. The kernel takes the largest of 512, 256 and
-128 that divides the sequence: at S=4096 that is 8 x 8 key-block iterations per head
-instead of 32 x 32 with 128 x 128 blocks. Q is scaled by 1/sqrt(d) once per query
+not the control thread, to bound the run. The kernel takes the largest of 1024, 512,
+256 and 128 that divides the sequence: at S=4096 that is 4 x 4 key-block iterations per
+head instead of 32 x 32 with 128 x 128 blocks (N=32: 3559.5 us simulated; 512 x 512
+blocks, 4336.1 us; 128 x 128, about 28x the bound). Q is scaled by 1/sqrt(d) once per query
 block (not every score block), and each task folds 8 tiles of a group (PASS_OPTIONS).
 The heads loop is `parallel=True` with device_sched_parallelism 8 (RUNTIME_OPTIONS):
 the stitch of one head need not wait for the tail of the head before it
@@ -35,7 +36,7 @@ import numpy as np
 import ptoc
 from example_support import check, report
 
-BLOCKS = (512, 256, 128)  # query and key block sizes, largest first
+BLOCKS = (1024, 512, 256, 128)  # query and key block sizes, largest first
 # 8 tiles of a group per task: a tile's work is short next to the control thread's
 # cost of building a task, and 8 still leaves several tasks per stage for the cores.
 PASS_OPTIONS = {"vec_nbuffer_mode": 2, "vec_nbuffer_setting": {-1: 8},
