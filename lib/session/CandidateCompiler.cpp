@@ -15,7 +15,7 @@ namespace {
 /// whose ops keep the user's locations when it was given with them).
 constexpr const char *kCandidateFileName = "<tune candidate>";
 
-/// What decides a candidate's program: the pipeline its knobs configure and the
+/// What decides a candidate's kernel: the pipeline its knobs configure and the
 /// function text with its tile shapes.
 std::string compileKey(const TunedConfig &config) {
   std::string key = config.knobs.pipeline();
@@ -24,9 +24,20 @@ std::string compileKey(const TunedConfig &config) {
   return key;
 }
 
-absl::StatusOr<runtime::PreparedProgram>
-compileCandidate(const Session &session, const TunedConfig &config,
-                 const CandidateInputs &inputs) {
+/// The iterations of a parallel loop in flight the config runs with.
+int parallelismOf(const TunedConfig &config, const CandidateInputs &inputs) {
+  return config.schedParallelism.value_or(inputs.schedParallelism);
+}
+
+/// What decides a candidate's program: its kernel and device_sched_parallelism (which
+/// shapes the stitches of a parallel loop).
+std::string programKey(const std::string &compileKey, int parallelism) {
+  return absl::StrCat("parallelism ", parallelism, "\n", compileKey);
+}
+
+using CompiledKernel = std::shared_ptr<const absl::StatusOr<Kernel>>;
+
+CompiledKernel compileKernel(const Session &session, const TunedConfig &config) {
   CompileOptions compile;
   compile.knobs = config.knobs;
   // Codegen still verifies the partitioned function it is given; per-pass
@@ -34,8 +45,17 @@ compileCandidate(const Session &session, const TunedConfig &config,
   compile.verifyEach = false;
   compile.keepIr = false;
   compile.collectStats = false;
-  absl::StatusOr<Kernel> kernel = session.compileText(config.moduleText, kCandidateFileName, compile);
-  if (!kernel.ok()) return kernel.status();
+  return std::make_shared<const absl::StatusOr<Kernel>>(
+      session.compileText(config.moduleText, kCandidateFileName, compile));
+}
+
+/// `compiled` instantiated with `inputs` and `parallelism`, prepared for simulation.
+absl::StatusOr<runtime::PreparedProgram> prepareCandidate(const Session &session,
+                                                          const absl::StatusOr<Kernel> &compiled,
+                                                          const CandidateInputs &inputs,
+                                                          int parallelism) {
+  if (!compiled.ok()) return compiled.status();
+  const Kernel *kernel = &*compiled;
   // A kernel whose loops read values of its inputs is instantiated with the call's
   // data; one with dynamic axes for the sizes being tuned.
   const std::vector<std::vector<int64_t>> &argShapes = inputs.argShapes;
@@ -59,7 +79,7 @@ compileCandidate(const Session &session, const TunedConfig &config,
                         readsTensors ? inputs.argData[i] : nullptr);
   }
   absl::StatusOr<std::shared_ptr<const codegen::Program>> program = kernel->runnable(
-      static_cast<int>(inputs.stitchMaxNum), inputs.schedParallelism, args);
+      static_cast<int>(inputs.stitchMaxNum), parallelism, args);
   if (!program.ok()) return program.status();
   return runtime::PreparedProgram::prepare(**program, session.device());
 }
@@ -89,27 +109,43 @@ void CandidateCompiler::insert(std::string key, CompiledCandidate compiled) {
 std::vector<CompiledCandidate>
 CandidateCompiler::compileBatch(llvm::ArrayRef<const TunedConfig *> batch, llvm::ThreadPool &pool) {
   std::vector<CompiledCandidate> out(batch.size());
-  // The distinct keys not cached, each with the first config that needs it.
+  // The distinct program keys not cached, each with the first config that needs it,
+  // and the distinct kernels they need.
   std::vector<std::string> keys(batch.size());
-  std::unordered_map<std::string, size_t> missing; // key -> index into `work`
-  std::vector<size_t> work;                         // batch index compiled for each key
+  std::unordered_map<std::string, size_t> missing; // program key -> index into `work`
+  std::vector<size_t> work;                         // batch index prepared for each key
+  std::vector<size_t> kernelOf;                     // work index -> index into `kernels`
+  std::unordered_map<std::string, size_t> kernelIndex; // compile key -> index into `kernels`
+  std::vector<size_t> kernelWork;                   // batch index compiled for each kernel
   std::vector<std::optional<size_t>> waitsFor(batch.size());
   for (size_t i = 0; i < batch.size(); ++i) {
     if (!batch[i]) continue;
-    keys[i] = compileKey(*batch[i]);
+    std::string kernelKey = compileKey(*batch[i]);
+    keys[i] = programKey(kernelKey, parallelismOf(*batch[i], inputs_));
     if ((out[i] = lookup(keys[i]))) continue;
     auto [it, inserted] = missing.try_emplace(keys[i], work.size());
-    if (inserted) work.push_back(i);
+    if (inserted) {
+      work.push_back(i);
+      auto [k, newKernel] = kernelIndex.try_emplace(std::move(kernelKey), kernelWork.size());
+      if (newKernel) kernelWork.push_back(i);
+      kernelOf.push_back(k->second);
+    }
     waitsFor[i] = it->second;
   }
+  std::vector<CompiledKernel> kernels(kernelWork.size());
+  for (size_t k = 0; k < kernelWork.size(); ++k)
+    pool.async([&, k] { kernels[k] = compileKernel(session_, *batch[kernelWork[k]]); });
+  pool.wait();
   std::vector<CompiledCandidate> compiled(work.size());
   for (size_t w = 0; w < work.size(); ++w)
     pool.async([&, w] {
+      const TunedConfig &config = *batch[work[w]];
       compiled[w] = std::make_shared<const absl::StatusOr<runtime::PreparedProgram>>(
-          compileCandidate(session_, *batch[work[w]], inputs_));
+          prepareCandidate(session_, *kernels[kernelOf[w]], inputs_,
+                           parallelismOf(config, inputs_)));
     });
   pool.wait();
-  compiles_ += work.size();
+  compiles_ += kernelWork.size();
   for (size_t w = 0; w < work.size(); ++w) insert(keys[work[w]], compiled[w]);
   for (size_t i = 0; i < batch.size(); ++i)
     if (waitsFor[i]) out[i] = compiled[*waitsFor[i]];

@@ -1,7 +1,8 @@
 // Internal to the tuner (lib/session/Tuner.cpp): compiles tuning candidates once per
-// distinct (function text, pass knobs), prepared for simulation, and keeps the most
-// recent programs, so candidates that differ only in runtime knobs (the scheduler mode)
-// share one compile and one preparation, within a batch or across batches.
+// distinct (function text, pass knobs), prepared for simulation once per
+// device_sched_parallelism, and keeps the most recent programs, so candidates that
+// differ only in runtime knobs share one compile (the scheduler mode also one
+// preparation): the programs across batches, the compile within a batch.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +31,8 @@ using tune::TunedConfig;
 /// stitchMaxNum, schedParallelism): the sizes of a kernel's dynamic axes, the data a
 /// kernel whose loops read its inputs needs (one pointer per argument, laid out as
 /// argShapes says; empty when the caller gave none), the stitch size of its loops and
-/// how many iterations of a parallel loop run at once.
+/// how many iterations of a parallel loop run at once when the config does not say
+/// (TunedConfig::schedParallelism).
 struct CandidateInputs {
   std::vector<std::vector<int64_t>> argShapes;
   std::vector<const void *> argData;
@@ -52,13 +54,15 @@ public:
   CandidateCompiler(const Session &session, uint64_t capacityBytes, CandidateInputs inputs = {})
       : session_(session), capacityBytes_(capacityBytes), inputs_(std::move(inputs)) {}
 
-  /// The program of each config of `batch` (null entries stay null): those whose text
-  /// and knobs were compiled before are taken from the cache, each distinct new one is
-  /// compiled once, the distinct ones in parallel on `pool`. Called from one thread.
+  /// The program of each config of `batch` (null entries stay null): those whose text,
+  /// knobs and device_sched_parallelism were prepared before are taken from the cache;
+  /// each distinct new text and knobs is compiled once, then prepared once per
+  /// device_sched_parallelism the batch asks of it, in parallel on `pool`. Called
+  /// from one thread.
   std::vector<CompiledCandidate> compileBatch(llvm::ArrayRef<const TunedConfig *> batch,
                                               llvm::ThreadPool &pool);
 
-  /// Compiles done (distinct text and knobs).
+  /// Compiles done (distinct text and knobs within a batch).
   uint64_t compiles() const { return compiles_; }
 
 private:

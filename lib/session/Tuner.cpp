@@ -40,8 +40,8 @@ namespace {
 /// mode) simulate its one program.
 constexpr std::size_t kOrderFreeBatchPerThread = 8;
 
-/// Simulates `program` (prepared for the session's device) with the config's
-/// scheduler mode; the error when it did not compile or does not simulate (a tile
+/// Simulates `program` (prepared for the session's device, with the config's
+/// device_sched_parallelism) with the config's scheduler mode; the error when it did not compile or does not simulate (a tile
 /// that does not fit, a merge the device cannot hold).
 absl::StatusOr<runtime::RunRecord> simulateConfig(
     const TunedConfig &config, const absl::StatusOr<runtime::PreparedProgram> &program) {
@@ -162,14 +162,16 @@ absl::StatusOr<std::vector<tune::MergeGroup>> mergeGroups(const Session &session
 absl::StatusOr<tune::SearchSpace> deriveSearchSpace(const Session &session,
                                                     llvm::StringRef moduleText,
                                                     llvm::StringRef funcName,
-                                                    const PassKnobs &baseKnobs) {
+                                                    const PassKnobs &baseKnobs,
+                                                    int schedParallelism) {
   // Parse errors come first (a compile would report them with less context).
   absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText, funcName);
   if (!parsed.ok()) return parsed.status();
   absl::StatusOr<std::vector<tune::MergeGroup>> groups =
       mergeGroups(session, moduleText, funcName, baseKnobs);
   if (!groups.ok()) return groups.status();
-  return tune::deriveSearchSpace(moduleText, funcName, session.device(), *groups);
+  return tune::deriveSearchSpace(moduleText, funcName, session.device(), *groups,
+                                 schedParallelism);
 }
 
 absl::StatusOr<std::optional<BankAnswer>> lookupTuned(const Session &session,
@@ -203,6 +205,7 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
   TunedConfig written = *std::move(printed);
   written.configJson = "{}";
   written.schedMode = options.schedMode;
+  written.schedParallelism = options.schedParallelism;
   unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
   threads = std::max(threads, 1u);
   llvm::ThreadPool pool(llvm::hardware_concurrency(threads));
@@ -234,7 +237,7 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
     report.space = *space;
   } else {
     absl::StatusOr<tune::SearchSpace> derived =
-        deriveSearchSpace(session, moduleText, "", options.baseKnobs);
+        deriveSearchSpace(session, moduleText, "", options.baseKnobs, options.schedParallelism);
     if (!derived.ok()) return derived.status();
     report.space = *std::move(derived);
   }
@@ -255,6 +258,9 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
     if (!answer.ok()) return answer.status();
     if (*answer) {
       report.best = std::move((*answer)->config);
+      // A record without device_sched_parallelism (before it was a knob, or of a
+      // function without parallel loops) keeps the kernel's own.
+      if (!report.best->schedParallelism) report.best->schedParallelism = options.schedParallelism;
       report.bestUs = (*answer)->simulatedUs;
       report.bankHit = true;
       report.result.strategy = (*answer)->strategy;
@@ -266,7 +272,8 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
   tune::SearchOptions search = options.search;
   search.cubeDominated = report.cubeDominated;
   // The search starts from the function as written (when the space holds it).
-  std::optional<tune::Config> asWritten = writtenConfig(report.space, moduleText, options.baseKnobs);
+  std::optional<tune::Config> asWritten =
+      writtenConfig(report.space, moduleText, options.baseKnobs, options.schedParallelism);
   if (asWritten && search.seeds.empty()) search.seeds.push_back(*asWritten);
   if (asWritten) report.writtenConfigJson = report.space.configToString(*asWritten);
   if (search.parallelism <= 1) {
@@ -278,12 +285,15 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
   }
 
   const tune::SearchSpace &theSpace = report.space;
-  // A config applied; one without a scheduler mode keeps the kernel's own.
+  // A config applied; one without a scheduler mode or device_sched_parallelism keeps
+  // the kernel's own.
   bool spaceHasSched = theSpace.findDimension(tune::kSchedDim) >= 0;
   auto apply = [&](const tune::Config &config) -> absl::StatusOr<TunedConfig> {
     absl::StatusOr<TunedConfig> applied =
         applyConfig(theSpace, config, moduleText, options.baseKnobs);
     if (applied.ok() && !spaceHasSched) applied->schedMode = options.schedMode;
+    if (applied.ok() && !applied->schedParallelism)
+      applied->schedParallelism = options.schedParallelism;
     return applied;
   };
   // A batch: configs applied (in parallel), each distinct function and knobs compiled

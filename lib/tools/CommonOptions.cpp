@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ptoc/runtime/ExpandLoops.h"
 #include "ptoc/runtime/Simulator.h"
 #include "ptoc/target/DeviceSpec.h"
 
@@ -17,6 +18,13 @@ ArgOption deviceOption(std::string *device) {
 ArgOption schedModeOption(int *mode) {
   return {"sched-mode", mode, "N", "AICPU scheduler: 0 FIFO, 1 L2 affinity, 2 fair, 3 both",
           Bounds::between(runtime::kMinSchedMode, runtime::kMaxSchedMode)};
+}
+
+ArgOption schedParallelismOption(int *parallelism) {
+  return {"device-sched-parallelism", parallelism, "P",
+          "device_sched_parallelism: iterations of a parallel loop that may run at once "
+          "(modules with parallel loops)",
+          Bounds::between(runtime::kMinSchedParallelism, runtime::kMaxSchedParallelism)};
 }
 
 ArgOption funcOption(std::string *name) {

@@ -1,5 +1,5 @@
 // Options several `ptoc` commands share (run, prof report, tune), declared once: the
-// device, the scheduler mode, the function, the pipeline, pass options and double
+// device, the scheduler mode, device_sched_parallelism, the function, the pipeline, pass options and double
 // buffering. Internal to lib/tools.
 #pragma once
 
@@ -20,6 +20,8 @@ using PassOptionTexts = std::vector<std::pair<std::string, std::string>>;
 ArgOption deviceOption(std::string *device);
 /// --sched-mode N, the AICPU scheduler mode.
 ArgOption schedModeOption(int *mode);
+/// --device-sched-parallelism P, iterations of a parallel loop in flight.
+ArgOption schedParallelismOption(int *parallelism);
 /// --func NAME, the function of a file with several.
 ArgOption funcOption(std::string *name);
 /// --pipeline TEXT (default: the default pipeline).

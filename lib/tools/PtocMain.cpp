@@ -112,10 +112,7 @@ CommandSpec runSpec(RunArgs &a) {
            "stitch_function_max_num: loop iterations per stitch, the scheduling unit the "
            "control thread builds (modules with loops)",
            Bounds::between(runtime::kMinStitchMaxNum, runtime::kMaxStitchMaxNum)},
-          {"device-sched-parallelism", &a.run.schedParallelism, "P",
-           "device_sched_parallelism: iterations of a parallel loop that may run at once "
-           "(modules with parallel loops)",
-           Bounds::between(runtime::kMinSchedParallelism, runtime::kMaxSchedParallelism)},
+          schedParallelismOption(&a.run.schedParallelism),
           {"threads", &a.run.hostThreads, "N", "host threads for numerics (0 = all cores)",
            Bounds::atMost(runtime::kMaxHostThreads)},
           {"check", &a.check, "", "compare the outputs with a whole-tensor reference"},

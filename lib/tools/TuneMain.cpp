@@ -3,6 +3,7 @@
 // each form's arguments are one table of the commands' parser (ArgParser.h).
 #include "ptoc/tools/TuneMain.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <optional>
@@ -11,7 +12,10 @@
 #include "CommonOptions.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include "ptoc/ir/Context.h"
@@ -44,10 +48,12 @@ device, operator structure and shapes, in the bank folder (--bank DIR, default
 $PTOC_TUNE_BANK_PATH, else ~/.cache/ptoc/bank).
 )";
 constexpr const char *kAboutSearch = R"(Searches the tile shapes (each distinct vec_tile / cube_tile), the merge count of each
-group of isomorphic subgraphs and the scheduler mode of the file's function on
+group of isomorphic subgraphs, the scheduler mode and, with a parallel loop,
+device_sched_parallelism (1, 2, 4, 8 and --device-sched-parallelism, the value the
+function as written runs with) of the file's function on
 --device: a bank hit applies the best known config without searching; else --strategy
 evaluates up to --budget configs on --threads host threads (a progress bar on stderr;
-configs that differ only in the scheduler mode share one compile), writes
+configs that differ only in runtime options share one compile), writes
 tune_result_<time>_pid<n>.json into --result-dir and records every valid config in the
 bank (--no-bank: neither read nor written). --seed seeds the search; --pass-option
 sets a knob every candidate starts from. --space searches a space of your own instead
@@ -169,6 +175,7 @@ CommandSpec searchSpec(SearchArgs &a) {
           {"result-dir", &a.tune.resultDir, "DIR", "where the tune_result JSON goes", {},
            "$PTOC_OUTPUT_DIR, else ./output"},
           passOptionOption(&a.passOptions),
+          schedParallelismOption(&a.tune.schedParallelism),
           {"space", &a.spaceFile, "SPACE.json", "search this space instead of the derived one"},
       }};
 }
@@ -297,6 +304,33 @@ int lookupCommand(const std::vector<std::string> &argv) {
   return kExitOk;
 }
 
+/// What `best` sets differently from `written` (both config JSON objects), as
+/// "knob written -> best, ..." in knob order ("" when nothing); nullopt when either is
+/// not an object (the space cannot say the function as written).
+std::optional<std::string> changedKnobs(llvm::StringRef written, llvm::StringRef best) {
+  llvm::Expected<llvm::json::Value> w = llvm::json::parse(written);
+  llvm::Expected<llvm::json::Value> b = llvm::json::parse(best);
+  if (!w || !b) {
+    llvm::consumeError(w.takeError());
+    llvm::consumeError(b.takeError());
+    return std::nullopt;
+  }
+  const llvm::json::Object *wo = w->getAsObject(), *bo = b->getAsObject();
+  if (!wo || !bo) return std::nullopt;
+  std::vector<std::string> names;
+  for (const auto &entry : *bo) names.push_back(entry.first.str());
+  std::sort(names.begin(), names.end());
+  std::vector<std::string> changes;
+  for (const std::string &name : names) {
+    const llvm::json::Value *was = wo->get(name);
+    const llvm::json::Value &now = *bo->get(name);
+    if (was && *was == now) continue;
+    changes.push_back(llvm::formatv("{0} {1} -> {2}", name,
+                                    was ? llvm::formatv("{0}", *was).str() : "(unset)", now));
+  }
+  return absl::StrJoin(changes, ", ");
+}
+
 /// The most distinct reasons printed for invalid configs (the tune_result has all).
 constexpr size_t kMaxInvalidReasons = 3;
 
@@ -397,6 +431,10 @@ int searchCommand(const std::vector<std::string> &argv) {
   printInvalid(os, report->space, report->result);
   os << "best config: " << report->best->configJson
      << (report->bestIsWritten ? " (the function as written)" : "") << "\n";
+  if (std::optional<std::string> changed =
+          changedKnobs(report->writtenConfigJson, report->best->configJson))
+    os << "changed: " << (changed->empty() ? "nothing (the function as written)" : *changed)
+       << "\n";
   if (!options.useBank)
     os << "bank: not used\n";
   else

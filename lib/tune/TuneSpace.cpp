@@ -1,6 +1,6 @@
 // The tuner's search space and how a config of it is applied: tile-shape candidates
 // per distinct vec_tile / cube_tile of a tensor-level function, merge counts and
-// scheduler modes (deriveSearchSpace), and the rewrite of the function's tile
+// scheduler modes and parallel-loop parallelism (deriveSearchSpace), and the rewrite of the function's tile
 // attributes and pass knobs for one config (applyConfig).
 #include "ptoc/tune/TuneSpace.h"
 
@@ -35,6 +35,10 @@ constexpr std::pair<int64_t, int64_t> kCubeScales[] = {{1, 1}, {1, 2}, {2, 1}};
 constexpr int64_t kNBufferCounts[] = {1, 2, 4, 8, 16};
 /// The number of scheduler modes (device_sched_mode 0..3).
 constexpr int64_t kSchedModes = runtime::kMaxSchedMode + 1;
+/// device_sched_parallelism values tried for a function with a parallel loop (powers
+/// of two up to the runtime's most, runtime::kMaxSchedParallelism).
+constexpr int64_t kSchedParallelisms[] = {1, 2, 4, 8};
+static_assert(kSchedParallelisms[3] == runtime::kMaxSchedParallelism);
 /// Cube sizes are multiples of this many elements (checkCubeTile's alignment).
 constexpr int64_t kCubeRound = 16;
 
@@ -47,6 +51,18 @@ std::optional<int64_t> scaled(int64_t v, std::pair<int64_t, int64_t> s) {
 }
 
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+/// The device_sched_parallelism value of knob `name`, or why it is not one (the
+/// runtime's range, runtime::checkSchedParallelism's).
+absl::StatusOr<int> parallelismValue(llvm::StringRef name, const KnobValue &value) {
+  const auto *p = std::get_if<int64_t>(&value);
+  if (!p || *p < runtime::kMinSchedParallelism || *p > runtime::kMaxSchedParallelism)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "knob '", name.str(), "' = ", knobValueToString(value),
+        ": device_sched_parallelism (iterations of a parallel loop in flight) must be an "
+        "integer in ", runtime::kMinSchedParallelism, "..", runtime::kMaxSchedParallelism));
+  return static_cast<int>(*p);
+}
 
 /// True if `tile` is a meaningful variant of `written` for every op: it passes
 /// checkVecTile, its last dim divides the op's (unless the written one already covers
@@ -277,10 +293,21 @@ TileSites collectTileSites(ir::Module &module) {
 std::string vecTileDimName(size_t k) { return absl::StrCat(kVecTileDim, "[", k, "]"); }
 std::string cubeTileDimName(size_t k) { return absl::StrCat(kCubeTileDim, "[", k, "]"); }
 
+bool hasParallelLoop(const ir::Module &module) {
+  for (const ir::Func &func : module.funcs())
+    for (const ir::Operation &op : func.ops()) {
+      if (op.code() != ir::OpCode::Loop) continue;
+      absl::StatusOr<ir::LoopView> loop = ir::LoopView::of(op);
+      if (loop.ok() && loop->parallel) return true; // a malformed one: the verifier says
+    }
+  return false;
+}
+
 absl::StatusOr<SearchSpace> deriveSearchSpace(llvm::StringRef moduleText,
                                               llvm::StringRef funcName,
                                               const target::DeviceSpec &device,
-                                              llvm::ArrayRef<MergeGroup> groups) {
+                                              llvm::ArrayRef<MergeGroup> groups,
+                                              int schedParallelism) {
   absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText, funcName);
   if (!parsed.ok()) return parsed.status();
   ir::Func *func = parsed->func;
@@ -345,6 +372,18 @@ absl::StatusOr<SearchSpace> deriveSearchSpace(llvm::StringRef moduleText,
   Dimension sched{kSchedDim, {}, DimensionKind::Other};
   for (int64_t mode = 0; mode < kSchedModes; ++mode) sched.values.push_back(mode);
   if (absl::Status s = space.addDimension(std::move(sched)); !s.ok()) return s;
+  // Iterations in flight matter only to a parallel loop; the kernel's own value is
+  // always a choice (the function as written is a config of the space).
+  if (hasParallelLoop(*parsed->module)) {
+    if (absl::StatusOr<int> own = parallelismValue(kSchedParallelismDim, int64_t(schedParallelism));
+        !own.ok())
+      return own.status();
+    std::set<int64_t> values(std::begin(kSchedParallelisms), std::end(kSchedParallelisms));
+    values.insert(schedParallelism);
+    Dimension parallelism{kSchedParallelismDim, {}, DimensionKind::Other};
+    for (int64_t p : values) parallelism.values.push_back(p);
+    if (absl::Status s = space.addDimension(std::move(parallelism)); !s.ok()) return s;
+  }
   return space;
 }
 
@@ -402,6 +441,12 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, KnobVa
             "config knob '", name, "' = ", knobValueToString(value),
             ": the scheduler mode must be 0..", kSchedModes - 1));
       out.schedMode = static_cast<int>(*mode);
+    } else if (name == kSchedParallelismDim) {
+      absl::StatusOr<int> parallelism = parallelismValue(name, value);
+      if (!parallelism.ok())
+        return absl::InvalidArgumentError(
+            absl::StrCat("config ", parallelism.status().message()));
+      out.schedParallelism = *parallelism;
     } else if (std::optional<MergeKnob> merge = mergeKnob(name)) {
       MergeRequest &request = merge->vector ? vecMerge : cubeMerge;
       request.present = true;
@@ -427,7 +472,7 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, KnobVa
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown config knob '", name, "'; the tuner knows vec_tile, vec_tile[k], cube_tile, "
           "cube_tile[k], ", kVecNBufferDim, ", ", kVecNBufferDim, "[k], ", kCubeNBufferDim, ", ",
-          kCubeNBufferDim, "[k], ", kSchedDim, " and the pass options (",
+          kCubeNBufferDim, "[k], ", kSchedDim, ", ", kSchedParallelismDim, " and the pass options (",
           absl::StrJoin(passes::PassKnobs::names(), ", "), ")"));
     }
   }
@@ -442,8 +487,8 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, KnobVa
   return out;
 }
 
-std::optional<Config> writtenConfig(const SearchSpace &space,
-                                         llvm::StringRef moduleText, const passes::PassKnobs &baseKnobs) {
+std::optional<Config> writtenConfig(const SearchSpace &space, llvm::StringRef moduleText,
+                                    const passes::PassKnobs &baseKnobs, int schedParallelism) {
   absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText);
   if (!parsed.ok()) return std::nullopt;
   ir::Func *func = parsed->func;
@@ -462,6 +507,8 @@ std::optional<Config> writtenConfig(const SearchSpace &space,
       if (*k < sites.cubeTiles.size()) want = flattenCube(sites.cubeTiles[*k]);
     } else if (dim.name == kSchedDim) {
       want = int64_t(0);
+    } else if (dim.name == kSchedParallelismDim) {
+      want = int64_t(schedParallelism);
     } else if (std::optional<MergeKnob> merge = mergeKnob(dim.name)) {
       // The default pipeline merges AIV groups automatically (vec_nbuffer_mode=1) and
       // does not merge AIC groups.
@@ -554,7 +601,7 @@ DimensionKind kindOfKnob(llvm::StringRef name) {
 
 /// Why knob `name` means nothing to the tuner, or OK.
 absl::Status checkKnobName(llvm::StringRef name) {
-  if (name == kVecTileDim || name == kCubeTileDim || name == kSchedDim ||
+  if (name == kVecTileDim || name == kCubeTileDim || name == kSchedDim || name == kSchedParallelismDim ||
       indexedName(name, kVecTileDim) || indexedName(name, kCubeTileDim) || mergeKnob(name))
     return absl::OkStatus();
   if (const passes::PassOptionDecl *decl = passes::PassKnobs::find(name)) {
@@ -566,7 +613,7 @@ absl::Status checkKnobName(llvm::StringRef name) {
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown search space knob '", name.str(), "'; the tuner knows vec_tile, vec_tile[k], "
       "cube_tile, cube_tile[k], ", kVecNBufferDim, "[k], ", kCubeNBufferDim, "[k] (without [k]: "
-      "every group), ", kSchedDim, " and the scalar pass options (",
+      "every group), ", kSchedDim, ", ", kSchedParallelismDim, " and the scalar pass options (",
       absl::StrJoin(passes::PassKnobs::names(), ", "), ")"));
 }
 
@@ -605,8 +652,13 @@ absl::StatusOr<SearchSpace> parseSearchSpace(llvm::StringRef text) {
         "a search space is a JSON object {\"knob\": [values...]} (or a tune_result's "
         "\"space\" array)");
   }
-  for (const Dimension &dim : space.dimensions())
+  for (const Dimension &dim : space.dimensions()) {
     if (absl::Status s = checkKnobName(dim.name); !s.ok()) return s;
+    if (dim.name == kSchedParallelismDim)
+      for (const KnobValue &value : dim.values)
+        if (absl::StatusOr<int> p = parallelismValue(dim.name, value); !p.ok())
+          return absl::InvalidArgumentError(absl::StrCat("search space ", p.status().message()));
+  }
   return space;
 }
 
@@ -616,6 +668,11 @@ absl::Status checkSpaceApplies(const SearchSpace &space, llvm::StringRef moduleT
   TileSites sites = collectTileSites(*parsed->module);
   for (const Dimension &dim : space.dimensions()) {
     if (absl::Status s = checkKnobName(dim.name); !s.ok()) return s;
+    if (dim.name == kSchedParallelismDim && !hasParallelLoop(*parsed->module))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "search space knob '", dim.name, "' does not apply: the function has no parallel "
+          "loop (mark a loop whose iterations are independent parallel: ptoc.loop(..., "
+          "parallel=True), or `parallel = true` on the loop op), or drop the knob"));
     for (bool vector : {true, false}) {
       llvm::StringRef prefix = vector ? kVecTileDim : kCubeTileDim;
       size_t count = vector ? sites.vecTiles.size() : sites.cubeTiles.size();

@@ -179,8 +179,9 @@ class JitFunction:
                 raise Error(f"@ptoc.jit function {fn.__qualname__}: *args / **kwargs parameters "
                             "are not supported; name every tensor parameter")
         self._cache = {}
-        # Signature key -> (tensor-level text, pass options, sched mode) found by
-        # ptoc.tune: compiled instead of the trace's own module for that signature.
+        # Signature key -> (tensor-level text, pass options, sched mode,
+        # device_sched_parallelism) found by ptoc.tune: compiled instead of the trace's
+        # own module for that signature, run with those runtime options.
         self._tuned = {}
         self._lock = threading.Lock()
         self._hits = 0
@@ -375,9 +376,13 @@ class JitFunction:
         plan.tensor_text = builder.text(locations=True)
         if tuned is not None and host["compile_stage"] == "codegen":
             # The module ptoc.tune chose (same signature, its tile shapes and knobs).
-            text, knobs, sched_mode = tuned
+            text, knobs, sched_mode, parallelism = tuned
             final.pass_options.update(knobs)
             plan.runtime_options.setdefault("device_sched_mode", sched_mode)
+            if parallelism is not None:
+                # What the tuner measured the config with wins over the kernel's own
+                # setting (which was the search's "as written" value).
+                plan.runtime_options["device_sched_parallelism"] = parallelism
             kernel = session.compile_text(text, final.pass_options, host["compile_stage"],
                                           host["double_buffer"], plan.ir_dump_dir,
                                           host["verify_each"], host["max_tile_ops"])
@@ -412,11 +417,13 @@ class JitFunction:
             self._cache.setdefault(key, compiled)
         return compiled
 
-    def _use_tuned(self, arguments, text, knobs, sched_mode):
-        """Makes later calls with this signature compile `text` (ptoc.tune's choice)."""
+    def _use_tuned(self, arguments, text, knobs, sched_mode, parallelism=None):
+        """Makes later calls with this signature compile `text` (ptoc.tune's choice) and
+        run it with its scheduler mode and device_sched_parallelism (None: the kernel's
+        own)."""
         key = self._signature_key(arguments, self._resolve_options())
         with self._lock:
-            self._tuned[key] = (text, dict(knobs), sched_mode)
+            self._tuned[key] = (text, dict(knobs), sched_mode, parallelism)
             self._cache.pop(key, None)
 
     def compile(self, *args, **kwargs):

@@ -1,6 +1,7 @@
 """``ptoc.tune(kernel, *args)``: search the knobs of a jit function for these
-arguments on the simulator — tile shapes, merge counts, scheduler modes — with a
-search strategy, and use the best from then on.
+arguments on the simulator — tile shapes, merge counts, scheduler modes and, for a
+kernel with a parallel loop, device_sched_parallelism — with a search strategy, and
+use the best from then on.
 
     r = ptoc.tune(softmax, x, y, strategy="auto", budget=64, seed=0)
     print(r.best_us, r.baseline_us, r.config)
@@ -36,7 +37,8 @@ class TuneResult:
         self.baseline_us = report["baseline_us"]
         self.config = json.loads(report["config"]) if "config" in report else None
         self.evaluations = report["evaluations"]
-        #: compiles made: configs that differ only in the scheduler mode share one
+        #: compiles made: configs that differ only in runtime options (the scheduler
+        #: mode, device_sched_parallelism) share one
         self.compiles = report["compiles"]
         self.bank_hit = report["bank_hit"]
         self.strategy = report["strategy"]
@@ -196,5 +198,5 @@ def tune(kernel, *args, space=None, strategy=TUNE_DEFAULTS["strategy"],
     result = TuneResult(report)
     if "module_text" in report:
         kernel._use_tuned(kernel._bind(args, kwargs), report["module_text"], report["knobs"],
-                          report["sched_mode"])
+                          report["sched_mode"], report["sched_parallelism"])
     return result

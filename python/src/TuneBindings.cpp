@@ -137,6 +137,8 @@ void bindTune(py::module_ &m) {
             k[py::str(name)] = optionValueToPython(value);
           d["knobs"] = k;
           d["sched_mode"] = r.best->schedMode;
+          d["sched_parallelism"] =
+              r.best->schedParallelism ? py::cast(*r.best->schedParallelism) : py::none();
         }
         return d;
       },

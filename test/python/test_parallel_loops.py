@@ -196,3 +196,61 @@ def test_the_tuner_measures_with_the_kernels_parallelism(tmp_path):
     t = ptoc.tune(four, x, np.zeros_like(x), space={"vec_tile": [(32, 512)]}, budget=1,
                   use_bank=False, result_dir=str(tmp_path), progress=False)
     assert t.baseline_us == pytest.approx(four.last_run.simulated_us, rel=1e-9)
+
+
+def test_the_tuner_finds_the_parallelism_a_parallel_loop_wants(tmp_path):
+    # device_sched_parallelism is a knob of the derived space only with a parallel
+    # loop; its written value is the kernel's own.
+    x = rand(8, 128, 512)
+    opts = dict(budget=1, strategy="grid", use_bank=False, result_dir=str(tmp_path),
+                progress=False)
+    derived = ptoc.tune(blocks_kernel(True), x, np.zeros_like(x), **opts)
+    assert derived.written_config["device_sched_parallelism"] == 1
+    serial = ptoc.tune(blocks_kernel(False), x, np.zeros_like(x), **opts)
+    assert "device_sched_parallelism" not in serial.written_config
+    three = blocks_kernel(True).with_config(runtime_options={"device_sched_parallelism": 3})
+    assert ptoc.tune(three, x, np.zeros_like(x), **opts).written_config[
+        "device_sched_parallelism"] == 3
+
+    # A grid over it picks more iterations in flight, says so, and the kernel then runs
+    # with them: a call simulates the tuned time.
+    k = blocks_kernel(True).with_config(runtime_options={"run_numerics": False})
+    r = ptoc.tune(k, x, np.zeros_like(x), space={"device_sched_parallelism": [1, 2, 4, 8]},
+                  strategy="grid", budget=4, use_bank=False, result_dir=str(tmp_path),
+                  progress=False)
+    assert r.evaluations == 4
+    best = r.config["device_sched_parallelism"]
+    assert best > 1 and r.best_us < r.baseline_us
+    assert r.changed == {"device_sched_parallelism": (1, best)}
+    k(x, np.zeros_like(x))
+    assert k.last_run.simulated_us == pytest.approx(r.best_us, rel=1e-9)
+    assert k.last_run.simulated_us < r.baseline_us
+
+    # The tuned value wins over one the function sets itself (the written one).
+    @ptoc.jit(device="a2", runtime_options={"run_numerics": False})
+    def own(x: ptoc.Tensor([8, 128, 512], F32), y):
+        ptoc.set_runtime_options(device_sched_parallelism=1)
+        ptoc.set_vec_tile_shapes(32, 512)
+        for b in ptoc.loop(8, name="b", parallel=True):
+            y[b] = ptoc.exp(x[b]) * 2.0 + 1.0
+
+    t = ptoc.tune(own, x, np.zeros_like(x), space={"device_sched_parallelism": [1, best]},
+                  strategy="grid", budget=2, use_bank=False, result_dir=str(tmp_path),
+                  progress=False)
+    assert t.changed == {"device_sched_parallelism": (1, best)}
+    own(x, np.zeros_like(x))
+    assert own.last_run.simulated_us == pytest.approx(t.best_us, rel=1e-9)
+
+
+def test_a_bad_parallelism_in_a_tuning_space_is_a_clear_error(tmp_path):
+    x = rand(8, 128, 512)
+    with pytest.raises(ptoc.OptionError, match=r"search space knob 'device_sched_parallelism' "
+                                               r"= 12: .* must be an integer in 1\.\.8"):
+        ptoc.tune(blocks_kernel(True), x, np.zeros_like(x),
+                  space={"device_sched_parallelism": [1, 12]}, use_bank=False,
+                  result_dir=str(tmp_path), progress=False)
+    with pytest.raises(ptoc.Error, match="'device_sched_parallelism' does not apply: the "
+                                         "function has no parallel loop"):
+        ptoc.tune(blocks_kernel(False), x, np.zeros_like(x),
+                  space={"device_sched_parallelism": [1, 2]}, use_bank=False,
+                  result_dir=str(tmp_path), progress=False)

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -697,4 +698,202 @@ func @first_rows.g(%x: tensor<64x256xf32>, %y: tensor<64x256xf32>) -> tensor<64x
   absl::StatusOr<session::TuneReport> many = session::tuneModule(s, kFirstRows, options);
   REQUIRE(many.ok());
   CHECK(many->baselineUs > few->baselineUs);
+}
+
+namespace {
+
+/// Eight independent iterations of a few big tiles each (test_parallel_loops.py's
+/// blocks kernel): on a2, a barrier after every iteration leaves most cores idle, so
+/// more iterations in flight are faster.
+constexpr const char *kParallelBlocks = R"pto(
+func @blocks(%x: tensor<8x128x512xf32>, %y: tensor<8x128x512xf32>) -> tensor<8x128x512xf32> {
+  %y_1 = loop %x, %y {body = "blocks.b", index = "b", ins = [{of = 0, offsets = ["b", 0, 0], sizes = [1, 128, 512]}], name = "b", outs = [{of = 1, offsets = ["b", 0, 0], sizes = [1, 128, 512]}], parallel = true, stop = 8} : tensor<8x128x512xf32>
+  return %y_1
+}
+func @blocks.b(%x: tensor<128x512xf32>) -> tensor<128x512xf32> {
+  %0 = exp %x {vec_tile = [32, 512]} : tensor<128x512xf32>
+  %1 = full {value = 2.0, vec_tile = [32, 512]} : tensor<1x1xf32>
+  %2 = mul %0, %1 {vec_tile = [32, 512]} : tensor<128x512xf32>
+  return %2
+}
+)pto";
+
+/// The same loop, not marked parallel.
+std::string serialBlocks() {
+  std::string text = kParallelBlocks;
+  text.erase(text.find("parallel = true, "), std::string("parallel = true, ").size());
+  return text;
+}
+
+session::Session a2Session() {
+  absl::StatusOr<session::Session> s = session::Session::create("a2");
+  REQUIRE(s.ok());
+  return *s;
+}
+
+} // namespace
+
+TEST_CASE("device_sched_parallelism is a knob only of functions with a parallel loop",
+          "[tuner]") {
+  session::Session s = a2Session();
+  absl::StatusOr<tune::SearchSpace> parallel = session::deriveSearchSpace(s, kParallelBlocks);
+  REQUIRE(parallel.ok());
+  const tune::Dimension &p = dimension(*parallel, tune::kSchedParallelismDim);
+  CHECK(p.values == std::vector<tune::KnobValue>{int64_t(1), int64_t(2), int64_t(4), int64_t(8)});
+  // The function as written runs with the kernel's own value (default 1).
+  std::optional<tune::Config> written = tune::writtenConfig(*parallel, kParallelBlocks, {});
+  REQUIRE(written);
+  CHECK(p.values[(*written)[parallel->findDimension(tune::kSchedParallelismDim)]] ==
+        tune::KnobValue(int64_t(1)));
+
+  // A kernel run with 3: 3 joins the values and is the written one.
+  absl::StatusOr<tune::SearchSpace> three =
+      session::deriveSearchSpace(s, kParallelBlocks, "", {}, 3);
+  REQUIRE(three.ok());
+  const tune::Dimension &p3 = dimension(*three, tune::kSchedParallelismDim);
+  CHECK(p3.values == std::vector<tune::KnobValue>{int64_t(1), int64_t(2), int64_t(3), int64_t(4),
+                                                  int64_t(8)});
+  std::optional<tune::Config> written3 = tune::writtenConfig(*three, kParallelBlocks, {}, 3);
+  REQUIRE(written3);
+  CHECK(three->configToString(*written3).find("\"device_sched_parallelism\":3") !=
+        std::string::npos);
+  // A value the runtime does not take is an error naming it.
+  absl::StatusOr<tune::SearchSpace> nine = session::deriveSearchSpace(s, kParallelBlocks, "", {}, 9);
+  REQUIRE_FALSE(nine.ok());
+  CHECK_THAT(std::string(nine.status().message()), Catch::Contains("= 9") &&
+                                                       Catch::Contains("1..8"));
+
+  // The same loop not marked parallel, and a function without loops: no such knob.
+  absl::StatusOr<tune::SearchSpace> serial = session::deriveSearchSpace(s, serialBlocks());
+  REQUIRE(serial.ok());
+  CHECK(serial->findDimension(tune::kSchedParallelismDim) < 0);
+  CHECK(serial->findDimension(tune::kSchedDim) >= 0);
+  absl::StatusOr<tune::SearchSpace> plain = session::deriveSearchSpace(tinySession(), kSoftmax);
+  REQUIRE(plain.ok());
+  CHECK(plain->findDimension(tune::kSchedParallelismDim) < 0);
+}
+
+TEST_CASE("device_sched_parallelism in configs and custom spaces: applied, checked",
+          "[tuner]") {
+  // A config that names it sets it; one that does not leaves it to the kernel.
+  absl::StatusOr<session::TunedConfig> four = tune::applyConfigValues(
+      {{tune::kSchedParallelismDim, int64_t(4)}}, kParallelBlocks, {});
+  REQUIRE(four.ok());
+  CHECK(four->schedParallelism == 4);
+  absl::StatusOr<session::TunedConfig> none = tune::applyConfigValues({}, kParallelBlocks, {});
+  REQUIRE(none.ok());
+  CHECK_FALSE(none->schedParallelism);
+  for (tune::KnobValue bad : {tune::KnobValue(int64_t(0)), tune::KnobValue(int64_t(9)),
+                              tune::KnobValue(std::string("8"))}) {
+    absl::StatusOr<session::TunedConfig> r =
+        tune::applyConfigValues({{tune::kSchedParallelismDim, bad}}, kParallelBlocks, {});
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(std::string(r.status().message()),
+               Catch::Contains("config knob 'device_sched_parallelism' = " +
+                               tune::knobValueToString(bad)) &&
+                   Catch::Contains("must be an integer in 1..8"));
+  }
+
+  // A custom space: values out of range are an error at parse time, naming the knob,
+  // the value and the range; the knob on a function without a parallel loop is one
+  // when the space is checked against it.
+  absl::StatusOr<tune::SearchSpace> bad =
+      tune::parseSearchSpace(R"({"device_sched_parallelism": [1, 16]})");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(std::string(bad.status().message()) ==
+        "search space knob 'device_sched_parallelism' = 16: device_sched_parallelism "
+        "(iterations of a parallel loop in flight) must be an integer in 1..8");
+  absl::StatusOr<tune::SearchSpace> good =
+      tune::parseSearchSpace(R"({"device_sched_parallelism": [1, 8]})");
+  REQUIRE(good.ok());
+  CHECK(tune::checkSpaceApplies(*good, kParallelBlocks).ok());
+  absl::Status serial = tune::checkSpaceApplies(*good, serialBlocks());
+  REQUIRE_FALSE(serial.ok());
+  CHECK_THAT(std::string(serial.message()),
+             Catch::Contains("knob 'device_sched_parallelism' does not apply: the function "
+                             "has no parallel loop"));
+}
+
+TEST_CASE("a grid over device_sched_parallelism finds that a parallel loop wants more "
+          "iterations in flight", "[tuner]") {
+  session::Session s = a2Session();
+  TempDir results;
+  session::TuneOptions options = searchOptions(results, 4, tune::Strategy::Grid);
+  absl::StatusOr<tune::SearchSpace> space =
+      tune::parseSearchSpace(R"({"device_sched_parallelism": [1, 2, 4, 8]})");
+  REQUIRE(space.ok());
+  absl::StatusOr<session::TuneReport> r = session::tuneModule(s, kParallelBlocks, options, &*space);
+  REQUIRE(r.ok());
+  CHECK(r->result.evaluationsUsed() == 4);
+  // One compile for the written function (P = 1, the baseline), one for the other
+  // values of the batch (they share it; each gets its own program).
+  CHECK(r->compiles == 2);
+  REQUIRE(r->best);
+  CHECK(r->writtenConfigJson == R"({"device_sched_parallelism":1})");
+  REQUIRE(r->best->schedParallelism);
+  CHECK(*r->best->schedParallelism > 1);
+  CHECK(r->bestUs < r->baselineUs);
+  CHECK(r->best->configJson ==
+        absl::StrCat(R"({"device_sched_parallelism":)", *r->best->schedParallelism, "}"));
+  // Each value's time is what the kernel simulates when run with it.
+  for (const tune::Evaluation &e : r->result.evaluations) {
+    REQUIRE(e.micros);
+    int p = int(std::get<int64_t>(space->dimensions()[0].values[e.config[0]]));
+    absl::StatusOr<session::Kernel> k = s.compileText(kParallelBlocks, "blocks.pto");
+    REQUIRE(k.ok());
+    absl::StatusOr<std::shared_ptr<const codegen::Program>> program =
+        k->runnable(runtime::kDefaultStitchMaxNum, p);
+    REQUIRE(program.ok());
+    absl::StatusOr<runtime::RunRecord> run = runtime::simulate(**program, s.device(), {});
+    REQUIRE(run.ok());
+    CHECK(run->simulatedUs() == Approx(*e.micros).epsilon(1e-12));
+  }
+
+  // The kernel's own value is the written one: run with the best value, there is
+  // nothing left to gain.
+  options.schedParallelism = *r->best->schedParallelism;
+  absl::StatusOr<session::TuneReport> again = session::tuneModule(s, kParallelBlocks, options, &*space);
+  REQUIRE(again.ok());
+  CHECK(again->baselineUs == Approx(r->bestUs).epsilon(1e-12));
+  CHECK(again->writtenConfigJson == r->best->configJson);
+  CHECK(again->bestUs == Approx(again->baselineUs).epsilon(1e-12));
+}
+
+TEST_CASE("bank records without device_sched_parallelism load and keep the kernel's own",
+          "[tuner]") {
+  session::Session s = a2Session();
+  TempDir temp;
+  session::TuneOptions options;
+  options.bankPath = temp.path + "/bank";
+  options.resultDir = temp.path;
+  options.threads = 2;
+  options.search.budget = 1;
+  options.search.strategy = tune::Strategy::Grid;
+  // A space without the knob records configs without it (as every record made before
+  // it was a knob).
+  absl::StatusOr<tune::SearchSpace> tiles =
+      tune::parseSearchSpace(R"({"vec_tile[0]": [[32, 512]]})");
+  REQUIRE(tiles.ok());
+  REQUIRE(session::tuneModule(s, kParallelBlocks, options, &*tiles).ok());
+  // The derived space consults the bank: the hit applies, with the kernel's own value.
+  options.schedParallelism = 2;
+  absl::StatusOr<session::TuneReport> hit = session::tuneModule(s, kParallelBlocks, options);
+  REQUIRE(hit.ok());
+  CHECK(hit->bankHit);
+  REQUIRE(hit->best);
+  CHECK(hit->best->configJson.find("device_sched_parallelism") == std::string::npos);
+  CHECK(hit->best->schedParallelism == 2);
+
+  // A record that names it answers with its value.
+  absl::StatusOr<tune::SearchSpace> eight =
+      tune::parseSearchSpace(R"({"device_sched_parallelism": [8]})");
+  REQUIRE(eight.ok());
+  options.schedParallelism = 1;
+  absl::StatusOr<session::TuneReport> tuned = session::tuneModule(s, kParallelBlocks, options, &*eight);
+  REQUIRE(tuned.ok());
+  absl::StatusOr<session::TuneReport> hit8 = session::tuneModule(s, kParallelBlocks, options);
+  REQUIRE(hit8.ok());
+  CHECK(hit8->bankHit);
+  REQUIRE(hit8->best);
+  CHECK(hit8->best->schedParallelism == 8);
 }

@@ -1,6 +1,7 @@
 // Tuner: searches the knobs of one tensor-level function on the simulator — tile
 // shapes (each distinct vec_tile / cube_tile of its ops), merge counts per
-// hash-order group, scheduler modes — with a lib/tune strategy, evaluating
+// hash-order group, scheduler modes, device_sched_parallelism of a function with a
+// parallel loop — with a lib/tune strategy, evaluating
 // candidates (compile + simulate, no numerics) in parallel on host threads, and
 // records the results in the knowledge bank. `ptoc tune FILE.pto` and Python's
 // `ptoc.tune` are faces over it.
@@ -52,9 +53,10 @@ struct TuneOptions {
   /// it such a kernel is an error naming the fix.
   std::vector<const void *> argData;
   /// The kernel's runtime options: the function as written is measured with its
-  /// scheduler mode (a config that names none keeps it), and every candidate with its
-  /// stitch size (loops: iterations per stitch, stitch_function_max_num) and
-  /// device_sched_parallelism (parallel loops: iterations in flight, 1..8).
+  /// scheduler mode and device_sched_parallelism (parallel loops: iterations in
+  /// flight, 1..8; the derived space's as-written value of that knob) — a config that
+  /// names neither keeps them — and every candidate with its stitch size (loops:
+  /// iterations per stitch, stitch_function_max_num).
   int schedMode = 0;
   int64_t stitchMaxNum = runtime::kDefaultStitchMaxNum;
   int schedParallelism = runtime::kDefaultSchedParallelism;
@@ -92,12 +94,12 @@ struct TuneReport {
 /// (tensor level, as ptoc-opt prints it) on `session`'s device: tile candidates per
 /// distinct tile shape, a merge count per hash-order group of two or more subgraphs
 /// (the groups of the function as written, compiled with `baseKnobs` and merging
-/// off), and the scheduler modes (tune::deriveSearchSpace with the groups of a compile
-/// on the session).
-absl::StatusOr<tune::SearchSpace> deriveSearchSpace(const Session &session,
-                                                    llvm::StringRef moduleText,
-                                                    llvm::StringRef funcName = "",
-                                                    const PassKnobs &baseKnobs = {});
+/// off), the scheduler modes and, with a parallel loop, device_sched_parallelism
+/// (including `schedParallelism`, the kernel's own) (tune::deriveSearchSpace with the
+/// groups of a compile on the session).
+absl::StatusOr<tune::SearchSpace> deriveSearchSpace(
+    const Session &session, llvm::StringRef moduleText, llvm::StringRef funcName = "",
+    const PassKnobs &baseKnobs = {}, int schedParallelism = runtime::kDefaultSchedParallelism);
 
 /// A config the knowledge bank knows for a function, applied to it.
 struct BankAnswer {

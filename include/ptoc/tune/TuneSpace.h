@@ -1,6 +1,7 @@
 // The tuner's search space over one tensor-level function, and how a config of it
 // applies: the knob names, the space derived from the function's tile shapes, merge
-// groups and scheduler modes (deriveSearchSpace), a user's space (parseSearchSpace),
+// groups, scheduler modes and, for a function with a parallel loop, the iterations
+// in flight (deriveSearchSpace), a user's space (parseSearchSpace),
 // a config rewritten into the function's tile attributes and pass knobs (applyConfig,
 // or applyConfigValues for knob values by name, as a bank record holds them), the
 // config that is the function as written, and tiles pruned without compiling.
@@ -19,6 +20,7 @@
 #include "ptoc/ir/Module.h"
 #include "ptoc/ir/TileShape.h"
 #include "ptoc/passes/PassKnobs.h"
+#include "ptoc/runtime/ExpandLoops.h"
 #include "ptoc/target/DeviceSpec.h"
 #include "ptoc/tune/Search.h"
 #include "ptoc/tune/SearchSpace.h"
@@ -34,17 +36,23 @@ inline constexpr const char *kCubeTileDim = "cube_tile";
 inline constexpr const char *kVecNBufferDim = "vec_nbuffer";
 inline constexpr const char *kCubeNBufferDim = "cube_nbuffer";
 inline constexpr const char *kSchedDim = "device_sched_mode";
+/// Iterations of a parallel loop in flight (runtime option device_sched_parallelism,
+/// 1..8): a knob only of functions with a loop marked parallel.
+inline constexpr const char *kSchedParallelismDim = "device_sched_parallelism";
 /// The merge-count value meaning the automatic N of the merge pass (what the default
 /// pipeline does for AIV groups).
 inline constexpr const char *kNBufferAuto = "auto";
 
 /// One candidate applied: the tensor-level text with its tile shapes, the pass knobs
-/// and the scheduler mode.
+/// and the runtime options it is run with.
 struct TunedConfig {
   std::string configJson;   ///< `{"dim": value, ...}` (SearchSpace::configToJson)
   std::string moduleText;   ///< the function with the config's tile shapes
   passes::PassKnobs knobs;
   int schedMode = 0;
+  /// device_sched_parallelism; nullopt when the config does not set it (the kernel's
+  /// own value applies: session::tuneModule fills it in).
+  std::optional<int> schedParallelism;
 };
 
 /// A hash-order group of two or more subgraphs that the merge passes could fold (of
@@ -79,13 +87,19 @@ absl::StatusOr<ParsedFunc> parseFunc(llvm::StringRef moduleText, llvm::StringRef
 /// loop bodies), each distinct shape one site.
 TileSites collectTileSites(ir::Module &module);
 
+/// Whether a function of `module` has a loop marked parallel (the loop op's
+/// `parallel` attribute): only then does device_sched_parallelism change a run.
+bool hasParallelLoop(const ir::Module &module);
+
 /// Derives the search space of the (only or `funcName`) function of `moduleText` on
 /// `device`: tile candidates per distinct tile shape (variants that pass the
-/// verifier's checks), a merge count per group of `groups`, and the scheduler modes.
-absl::StatusOr<SearchSpace> deriveSearchSpace(llvm::StringRef moduleText,
-                                              llvm::StringRef funcName,
-                                              const target::DeviceSpec &device,
-                                              llvm::ArrayRef<MergeGroup> groups);
+/// verifier's checks), a merge count per group of `groups`, the scheduler modes and,
+/// when the module has a parallel loop, device_sched_parallelism 1, 2, 4, 8 (and
+/// `schedParallelism`, the kernel's own value, if it is none of those).
+absl::StatusOr<SearchSpace> deriveSearchSpace(
+    llvm::StringRef moduleText, llvm::StringRef funcName, const target::DeviceSpec &device,
+    llvm::ArrayRef<MergeGroup> groups,
+    int schedParallelism = runtime::kDefaultSchedParallelism);
 
 /// A search space written by a user, from JSON: an object `{"knob": [values...]}`
 /// (dimensions in name order; kinds from the names: vec_* vector, cube_* cube, the
@@ -93,8 +107,9 @@ absl::StatusOr<SearchSpace> deriveSearchSpace(llvm::StringRef moduleText,
 /// vec_tile / cube_tile (every site) or vec_tile[k] / cube_tile[k] (the k-th distinct
 /// shape; a cube tile is [mL0, mL1, kL0, kL1, nL0, nL1]), vec_nbuffer[k] /
 /// cube_nbuffer[k] (the group of hash order k; without [k]: every group),
-/// device_sched_mode, and any scalar pass option (pg_upper_bound, fuse_local, ...).
-/// Errors name the knob.
+/// device_sched_mode, device_sched_parallelism (values 1..8) and any scalar pass
+/// option (pg_upper_bound, fuse_local, ...). Errors name the knob (and a value out of
+/// its range).
 absl::StatusOr<SearchSpace> parseSearchSpace(llvm::StringRef json);
 
 /// Applies config `config` of `space` to `moduleText`.
@@ -104,13 +119,16 @@ absl::StatusOr<TunedConfig> applyConfig(const SearchSpace &space, const Config &
 
 /// The config of `space` that is the function as written (its tiles, the default
 /// pipeline's merging: automatic for AIV groups, none for AIC groups; scheduler mode
-/// 0), or nullopt when the space has no such config (a knob it does not know, a
-/// written value it lacks, merge knobs set in `baseKnobs`).
+/// 0; `schedParallelism`, the kernel's own device_sched_parallelism), or nullopt when
+/// the space has no such config (a knob it does not know, a written value it lacks,
+/// merge knobs set in `baseKnobs`).
 std::optional<Config> writtenConfig(const SearchSpace &space, llvm::StringRef moduleText,
-                                    const passes::PassKnobs &baseKnobs);
+                                    const passes::PassKnobs &baseKnobs,
+                                    int schedParallelism = runtime::kDefaultSchedParallelism);
 
 /// OK if every knob of a user's `space` applies to the function of `moduleText` (a
-/// known name; a tile index below its count of distinct shapes), else why not.
+/// known name; a tile index below its count of distinct shapes;
+/// device_sched_parallelism only with a parallel loop), else why not.
 absl::Status checkSpaceApplies(const SearchSpace &space, llvm::StringRef moduleText);
 
 /// Applies knob values by name (`vec_tile[0]` -> [2, 4096], ...) to `moduleText`.
