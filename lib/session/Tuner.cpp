@@ -273,7 +273,8 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
   search.cubeDominated = report.cubeDominated;
   // The search starts from the function as written (when the space holds it).
   std::optional<tune::Config> asWritten =
-      writtenConfig(report.space, moduleText, options.baseKnobs, options.schedParallelism);
+      writtenConfig(report.space, moduleText, options.baseKnobs, options.schedMode,
+                    options.schedParallelism);
   if (asWritten && search.seeds.empty()) search.seeds.push_back(*asWritten);
   if (asWritten) report.writtenConfigJson = report.space.configToString(*asWritten);
   if (search.parallelism <= 1) {

@@ -488,7 +488,8 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, KnobVa
 }
 
 std::optional<Config> writtenConfig(const SearchSpace &space, llvm::StringRef moduleText,
-                                    const passes::PassKnobs &baseKnobs, int schedParallelism) {
+                                    const passes::PassKnobs &baseKnobs, int schedMode,
+                                    int schedParallelism) {
   absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText);
   if (!parsed.ok()) return std::nullopt;
   ir::Func *func = parsed->func;
@@ -506,7 +507,7 @@ std::optional<Config> writtenConfig(const SearchSpace &space, llvm::StringRef mo
     } else if (std::optional<size_t> k = indexedName(dim.name, kCubeTileDim)) {
       if (*k < sites.cubeTiles.size()) want = flattenCube(sites.cubeTiles[*k]);
     } else if (dim.name == kSchedDim) {
-      want = int64_t(0);
+      want = int64_t(schedMode);
     } else if (dim.name == kSchedParallelismDim) {
       want = int64_t(schedParallelism);
     } else if (std::optional<MergeKnob> merge = mergeKnob(dim.name)) {

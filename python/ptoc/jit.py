@@ -378,10 +378,10 @@ class JitFunction:
             # The module ptoc.tune chose (same signature, its tile shapes and knobs).
             text, knobs, sched_mode, parallelism = tuned
             final.pass_options.update(knobs)
-            plan.runtime_options.setdefault("device_sched_mode", sched_mode)
+            # What the tuner measured the config with wins over the kernel's own
+            # settings (which were the search's "as written" values).
+            plan.runtime_options["device_sched_mode"] = sched_mode
             if parallelism is not None:
-                # What the tuner measured the config with wins over the kernel's own
-                # setting (which was the search's "as written" value).
                 plan.runtime_options["device_sched_parallelism"] = parallelism
             kernel = session.compile_text(text, final.pass_options, host["compile_stage"],
                                           host["double_buffer"], plan.ir_dump_dir,

@@ -307,3 +307,33 @@ def test_a_kernel_whose_loops_read_its_inputs_is_tuned_with_the_calls_data(tmp_p
         np.testing.assert_allclose(y[:rows], np.exp(x[:rows]), rtol=1e-6)
         assert not y[rows:].any()
     assert baselines[48] > baselines[8]
+
+
+def test_a_kernels_own_scheduler_mode_is_as_written_and_the_tuned_one_runs(tmp_path):
+    # The kernel runs with device_sched_mode 1 (set inside it): that is its written
+    # config (a search never reports 0 -> 1 as a change), and the tuned mode is the one
+    # the next call runs with (the kernel's own setting does not win over it).
+    def attention(q, k, v):
+        ptoc.set_runtime_options(device_sched_mode=1)
+        ptoc.set_cube_tile_shapes([64, 64], [32, 128], [64, 64])
+        s = ptoc.matmul(q, k, out_dtype=ptoc.DT_FP32, b_trans=True)
+        ptoc.set_vec_tile_shapes(2, 256)
+        e = ptoc.exp(s - ptoc.amax(s, dim=-1, keepdim=True))
+        p = ptoc.cast(e / ptoc.sum(e, dim=-1, keepdim=True), ptoc.DT_FP16)
+        ptoc.set_cube_tile_shapes([64, 64], [32, 64], [64, 64])
+        return ptoc.matmul(p, v, out_dtype=ptoc.DT_FP32)
+
+    q = np.random.default_rng(4).uniform(-1, 1, (256, 64)).astype(np.float16)
+    kernel = ptoc.jit(attention, device="tiny")
+    kernel(q, q, q)
+    own = kernel.last_run.simulated_us
+    r = ptoc.tune(kernel, q, q, q, strategy="grid", budget=4, use_bank=False,
+                  result_dir=str(tmp_path), progress=False,
+                  space={"device_sched_mode": [0, 1, 2, 3]})
+    assert r.written_config["device_sched_mode"] == 1
+    assert r.baseline_us == pytest.approx(own, rel=1e-9)
+    # On this kernel mode 1 is not the best (0: 17.53 us, 1: 18.14 us): a change.
+    assert r.best_us < own and r.config["device_sched_mode"] != 1
+    assert "device_sched_mode" in r.changed
+    kernel(q, q, q)
+    assert kernel.last_run.simulated_us == pytest.approx(r.best_us, rel=1e-9)

@@ -416,6 +416,12 @@ TEST_CASE("searches start from the function as written", "[tuner]") {
   REQUIRE(written);
   CHECK(space->configToString(*written) ==
         R"({"device_sched_mode":0,"vec_nbuffer[0]":"auto","vec_tile[0]":[8,256]})");
+  // A kernel that runs with scheduler mode 2 is written with mode 2 (its baseline is
+  // measured with it), so a search never reports 0 -> 2 as a change.
+  std::optional<tune::Config> mode2 = tune::writtenConfig(*space, kSoftmax, {}, 2);
+  REQUIRE(mode2);
+  CHECK(space->configToString(*mode2) ==
+        R"({"device_sched_mode":2,"vec_nbuffer[0]":"auto","vec_tile[0]":[8,256]})");
   TempDir results;
   session::TuneOptions options = searchOptions(results, 6);
   for (tune::Strategy st : {tune::Strategy::Random, tune::Strategy::Genetic, tune::Strategy::Bandit}) {
@@ -753,7 +759,7 @@ TEST_CASE("device_sched_parallelism is a knob only of functions with a parallel 
   const tune::Dimension &p3 = dimension(*three, tune::kSchedParallelismDim);
   CHECK(p3.values == std::vector<tune::KnobValue>{int64_t(1), int64_t(2), int64_t(3), int64_t(4),
                                                   int64_t(8)});
-  std::optional<tune::Config> written3 = tune::writtenConfig(*three, kParallelBlocks, {}, 3);
+  std::optional<tune::Config> written3 = tune::writtenConfig(*three, kParallelBlocks, {}, 0, 3);
   REQUIRE(written3);
   CHECK(three->configToString(*written3).find("\"device_sched_parallelism\":3") !=
         std::string::npos);

@@ -118,12 +118,12 @@ absl::StatusOr<TunedConfig> applyConfig(const SearchSpace &space, const Config &
                                         const passes::PassKnobs &baseKnobs);
 
 /// The config of `space` that is the function as written (its tiles, the default
-/// pipeline's merging: automatic for AIV groups, none for AIC groups; scheduler mode
-/// 0; `schedParallelism`, the kernel's own device_sched_parallelism), or nullopt when
-/// the space has no such config (a knob it does not know, a written value it lacks,
-/// merge knobs set in `baseKnobs`).
+/// pipeline's merging: automatic for AIV groups, none for AIC groups; `schedMode` and
+/// `schedParallelism`, the kernel's own device_sched_mode and
+/// device_sched_parallelism), or nullopt when the space has no such config (a knob it
+/// does not know, a written value it lacks, merge knobs set in `baseKnobs`).
 std::optional<Config> writtenConfig(const SearchSpace &space, llvm::StringRef moduleText,
-                                    const passes::PassKnobs &baseKnobs,
+                                    const passes::PassKnobs &baseKnobs, int schedMode = 0,
                                     int schedParallelism = runtime::kDefaultSchedParallelism);
 
 /// OK if every knob of a user's `space` applies to the function of `moduleText` (a
