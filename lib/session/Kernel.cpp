@@ -22,6 +22,12 @@ struct Kernel::Expansions {
   std::mutex mutex;
   /// By the arguments' shapes (empty key without dynamic axes).
   std::map<std::vector<std::vector<int64_t>>, Instantiations> bySizes;
+  /// The kept programs' prepared forms (kernel without loops: its own program's, under
+  /// the null key; copies of a kernel share both, and their programs are the same).
+  std::map<const codegen::Program *, std::shared_ptr<const runtime::PreparedProgram>> prepared;
+  /// The kernel's device as JSON, computed on first use: what a run's device must be
+  /// for the kept prepared forms to apply.
+  std::string deviceJson;
 };
 
 /// At most this many sets of argument sizes keep their instantiations; beyond it,
@@ -71,6 +77,38 @@ absl::StatusOr<std::shared_ptr<const codegen::Program>> Kernel::runnable(
   }
   inst.byStitch[key] = made;
   return made;
+}
+
+absl::StatusOr<std::shared_ptr<const runtime::PreparedProgram>> Kernel::prepared(
+    const std::shared_ptr<const codegen::Program> &program,
+    const target::DeviceSpec &runDevice) const {
+  auto prepare = [&]() -> absl::StatusOr<std::shared_ptr<const runtime::PreparedProgram>> {
+    absl::StatusOr<runtime::PreparedProgram> p = runtime::PreparedProgram::prepare(*program, runDevice);
+    if (!p.ok()) return p.status();
+    return std::make_shared<const runtime::PreparedProgram>(*std::move(p));
+  };
+  std::unique_lock<std::mutex> lock(expansions->mutex);
+  if (expansions->deviceJson.empty()) expansions->deviceJson = device.toJson();
+  if (runDevice.toJson() != expansions->deviceJson) return prepare();
+  // Kept only for a program the kernel keeps (a pointer that stays valid and names
+  // the same program as long as the kernel lives).
+  const codegen::Program *key = nullptr;
+  bool kept = !loops && program.get() == &this->program;
+  if (!kept)
+    for (const auto &[sizes, inst] : expansions->bySizes)
+      for (const auto &[stitch, p] : inst.byStitch)
+        if (p == program) {
+          kept = true;
+          key = p.get();
+        }
+  if (!kept) return prepare();
+  auto found = expansions->prepared.find(key);
+  if (found != expansions->prepared.end()) return found->second;
+  lock.unlock(); // preparing a big program takes a while: other runs may go on
+  absl::StatusOr<std::shared_ptr<const runtime::PreparedProgram>> made = prepare();
+  if (!made.ok()) return made.status();
+  lock.lock();
+  return expansions->prepared.emplace(key, *made).first->second;
 }
 
 } // namespace ptoc::session

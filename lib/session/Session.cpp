@@ -407,7 +407,11 @@ absl::StatusOr<RunReport> Session::runGuarded(const Kernel &kernel,
   if (!runnable.ok()) return runnable.status();
   const codegen::Program *program = runnable->get();
   auto simStart = Clock::now();
-  absl::StatusOr<runtime::RunRecord> record = runtime::simulate(*program, device_, sim);
+  // Validated, flattened and its regions identified once per kept program.
+  absl::StatusOr<std::shared_ptr<const runtime::PreparedProgram>> prepared =
+      kernel.prepared(*runnable, device_);
+  if (!prepared.ok()) return prepared.status();
+  absl::StatusOr<runtime::RunRecord> record = runtime::simulate(**prepared, sim);
   if (!record.ok()) return record.status();
   report.simulateSeconds = secondsSince(simStart);
   report.record = *std::move(record);

@@ -435,6 +435,26 @@ TEST_CASE("a run takes device_sched_parallelism, each value instantiated once",
   CHECK(a->get() == b->get());
   CHECK(a->get() != c->get());
   CHECK((*a)->stitchWaitFor != (*c)->stitchWaitFor);
+  // Their prepared forms are kept too (a run repeats only the event loop), and
+  // simulate what the programs simulate; another device gets its own.
+  auto pa = k->prepared(*a, s.device());
+  auto pb = k->prepared(*b, s.device());
+  auto pc = k->prepared(*c, s.device());
+  REQUIRE((pa.ok() && pb.ok() && pc.ok()));
+  CHECK(pa->get() == pb->get());
+  CHECK(pa->get() != pc->get());
+  ptoc::target::DeviceSpec other = s.device();
+  other.memory.l2Bytes /= 2;
+  auto po = k->prepared(*a, other);
+  REQUIRE(po.ok());
+  CHECK(po->get() != pa->get());
+  CHECK(k->prepared(*a, other)->get() != po->get()); // not kept: prepared afresh
+  ptoc::runtime::SimOptions so;
+  auto direct = ptoc::runtime::simulate(**a, s.device(), so);
+  auto viaPrepared = ptoc::runtime::simulate(**pa, so);
+  REQUIRE((direct.ok() && viaPrepared.ok()));
+  CHECK(direct->simulatedUs() == viaPrepared->simulatedUs());
+  CHECK(viaPrepared->simulatedUs() == Approx(r4.simulatedUs));
   // Out of range: an error naming the option, the value and the range.
   ptoc::session::RunOptions bad;
   bad.schedParallelism = 9;

@@ -21,6 +21,7 @@
 #include "ptoc/passes/Pass.h"
 #include "ptoc/runtime/ExpandLoops.h"
 #include "ptoc/runtime/HostTensor.h"
+#include "ptoc/runtime/PreparedProgram.h"
 #include "ptoc/runtime/RunRecord.h"
 #include "ptoc/runtime/Simulator.h"
 #include "ptoc/runtime/TensorRef.h"
@@ -123,6 +124,15 @@ struct Kernel {
       int stitchMaxNum = runtime::kDefaultStitchMaxNum,
       int parallelism = runtime::kDefaultSchedParallelism,
       llvm::ArrayRef<runtime::ConstTensorRef> args = {}) const;
+
+  /// `program` (what runnable() returned) prepared for simulating on `device`
+  /// (runtime::PreparedProgram: validated, flattened, its regions identified, its
+  /// bound computed). Kept with the instantiation when the kernel keeps `program` and
+  /// `device` is the kernel's own, so repeated runs repeat only the event loop;
+  /// prepared afresh otherwise. Thread-safe; copies of the kernel share what is kept.
+  absl::StatusOr<std::shared_ptr<const runtime::PreparedProgram>> prepared(
+      const std::shared_ptr<const codegen::Program> &program,
+      const target::DeviceSpec &device) const;
 
   struct Expansions; ///< the instantiated programs, by stitch options (Kernel.cpp)
   static std::shared_ptr<Expansions> newExpansions();
