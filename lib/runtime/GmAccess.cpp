@@ -270,6 +270,7 @@ absl::Status GmMemory::init(const codegen::Program &program, llvm::ArrayRef<Cons
   views_.assign(numTensors, GmView());
   owned_.clear();
   ownedSlot_.assign(numTensors, -1);
+  computedStrides_.clear();
   std::vector<int64_t> ownerElements(numTensors, 0);
   // Owners first (arguments, intermediates), then aliases into them.
   for (int pass = 0; pass < 2; ++pass) {
@@ -285,13 +286,14 @@ absl::Status GmMemory::init(const codegen::Program &program, llvm::ArrayRef<Cons
       }
       GmView &v = views_[t];
       v.dtype = g.dtype;
-      v.shape.assign(g.shape.begin(), g.shape.end());
+      v.shape = g.shape;
       v.offset = g.baseOffset;
-      v.strides.assign(g.strides.begin(), g.strides.end());
+      v.strides = g.strides;
       if (v.strides.empty() && !alias && !g.shape.empty()) {
-        v.strides.assign(g.shape.size(), 1);
+        Dims &strides = computedStrides_.emplace_back(g.shape.size(), 1);
         for (int d = int(g.shape.size()) - 2; d >= 0; --d)
-          v.strides[d] = v.strides[d + 1] * g.shape[d + 1];
+          strides[d] = strides[d + 1] * g.shape[d + 1];
+        v.strides = strides;
       }
       if (v.strides.size() != g.shape.size())
         return bad(t, absl::StrCat("has ", v.strides.size(), " strides for rank ", g.shape.size()));
@@ -346,7 +348,7 @@ absl::Status GmMemory::init(const codegen::Program &program, llvm::ArrayRef<Cons
           if (g.valid[d] < 1 || g.valid[d] > g.shape[d])
             return bad(t, absl::StrCat("has valid extents ", dimsStr(g.valid),
                                        " outside its shape ", dimsStr(g.shape)));
-        v.valid.assign(g.valid.begin(), g.valid.end());
+        v.valid = g.valid;
       }
       __int128 lo = v.offset, hi = v.offset;
       for (size_t d = 0; d < g.shape.size(); ++d) {

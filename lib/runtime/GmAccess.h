@@ -26,9 +26,12 @@ struct GmView {
   std::byte *writable = nullptr;   ///< the same, or null when read-only (arguments)
   ir::DType dtype = ir::DType::F32;
   int64_t offset = 0;
-  Dims shape, strides;
+  /// The tensor's own (the program's GmTensor, which outlives the run; strides the
+  /// GmMemory computed for an owner declared without them): a view is small, and a
+  /// program of 100k-iteration loops has hundreds of thousands of them.
+  llvm::ArrayRef<int64_t> shape, strides;
   /// GmTensor::valid: the extent per dimension that holds data (empty: all).
-  Dims valid;
+  llvm::ArrayRef<int64_t> valid;
 };
 
 /// "tensor<256x4096xf32>", for messages.
@@ -76,6 +79,7 @@ private:
   /// so the views into them stay valid).
   std::deque<HostTensor> owned_;
   std::vector<int32_t> ownedSlot_;  ///< per tensor: its index in owned_, or -1
+  std::deque<Dims> computedStrides_; ///< row-major strides of owners declared without
 };
 
 } // namespace ptoc::runtime::exec
