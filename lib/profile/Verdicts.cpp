@@ -235,8 +235,12 @@ std::vector<Verdict> verdicts(const Summary &s, const SummaryOptions &options) {
   // for the same work.
   // Or the barrier between stitches held built stitches back (small stitches serialise
   // iterations that could overlap).
+  // When the control thread was busy for most of the span it is the limiter: its
+  // verdict goes first.
+  bool controlLimits = s.loops && s.spanUs > 0 &&
+                       s.loops->controlBusyUs >= options.controlBusyShare * s.spanUs;
   if (s.loops && s.spanUs > 0 &&
-      (s.loops->controlWaitShare > options.controlWaitShare ||
+      (controlLimits || s.loops->controlWaitShare > options.controlWaitShare ||
        (s.loops->stitches > 1 && s.loops->barrierWaitShare > options.controlWaitShare))) {
     const LoopSummary &l = *s.loops;
     const BodySummary *busiest = nullptr;
@@ -276,6 +280,7 @@ std::vector<Verdict> verdicts(const Summary &s, const SummaryOptions &options) {
          {"control_busy_share", safeRatio(l.controlBusyUs, s.spanUs)},
          {"barrier_wait_us", l.barrierWaitUs},
          {"stitches", l.stitches}}});
+    if (controlLimits) std::rotate(out.begin(), out.end() - 1, out.end());
   }
 
   if (s.carries.bound && s.spanUs > 0 && s.spanRatio >= options.fineRatio) {

@@ -206,6 +206,17 @@ TEST_CASE("the summary's loops section and the control_bound verdict", "[profile
       if (name == "control_busy_share") busyShare = value;
     CHECK(busyShare == Approx(l.controlBusyUs / s->spanUs));
     CHECK_THAT(v->finding, Contains("of the span) building 4 stitches"));
+    // The control thread was busy for most of the span: it limits the run, and its
+    // verdict comes first. Held to a share above what it reached, the verdict still
+    // fires (the cores waited for it) but keeps its place after the others.
+    REQUIRE(l.controlBusyUs >= profile::SummaryOptions().controlBusyShare * s->spanUs);
+    REQUIRE(s->verdicts.size() >= 2);
+    CHECK(s->verdicts.front().rule == "control_bound");
+    profile::SummaryOptions strict;
+    strict.controlBusyShare = 1.5;
+    std::vector<profile::Verdict> unordered = profile::verdicts(*s, strict);
+    REQUIRE(findVerdict(unordered, "control_bound"));
+    CHECK(unordered.front().rule != "control_bound");
 
     std::string text = profile::summaryText(*s);
     CHECK_THAT(text, Contains("loops: 4 stitches"));

@@ -41,6 +41,11 @@ struct SummaryOptions {
   /// control thread to build the next stitch for more than this share of the span (the
   /// same 10% as the idle rules above).
   double controlWaitShare = 0.10;
+  /// control_bound also fires, and comes first among the verdicts, when the control
+  /// thread was busy for at least this share of the span: it builds every task before
+  /// the task can run, so its busy time bounds the span from below, and the other
+  /// verdicts' remedies cannot take the run under it.
+  double controlBusyShare = 0.8;
 };
 
 /// One core kind (AIC or AIV).
