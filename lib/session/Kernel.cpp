@@ -1,8 +1,9 @@
 // Kernel::runnable: the program a run simulates and executes. A kernel with loops
 // instantiates its iterations on first use (the control thread's work happens when the
 // kernel runs, so compiling stays independent of the trip counts) and keeps each
-// stitch size's (and device_sched_parallelism's) instantiation for later runs; with dynamic axes, per set of argument
-// sizes (a bounded number of them).
+// stitch size's (and device_sched_parallelism's) instantiation, and its prepared form,
+// for later runs; with dynamic axes, per set of argument sizes (a bounded number of
+// them).
 #include <map>
 #include <mutex>
 
@@ -42,7 +43,8 @@ absl::StatusOr<std::shared_ptr<const codegen::Program>> Kernel::runnable(
   if (!loops) // no copy: the kernel outlives its runs
     return std::shared_ptr<const codegen::Program>(std::shared_ptr<void>(), &program);
   if (loops->readsTensors) { // the iterations depend on this call's inputs
-    absl::StatusOr<codegen::Program> p = runtime::expandLoops(*loops, device, stitchMaxNum, parallelism, args);
+    absl::StatusOr<codegen::Program> p =
+        runtime::expandLoops(*loops, device, stitchMaxNum, parallelism, args);
     if (!p.ok()) return p.status();
     return std::make_shared<const codegen::Program>(*std::move(p));
   }
@@ -52,7 +54,8 @@ absl::StatusOr<std::shared_ptr<const codegen::Program>> Kernel::runnable(
   std::lock_guard<std::mutex> lock(expansions->mutex);
   auto found = expansions->bySizes.find(sizes);
   if (found == expansions->bySizes.end() && expansions->bySizes.size() >= kMaxKeptSizes) {
-    absl::StatusOr<codegen::Program> p = runtime::expandLoops(*loops, device, stitchMaxNum, parallelism, args);
+    absl::StatusOr<codegen::Program> p =
+        runtime::expandLoops(*loops, device, stitchMaxNum, parallelism, args);
     if (!p.ok()) return p.status();
     return std::make_shared<const codegen::Program>(*std::move(p));
   }
@@ -62,7 +65,8 @@ absl::StatusOr<std::shared_ptr<const codegen::Program>> Kernel::runnable(
   if (it != inst.byStitch.end()) return it->second;
   std::shared_ptr<const codegen::Program> made;
   if (!inst.first) {
-    absl::StatusOr<codegen::Program> p = runtime::expandLoops(*loops, device, stitchMaxNum, parallelism, args);
+    absl::StatusOr<codegen::Program> p =
+        runtime::expandLoops(*loops, device, stitchMaxNum, parallelism, args);
     if (!p.ok()) {
       expansions->bySizes.erase(sizes);
       return p.status();

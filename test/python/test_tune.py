@@ -234,10 +234,12 @@ def test_the_result_says_the_written_config_and_what_the_best_changed(tmp_path):
     assert only.changed == {}
 
 
-def test_the_kernel_as_written_is_measured_with_its_own_runtime_options(tmp_path):
-    # A scheduler mode and a stitch size set on the kernel (jit options and inside the
-    # function): the tuner's baseline is what a call of the kernel simulates.
+def attention_kernel(own_mode=None, **jit_options):
+    """A small attention on tiny whose scheduler modes simulate differently (0: 17.53
+    us, 1: 18.14 us); `own_mode`: a device_sched_mode the function sets itself."""
     def attention(q, k, v):
+        if own_mode is not None:
+            ptoc.set_runtime_options(device_sched_mode=own_mode)
         ptoc.set_cube_tile_shapes([64, 64], [32, 128], [64, 64])
         s = ptoc.matmul(q, k, out_dtype=ptoc.DT_FP32, b_trans=True)
         ptoc.set_vec_tile_shapes(2, 256)
@@ -246,9 +248,14 @@ def test_the_kernel_as_written_is_measured_with_its_own_runtime_options(tmp_path
         ptoc.set_cube_tile_shapes([64, 64], [32, 64], [64, 64])
         return ptoc.matmul(p, v, out_dtype=ptoc.DT_FP32)
 
+    return ptoc.jit(attention, device="tiny", **jit_options)
+
+
+def test_the_kernel_as_written_is_measured_with_its_own_runtime_options(tmp_path):
+    # A scheduler mode and a stitch size set on the kernel (jit options and inside the
+    # function): the tuner's baseline is what a call of the kernel simulates.
     q = np.random.default_rng(4).uniform(-1, 1, (256, 64)).astype(np.float16)
-    mode1, mode0 = (ptoc.jit(attention, device="tiny", runtime_options={"device_sched_mode": m})
-                    for m in (1, 0))
+    mode1, mode0 = (attention_kernel(runtime_options={"device_sched_mode": m}) for m in (1, 0))
     for k in (mode1, mode0):
         k(q, q, q)
     # On this kernel the modes differ (0: 17.53 us, 1: 18.14 us).
@@ -313,18 +320,8 @@ def test_a_kernels_own_scheduler_mode_is_as_written_and_the_tuned_one_runs(tmp_p
     # The kernel runs with device_sched_mode 1 (set inside it): that is its written
     # config (a search never reports 0 -> 1 as a change), and the tuned mode is the one
     # the next call runs with (the kernel's own setting does not win over it).
-    def attention(q, k, v):
-        ptoc.set_runtime_options(device_sched_mode=1)
-        ptoc.set_cube_tile_shapes([64, 64], [32, 128], [64, 64])
-        s = ptoc.matmul(q, k, out_dtype=ptoc.DT_FP32, b_trans=True)
-        ptoc.set_vec_tile_shapes(2, 256)
-        e = ptoc.exp(s - ptoc.amax(s, dim=-1, keepdim=True))
-        p = ptoc.cast(e / ptoc.sum(e, dim=-1, keepdim=True), ptoc.DT_FP16)
-        ptoc.set_cube_tile_shapes([64, 64], [32, 64], [64, 64])
-        return ptoc.matmul(p, v, out_dtype=ptoc.DT_FP32)
-
     q = np.random.default_rng(4).uniform(-1, 1, (256, 64)).astype(np.float16)
-    kernel = ptoc.jit(attention, device="tiny")
+    kernel = attention_kernel(own_mode=1)
     kernel(q, q, q)
     own = kernel.last_run.simulated_us
     r = ptoc.tune(kernel, q, q, q, strategy="grid", budget=4, use_bank=False,

@@ -24,19 +24,6 @@ using namespace ptoc::testprog;
 
 namespace {
 
-/// An AIV leaf that only computes for `cycles`.
-int computeLeaf(Program &p, int64_t cycles) {
-  Leaf l;
-  l.id = static_cast<int>(p.leaves.size());
-  l.core = target::CoreKind::AIV;
-  l.hashOrder = l.id;
-  int op = addOp(l, ir::OpCode::Full, {16, 16}, ir::DType::F32, ir::MemSpace::UB);
-  addInstr(l, Pipe::Vec, op, cycles, 0, -1, {});
-  l.vectorBytes = 16 * 16 * 4;
-  p.leaves.push_back(l);
-  return l.id;
-}
-
 /// A segment "prologue" (one task, iteration 0) then a loop "kv" over body "kv_body"
 /// of `iterations` iterations of two 2000-cycle tasks, `perStitch` iterations per
 /// stitch; the segment is stitch 0. Stitch k is ready `gap` x k cycles after the head,

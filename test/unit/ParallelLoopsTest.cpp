@@ -30,19 +30,6 @@ using namespace ptoc::testprog;
 
 namespace {
 
-/// An AIV leaf that only computes for `cycles` (no GM traffic).
-int computeLeaf(Program &p, int64_t cycles) {
-  Leaf l;
-  l.id = static_cast<int>(p.leaves.size());
-  l.core = ptoc::target::CoreKind::AIV;
-  l.hashOrder = l.id;
-  int op = addOp(l, ptoc::ir::OpCode::Full, {16, 16}, ptoc::ir::DType::F32, ptoc::ir::MemSpace::UB);
-  addInstr(l, Pipe::Vec, op, cycles, 0, -1, {});
-  l.vectorBytes = 16 * 16 * 4;
-  p.leaves.push_back(l);
-  return l.id;
-}
-
 /// Appends an iteration with `tasks` independent calls of `leaf`, in parallel run
 /// `run` (-1: none) at ordinal `iteration`.
 void addIteration(Program &p, int leaf, int run, int64_t iteration, int tasks = 1) {
@@ -189,15 +176,6 @@ Program independentIterations(int n, int64_t cycles, bool parallel) {
   return p;
 }
 
-RunRecord simulate(const Program &p, const DeviceSpec &d, int mode, KernelKind kind) {
-  SimOptions o;
-  o.schedMode = mode;
-  o.kernelKind = kind;
-  auto r = ptoc::runtime::simulate(p, d, o);
-  if (!r.ok()) FAIL(std::string(r.status().message()));
-  return *std::move(r);
-}
-
 /// The generalized rule, checked against the task times alone: stitches open in
 /// order, each once built and once every stitch up to its wait stitch has finished
 /// (its barrierCycle), and no task starts before its stitch opens.
@@ -248,7 +226,7 @@ TEST_CASE("independent parallel iterations overlap up to device_sched_parallelis
       for (int P : {1, 2, 4}) {
         Program p = independentIterations(n, cycles, true);
         REQUIRE(assignStitches(p, d, ptoc::runtime::kDefaultStitchMaxNum, P).ok());
-        RunRecord r = simulate(p, d, mode, kind);
+        RunRecord r = run(p, d, mode, false, kind);
         checkOpenRule(p, r);
         // At most P iterations in flight: iteration j starts after j - P ended.
         for (int j = P; j < n; ++j) CHECK(r.tasks[j].startCycle >= r.tasks[j - P].endCycle);
@@ -257,7 +235,7 @@ TEST_CASE("independent parallel iterations overlap up to device_sched_parallelis
       }
       // P = 1 keeps one iteration per stitch and the barrier: exactly the plain loop
       // with one iteration per stitch.
-      RunRecord one = simulate(plain, d, mode, kind);
+      RunRecord one = run(plain, d, mode, false, kind);
       CHECK(span[0] == one.makespanCycles);
       CHECK(records[0].barrierWaitCycles == Approx(one.barrierWaitCycles));
       // More iterations in flight: strictly shorter, and less time lost at barriers.
@@ -278,7 +256,7 @@ TEST_CASE("a parallel loop's data dependencies still order its iterations",
   for (size_t c = 1; c < p.calls.size(); ++c) p.calls[c].preds = {static_cast<int>(c) - 1};
   REQUIRE(assignStitches(p, d, ptoc::runtime::kDefaultStitchMaxNum, 4).ok());
   for (int mode = 0; mode <= 3; ++mode) {
-    RunRecord r = simulate(p, d, mode, KernelKind::Aicpu);
+    RunRecord r = run(p, d, mode, false, KernelKind::Aicpu);
     checkOpenRule(p, r);
     for (size_t c = 1; c < p.calls.size(); ++c)
       CHECK(r.tasks[c].startCycle >= r.tasks[c - 1].endCycle);
@@ -304,8 +282,9 @@ TEST_CASE("random parallel programs keep the open rule in every mode", "[sim][lo
     for (int P : {1, 2, 3, 8}) {
       INFO("P " << P);
       REQUIRE(assignStitches(p, d, 2, P).ok());
-      for (int mode = 0; mode <= 3; ++mode) checkOpenRule(p, simulate(p, d, mode, KernelKind::Aicpu));
-      checkOpenRule(p, simulate(p, d, 0, KernelKind::Plain));
+      for (int mode = 0; mode <= 3; ++mode)
+        checkOpenRule(p, run(p, d, mode, false, KernelKind::Aicpu));
+      checkOpenRule(p, run(p, d, 0, false, KernelKind::Plain));
     }
   }
 }

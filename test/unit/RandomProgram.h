@@ -238,6 +238,19 @@ inline Region region(int tensor, int64_t row, int64_t col) {
   return r;
 }
 
+/// An AIV leaf that only computes for `cycles` (no GM traffic).
+inline int computeLeaf(Program &p, int64_t cycles) {
+  Leaf l;
+  l.id = static_cast<int>(p.leaves.size());
+  l.core = target::CoreKind::AIV;
+  l.hashOrder = l.id;
+  int op = addOp(l, ir::OpCode::Full, {16, 16}, ir::DType::F32, ir::MemSpace::UB);
+  addInstr(l, Pipe::Vec, op, cycles, 0, -1, {});
+  l.vectorBytes = 16 * 16 * 4;
+  p.leaves.push_back(l);
+  return l.id;
+}
+
 /// Knobs of randomProgram().
 struct RandomProgramOptions {
   int calls = 80;
@@ -337,12 +350,15 @@ inline target::DeviceSpec randomDevice(uint64_t seed) {
   return d;
 }
 
-/// Simulates `p` on `d`; a simulator error fails the test.
+/// Simulates `p` on `d` (scheduler mode `mode`, as a kernel of `kind`); a simulator
+/// error fails the test.
 inline runtime::RunRecord run(const codegen::Program &p, const target::DeviceSpec &d,
-                              int mode = 0, bool pipes = false) {
+                              int mode = 0, bool pipes = false,
+                              runtime::KernelKind kind = runtime::SimOptions().kernelKind) {
   runtime::SimOptions o;
   o.schedMode = mode;
   o.recordPipes = pipes;
+  o.kernelKind = kind;
   auto r = runtime::simulate(p, d, o);
   if (!r.ok()) FAIL(std::string(r.status().message()));
   return *std::move(r);

@@ -27,19 +27,6 @@ using namespace ptoc::testprog;
 
 namespace {
 
-/// An AIV leaf that only computes for `cycles` (no GM traffic).
-int computeLeaf(Program &p, int64_t cycles) {
-  Leaf l;
-  l.id = static_cast<int>(p.leaves.size());
-  l.core = ptoc::target::CoreKind::AIV;
-  l.hashOrder = l.id;
-  int op = addOp(l, ptoc::ir::OpCode::Full, {16, 16}, ptoc::ir::DType::F32, ptoc::ir::MemSpace::UB);
-  addInstr(l, Pipe::Vec, op, cycles, 0, -1, {});
-  l.vectorBytes = 16 * 16 * 4;
-  p.leaves.push_back(l);
-  return l.id;
-}
-
 /// Puts calls [begin[k], begin[k + 1]) into stitch k, ready `ready[k]` cycles after
 /// the head, with one loop instance per call.
 void stitch(Program &p, const std::vector<int> &begin, std::vector<double> ready) {
@@ -52,15 +39,6 @@ void stitch(Program &p, const std::vector<int> &begin, std::vector<double> ready
       p.instances.push_back({0, "i", static_cast<int64_t>(c)});
     }
   p.stitchReadyCycles = std::move(ready);
-}
-
-RunRecord simulate(const Program &p, const DeviceSpec &d, int mode, KernelKind kind) {
-  SimOptions o;
-  o.schedMode = mode;
-  o.kernelKind = kind;
-  auto r = ptoc::runtime::simulate(p, d, o);
-  if (!r.ok()) FAIL(std::string(r.status().message()));
-  return *std::move(r);
 }
 
 /// The rule and the records, checked against the task times alone: no task of stitch
@@ -139,7 +117,7 @@ TEST_CASE("a stitch opens when it is built and the stitch before has ended", "[s
   Program p = threeStitches(late);
   for (int mode = 0; mode <= 3; ++mode) {
     INFO("mode " << mode);
-    RunRecord r = simulate(p, d, mode, KernelKind::Aicpu);
+    RunRecord r = run(p, d, mode, false, KernelKind::Aicpu);
     checkStitches(p, r);
     const double head = r.bound.headCycles;
     const std::vector<StitchRecord> &s = r.stitches;
@@ -165,7 +143,7 @@ TEST_CASE("plain kernels keep the stitch barrier and ready times", "[sim][loops]
   DeviceSpec d = preset("tiny");
   const double late = 50000;
   Program p = threeStitches(late);
-  RunRecord r = simulate(p, d, 0, KernelKind::Plain);
+  RunRecord r = run(p, d, 0, false, KernelKind::Plain);
   checkStitches(p, r);
   const double begin = r.bound.headCycles + r.bound.startCycles;
   CHECK(r.stitches[2].openCycle == begin + late);
@@ -174,7 +152,7 @@ TEST_CASE("plain kernels keep the stitch barrier and ready times", "[sim][loops]
   Program flat = p;
   for (auto &c : flat.calls) c.stitch = 0;
   flat.stitchReadyCycles.clear();
-  RunRecord f = simulate(flat, d, 0, KernelKind::Plain);
+  RunRecord f = run(flat, d, 0, false, KernelKind::Plain);
   CHECK(f.tasks[3].startCycle == begin);
   CHECK(r.tasks[3].startCycle > begin);
   CHECK(f.makespanCycles < r.makespanCycles);
@@ -193,7 +171,7 @@ TEST_CASE("cross-stitch dependencies: a task waits for its stitch and its predec
   stitch(p, {0, 2, 4}, {0, 3000});
   for (int mode = 0; mode <= 3; ++mode) {
     INFO("mode " << mode);
-    RunRecord r = simulate(p, d, mode, KernelKind::Aicpu);
+    RunRecord r = run(p, d, mode, false, KernelKind::Aicpu);
     checkStitches(p, r);
     // c's predecessor ended in stitch 0, so c became ready when stitch 1 opened.
     CHECK(r.tasks[c].readyCycle == r.stitches[1].openCycle);
@@ -220,9 +198,9 @@ TEST_CASE("random programs split into stitches keep the stitch rule in every mod
     stitch(p, begin, ready);
     for (int mode = 0; mode <= 3; ++mode) {
       INFO("mode " << mode);
-      checkStitches(p, simulate(p, d, mode, KernelKind::Aicpu));
+      checkStitches(p, run(p, d, mode, false, KernelKind::Aicpu));
     }
-    checkStitches(p, simulate(p, d, 0, KernelKind::Plain));
+    checkStitches(p, run(p, d, 0, false, KernelKind::Plain));
   }
 }
 
@@ -237,9 +215,9 @@ TEST_CASE("one stitch ready at the head simulates as a program without loops", "
   for (KernelKind kind : {KernelKind::Aicpu, KernelKind::Plain})
     for (int mode = 0; mode <= (kind == KernelKind::Plain ? 0 : 3); ++mode) {
       INFO("mode " << mode << " " << ptoc::runtime::kernelKindName(kind));
-      RunRecord a = simulate(flat, d, mode, kind);
-      RunRecord b = simulate(one, d, mode, kind);
-      RunRecord c = simulate(late, d, mode, kind);
+      RunRecord a = run(flat, d, mode, false, kind);
+      RunRecord b = run(one, d, mode, false, kind);
+      RunRecord c = run(late, d, mode, false, kind);
       CHECK(a.stitches.empty());
       CHECK(a.controlBusyCycles == 0);
       CHECK(a.controlWaitCycles == 0);
