@@ -84,8 +84,8 @@ absl::StatusOr<std::shared_ptr<const codegen::Program>> Kernel::runnable(
 }
 
 absl::StatusOr<std::shared_ptr<const runtime::PreparedProgram>> Kernel::prepared(
-    const std::shared_ptr<const codegen::Program> &program,
-    const target::DeviceSpec &runDevice) const {
+    const std::shared_ptr<const codegen::Program> &program, const target::DeviceSpec &runDevice,
+    llvm::StringRef runDeviceJson) const {
   auto prepare = [&]() -> absl::StatusOr<std::shared_ptr<const runtime::PreparedProgram>> {
     absl::StatusOr<runtime::PreparedProgram> p = runtime::PreparedProgram::prepare(*program, runDevice);
     if (!p.ok()) return p.status();
@@ -93,7 +93,7 @@ absl::StatusOr<std::shared_ptr<const runtime::PreparedProgram>> Kernel::prepared
   };
   std::unique_lock<std::mutex> lock(expansions->mutex);
   if (expansions->deviceJson.empty()) expansions->deviceJson = device.toJson();
-  if (runDevice.toJson() != expansions->deviceJson) return prepare();
+  if (runDeviceJson != expansions->deviceJson) return prepare();
   // Kept only for a program the kernel keeps (a pointer that stays valid and names
   // the same program as long as the kernel lives).
   const codegen::Program *key = nullptr;

@@ -409,7 +409,7 @@ absl::StatusOr<RunReport> Session::runGuarded(const Kernel &kernel,
   auto simStart = Clock::now();
   // Validated, flattened and its regions identified once per kept program.
   absl::StatusOr<std::shared_ptr<const runtime::PreparedProgram>> prepared =
-      kernel.prepared(*runnable, device_);
+      kernel.prepared(*runnable, device_, deviceJson_);
   if (!prepared.ok()) return prepared.status();
   absl::StatusOr<runtime::RunRecord> record = runtime::simulate(**prepared, sim);
   if (!record.ok()) return record.status();

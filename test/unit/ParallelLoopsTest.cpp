@@ -416,18 +416,19 @@ TEST_CASE("a run takes device_sched_parallelism, each value instantiated once",
   CHECK((*a)->stitchWaitFor != (*c)->stitchWaitFor);
   // Their prepared forms are kept too (a run repeats only the event loop), and
   // simulate what the programs simulate; another device gets its own.
-  auto pa = k->prepared(*a, s.device());
-  auto pb = k->prepared(*b, s.device());
-  auto pc = k->prepared(*c, s.device());
+  const std::string json = s.device().toJson();
+  auto pa = k->prepared(*a, s.device(), json);
+  auto pb = k->prepared(*b, s.device(), json);
+  auto pc = k->prepared(*c, s.device(), json);
   REQUIRE((pa.ok() && pb.ok() && pc.ok()));
   CHECK(pa->get() == pb->get());
   CHECK(pa->get() != pc->get());
   ptoc::target::DeviceSpec other = s.device();
   other.memory.l2Bytes /= 2;
-  auto po = k->prepared(*a, other);
+  auto po = k->prepared(*a, other, other.toJson());
   REQUIRE(po.ok());
   CHECK(po->get() != pa->get());
-  CHECK(k->prepared(*a, other)->get() != po->get()); // not kept: prepared afresh
+  CHECK(k->prepared(*a, other, other.toJson())->get() != po->get()); // not kept: afresh
   ptoc::runtime::SimOptions so;
   auto direct = ptoc::runtime::simulate(**a, s.device(), so);
   auto viaPrepared = ptoc::runtime::simulate(**pa, so);

@@ -125,14 +125,15 @@ struct Kernel {
       int parallelism = runtime::kDefaultSchedParallelism,
       llvm::ArrayRef<runtime::ConstTensorRef> args = {}) const;
 
-  /// `program` (what runnable() returned) prepared for simulating on `device`
-  /// (runtime::PreparedProgram: validated, flattened, its regions identified, its
-  /// bound computed). Kept with the instantiation when the kernel keeps `program` and
-  /// `device` is the kernel's own, so repeated runs repeat only the event loop;
-  /// prepared afresh otherwise. Thread-safe; copies of the kernel share what is kept.
+  /// `program` (what runnable() returned) prepared for simulating on `device`, whose
+  /// DeviceSpec::toJson() is `deviceJson` (runtime::PreparedProgram: validated,
+  /// flattened, its regions identified, its bound computed). Kept with the
+  /// instantiation when the kernel keeps `program` and `device` is the kernel's own, so
+  /// repeated runs repeat only the event loop; prepared afresh otherwise. Thread-safe;
+  /// copies of the kernel share what is kept.
   absl::StatusOr<std::shared_ptr<const runtime::PreparedProgram>> prepared(
       const std::shared_ptr<const codegen::Program> &program,
-      const target::DeviceSpec &device) const;
+      const target::DeviceSpec &device, llvm::StringRef deviceJson) const;
 
   struct Expansions; ///< the instantiated programs, by stitch options (Kernel.cpp)
   static std::shared_ptr<Expansions> newExpansions();
@@ -208,7 +209,8 @@ struct RunReport {
 /// sessions may run concurrently (each call uses its own ir::Context).
 class Session {
 public:
-  explicit Session(target::DeviceSpec device) : device_(std::move(device)) {}
+  explicit Session(target::DeviceSpec device)
+      : device_(std::move(device)), deviceJson_(device_.toJson()) {}
   /// A session for a preset name or a device JSON path.
   static absl::StatusOr<Session> create(llvm::StringRef deviceNameOrPath);
 
@@ -254,6 +256,8 @@ private:
                                        const RunOptions &options, Execute execute) const;
 
   target::DeviceSpec device_;
+  /// device_.toJson(), once: what tells a kernel its kept prepared programs apply.
+  std::string deviceJson_;
 };
 
 } // namespace ptoc::session
