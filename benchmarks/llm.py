@@ -42,8 +42,8 @@ GOAL_TUNED_OVER_BOUND_ATTENTION = 1.6
 KNOB_WORDS = {
     "vec_tile": ("set_vec_tile_shapes", "vec_tile"),
     "cube_tile": ("set_cube_tile_shapes", "cube_tile"),
-    "vec_nbuffer": ("nbuffer", "merge"),
-    "cube_nbuffer": ("nbuffer", "merge"),
+    "vec_nbuffer": ("vec_nbuffer",),
+    "cube_nbuffer": ("cube_nbuffer",),
     "device_sched_mode": ("device_sched_mode",),
     "pg_upper_bound": ("pg_upper_bound", "partition"),
     "pg_lower_bound": ("pg_lower_bound", "partition"),

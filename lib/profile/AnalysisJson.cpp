@@ -117,6 +117,9 @@ private:
           ratioIf(clock, "window_idle_share", k.windowIdleShare);
           intIf(clock, "waves", k.waves);
           ratioIf(clock, "wave_idle_share", k.waveIdleShare);
+          usIf(k.readStallUs.has_value(), "read_stall_us", k.readStallUs.value_or(0));
+          usIf(k.readStallUs.has_value(), "fill_wait_us", k.fillWaitUs);
+          intIf(c_.bytes, "l2_miss_bytes", k.l2MissBytes);
           if (!a_) return;
           bool bubbles = a_->hasBubbles && i < a_->kindBubbles.size();
           const KindBubbles *b = bubbles ? &a_->kindBubbles[i] : nullptr;
@@ -359,6 +362,7 @@ private:
       json_.attribute("ready_times", c_.readyTimes);
       json_.attribute("ready_from_edges", c_.readyFromEdges);
       json_.attribute("bytes", c_.bytes);
+      json_.attribute("read_stalls", c_.readStalls);
       json_.attribute("bound", c_.bound);
       json_.attribute("sched_mode", c_.schedMode);
       json_.attribute("device_cores", c_.deviceCores);

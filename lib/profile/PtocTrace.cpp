@@ -45,6 +45,9 @@ struct LoadedTask {
   std::optional<double> readyUs, dispatchUs;
   int thread = -1;
   int64_t bytesIn = 0, bytesOut = 0, l2HitBytes = 0;
+  /// args.read_stall_us and fill_wait_us (traces written since they were recorded)
+  std::optional<double> readStallUs;
+  double fillWaitUs = 0;
   int instance = -1;         ///< index into LoadedTrace::instances (args.loop, ...)
   double endUs() const { return startUs + durUs; }
   std::string core() const { return absl::StrCat(kind, "_", coreIndex); }
@@ -468,6 +471,18 @@ void Loader::readEvent(size_t i, JsonRef event, size_t offset) {
     task.readyUs = args->getNumber("ready_us");
     task.dispatchUs = args->getNumber("dispatch_us");
     bool present = args->get("ready_us") || args->get("dispatch_us");
+    if (args->get("read_stall_us")) {
+      task.readStallUs = args->getNumber("read_stall_us");
+      std::optional<double> fill = args->getNumber("fill_wait_us");
+      task.fillWaitUs = fill.value_or(0);
+      if (!task.readStallUs || !(*task.readStallUs >= 0) || !(*task.readStallUs <= kMaxTraceUs) ||
+          (args->get("fill_wait_us") && !fill) || !(task.fillWaitUs >= 0) ||
+          !(task.fillWaitUs <= *task.readStallUs))
+        return fail(kArgNumbers, absl::StrCat("args.read_stall_us must be a number between 0 "
+                                              "and ", kMaxTraceUs, " (us), and args.fill_wait_us "
+                                              "one between 0 and read_stall_us (it is a part "
+                                              "of it)"));
+    }
     if (present && (!task.readyUs || !task.dispatchUs || !(*task.readyUs >= 0) ||
                     !(*task.readyUs <= kMaxTraceUs) || !(*task.dispatchUs >= 0) ||
                     !(*task.dispatchUs <= kMaxTraceUs)))
@@ -804,6 +819,7 @@ std::optional<absl::StatusOr<Timeline>> readPtocTrace(llvm::StringRef text,
   // One lane per core, in first-use order.
   std::map<std::pair<std::string, int>, int> laneOf;
   bool readyTimes = !in.tasks.empty();
+  bool readStalls = !in.tasks.empty();
   t.tasks.resize(in.tasks.size());
   for (size_t c = 0; c < in.tasks.size(); ++c) {
     const LoadedTask &task = in.tasks[c];
@@ -832,9 +848,13 @@ std::optional<absl::StatusOr<Timeline>> readPtocTrace(llvm::StringRef text,
     out.bytesIn = task.bytesIn;
     out.bytesOut = task.bytesOut;
     out.l2HitBytes = task.l2HitBytes;
+    out.readStall = task.readStallUs.value_or(0);
+    out.fillWait = task.fillWaitUs;
+    readStalls &= task.readStallUs.has_value();
     out.instance = in.loops ? task.instance : -1;
   }
   t.carries.readyTimes = readyTimes;
+  t.carries.readStalls = readStalls;
   t.loops = std::move(in.loops);
   in.flows.moveInto(t);
   for (const LoadedPipe &pipe : in.pipes)

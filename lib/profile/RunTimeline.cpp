@@ -19,6 +19,7 @@ absl::StatusOr<Timeline> timelineOf(const codegen::Program &program,
   t.carries.edges = true;
   t.carries.readyTimes = true;
   t.carries.bytes = true;
+  t.carries.readStalls = true;
   t.carries.bound = true;
   t.carries.schedMode = true;
   t.carries.deviceCores = true;
@@ -101,6 +102,8 @@ absl::StatusOr<Timeline> timelineOf(const codegen::Program &program,
     task.bytesIn = r.bytesIn;
     task.bytesOut = r.bytesOut;
     task.l2HitBytes = r.l2HitBytes;
+    task.readStall = r.readStallCycles;
+    task.fillWait = r.fillWaitCycles;
     task.instance = r.instance;
     for (int p : call.preds)
       edges.add(static_cast<int>(c), p,

@@ -115,6 +115,16 @@ std::string summaryText(const Summary &s) {
                         bytes(s.hbmWriteBytes));
   absl::StrAppendFormat(&out, "L2: hit rate %s (%s hit, %s missed)\n", percent(s.l2HitRate),
                         bytes(s.l2HitBytes), bytes(s.l2MissBytes));
+  // How much of each kind's busy time its reads spent waiting on the memory system.
+  std::vector<std::string> stalls;
+  for (const CoreKindSummary &k : s.coreKinds)
+    if (k.readStallUs && k.tasks > 0)
+      stalls.push_back(absl::StrFormat(
+          "%s %s us (%s of busy; %s us waiting for fills other cores started; %s missed L2)",
+          k.kind, us(*k.readStallUs), percent(k.busyUs > 0 ? *k.readStallUs / k.busyUs : 0),
+          us(k.fillWaitUs), bytes(k.l2MissBytes)));
+  if (!stalls.empty())
+    absl::StrAppend(&out, "read stalls: ", absl::StrJoin(stalls, ", "), "\n");
   if (s.hasPipes)
     absl::StrAppendFormat(&out, "pipes: transfer %s us, compute %s us (summed over cores)\n",
                           us(s.transferPipeUs), us(s.computePipeUs));

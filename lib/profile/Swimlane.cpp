@@ -200,6 +200,8 @@ void writeTasks(EventWriter &events, const Program &program, const RunRecord &re
         json.attribute("bytes_in", task.bytesIn);
         json.attribute("bytes_out", task.bytesOut);
         json.attribute("l2_hit_bytes", task.l2HitBytes);
+        writeTime(json, "read_stall_us", layout.ns(task.readStallCycles));
+        writeTime(json, "fill_wait_us", layout.ns(task.fillWaitCycles));
         writeTime(json, "ready_us", layout.ns(task.readyCycle));
         writeTime(json, "dispatch_us", layout.ns(task.dispatchCycle));
         json.attribute("thread", task.thread);

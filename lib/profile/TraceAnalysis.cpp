@@ -154,7 +154,8 @@ void Analyzer::fillCoreKinds() {
     k.kind = laneKindLabel(kind).str();
     k.cores = t_.coresOf(kind);
     std::vector<char> used(t_.lanes.size(), 0);
-    double busy = 0;
+    double busy = 0, stall = 0, fillWait = 0;
+    int64_t missed = 0;
     double first = std::numeric_limits<double>::infinity(), last = 0;
     bool anyTask = false;
     for (size_t i = 0; i < t_.tasks.size(); ++i) {
@@ -162,6 +163,9 @@ void Analyzer::fillCoreKinds() {
       const TimelineTask &task = t_.tasks[i];
       ++k.tasks;
       busy += task.dur;
+      stall += task.readStall;
+      fillWait += task.fillWait;
+      missed += std::max<int64_t>(0, task.bytesIn - task.l2HitBytes);
       first = anyTask ? std::min(first, task.start) : task.start;
       last = anyTask ? std::max(last, task.end()) : task.end();
       anyTask = true;
@@ -173,6 +177,11 @@ void Analyzer::fillCoreKinds() {
     k.phases = static_cast<int>(k.phaseTasks.size());
     k.coresUsed = static_cast<int>(std::count(used.begin(), used.end(), 1));
     k.busyUs = us(busy);
+    if (t_.carries.readStalls) {
+      k.readStallUs = us(stall);
+      k.fillWaitUs = us(fillWait);
+    }
+    if (t_.carries.bytes) k.l2MissBytes = missed;
     k.idleUs = us(std::max(0.0, k.cores * span - busy));
     k.utilization = safeRatio(busy, k.cores * span);
     if (k.tasks > 0) {
@@ -194,6 +203,7 @@ void Analyzer::fillGroups() {
     int tasks = 0;
     double minTicks = std::numeric_limits<double>::infinity(), maxTicks = 0, totalTicks = 0;
     double firstStart = std::numeric_limits<double>::infinity();
+    double readStallTicks = 0, fillWaitTicks = 0;
     int lanes = 0;
   };
   // Distinct (group, lane) pairs: the cores each group used, in a bitmap when it is
@@ -211,6 +221,8 @@ void Analyzer::fillGroups() {
     g.minTicks = std::min(g.minTicks, task.dur);
     g.maxTicks = std::max(g.maxTicks, task.dur);
     g.totalTicks += task.dur;
+    g.readStallTicks += task.readStall;
+    g.fillWaitTicks += task.fillWait;
     g.firstStart = std::min(g.firstStart, task.start + t_.lanes[task.lane].drawShift);
     if (!seen.empty()) {
       char &cell = seen[static_cast<size_t>(task.group) * t_.lanes.size() + task.lane];
@@ -242,6 +254,8 @@ void Analyzer::fillGroups() {
     out.totalUs = us(g.totalTicks);
     out.avgUs = out.totalUs / g.tasks;
     out.firstStartUs = us(g.firstStart);
+    out.readStallUs = us(g.readStallTicks);
+    out.fillWaitUs = us(g.fillWaitTicks);
     s_.groups.push_back(std::move(out));
   }
 }
@@ -287,8 +301,13 @@ void Analyzer::fillCriticalPath() {
   while (!seen[current]) { // a hand-made trace may have cycles; ptoc's never do
     seen[current] = 1;
     path.calls.push_back(current);
-    if (control(current)) ++path.controlNodes;
-    else busy += t_.tasks[current].dur;
+    if (control(current)) {
+      ++path.controlNodes;
+    } else {
+      busy += t_.tasks[current].dur;
+      s_.coreKinds[kindOf(current) == LaneKind::Aic ? 0 : 1].criticalBusyUs +=
+          us(t_.tasks[current].dur);
+    }
     llvm::ArrayRef<int> preds = t_.predsOf(current);
     if (preds.empty()) break;
     size_t next = 0;

@@ -45,6 +45,84 @@ std::string groupPhrase(const Summary &s, const GroupSummary &g) {
   return s.carries.hashOrders ? absl::StrCat("group ", g.key) : absl::StrCat("leaf ", g.key);
 }
 
+/// The group of `kind` whose tasks waited longest for fills other cores started, or null.
+const GroupSummary *mostFillWaitGroup(const Summary &s, llvm::StringRef kind) {
+  const GroupSummary *best = nullptr;
+  for (const GroupSummary &g : s.groups)
+    if (g.core == kind && g.fillWaitUs > 0 && (!best || g.fillWaitUs > best->fillWaitUs))
+      best = &g;
+  return best;
+}
+
+/// port_bound for core kind `k`, if its reads stalled for much of its busy time: the
+/// cores' own HBM ports (reads that miss L2) and cores reading the same data at once
+/// (each waits for the one fill) are what its tasks spent their time on.
+std::optional<Verdict> portVerdict(const Summary &s, const CoreKindSummary &k,
+                                   const SummaryOptions &options) {
+  if (!k.readStallUs || k.tasks == 0 || k.busyUs <= 0) return std::nullopt;
+  double share = *k.readStallUs / k.busyUs;
+  if (share < options.readStallShare) return std::nullopt;
+  if (s.carries.bound && s.spanRatio >= options.fineRatio) return std::nullopt;
+  bool vector = k.kind == "AIV";
+  llvm::StringRef prefix = vector ? "vec" : "cube";
+  double fillShare = safeRatio(k.fillWaitUs, *k.readStallUs);
+  double ownShare = 1.0 - fillShare;
+  // Cores that read the same data at once: one core runs the tiles that share it, one
+  // after another, so its later tiles hit L2 and the other cores' ports fetch other data.
+  std::string colocate;
+  if (const GroupSummary *g = mostFillWaitGroup(s, k.kind);
+      g && fillShare >= options.fillWaitShare)
+    colocate = s.carries.hashOrders
+                   ? absl::StrFormat("run the tiles that share an operand on one core one after "
+                                     "another, so its later tiles hit L2 while the other "
+                                     "cores' ports fetch other data: %s_nbuffer_mode=2, "
+                                     "%s_nbuffer_setting={%d: 2} for group %s",
+                                     prefix.str(), prefix.str(), g->hashOrder, g->key)
+                   : absl::StrFormat("run the tiles that share an operand on one core one after "
+                                     "another (merge them in pairs: %s_nbuffer_mode=2 with N=2 "
+                                     "for %s)",
+                                     prefix.str(), groupPhrase(s, *g));
+  // Every core's port streaming its own data: more reads in flight, fewer re-read.
+  std::string spread = absl::StrCat(
+      "keep every core's port streaming different data: ",
+      s.loops ? "when a loop's iterations each read their own data, mark it "
+                "ptoc.loop(..., parallel=True) and raise device_sched_parallelism so more "
+                "of them read at once; "
+              : "",
+      "fewer bytes re-read per output (bigger tiles along the operand that is re-read",
+      vector ? ")" : "; cube_l1_reuse_mode / cube_l1_reuse_setting so tiles shared by cube "
+                     "tasks are loaded into L1 once)");
+  std::string knob = colocate.empty()        ? spread
+                     : fillShare >= ownShare ? absl::StrCat(colocate, "; or ", spread)
+                                             : absl::StrCat(spread, "; or ", colocate);
+  return Verdict{
+      "port_bound", "warn", k.kind,
+      absl::StrFormat("%s tasks spent %.3f us, %s of their %.3f us busy time, with reads "
+                      "streaming slower than their pipes allow: %s missed L2 and came through "
+                      "each core's own HBM port (device field core_hbm_bytes_per_cycle), and "
+                      "for %.3f us (%s of the stalls) cores waited for a fill another core "
+                      "had started on the same data (cores that read the same data at once "
+                      "all go at the pace of that one miss)",
+                      k.kind, *k.readStallUs, percent(share), k.busyUs,
+                      text::bytes(k.l2MissBytes), k.fillWaitUs, percent(fillShare)),
+      knob,
+      {{"read_stall_us", *k.readStallUs},
+       {"read_stall_share", share},
+       {"fill_wait_us", k.fillWaitUs},
+       {"fill_wait_share", fillShare},
+       {"l2_miss_bytes", static_cast<double>(k.l2MissBytes)},
+       {"busy_us", k.busyUs}}};
+}
+
+/// The core kind with the most busy time on the critical path ("" when neither has
+/// any): its verdicts say what limits the span, so they come before the other kind's.
+std::string criticalKind(const Summary &s) {
+  const CoreKindSummary *best = nullptr;
+  for (const CoreKindSummary &k : s.coreKinds)
+    if (k.criticalBusyUs > 0 && (!best || k.criticalBusyUs > best->criticalBusyUs)) best = &k;
+  return best ? best->kind : "";
+}
+
 /// The largest merge count users try that still leaves a task per core.
 int suggestedMerge(const GroupSummary &group, int cores) {
   int best = kMergeCounts[0];
@@ -229,6 +307,9 @@ std::vector<Verdict> verdicts(const Summary &s, const SummaryOptions &options) {
     out.push_back(std::move(v));
   }
 
+  for (const CoreKindSummary &k : s.coreKinds)
+    if (std::optional<Verdict> v = portVerdict(s, k, options)) out.push_back(std::move(*v));
+
   // Loops: the cores waited for the control thread to build the next stitch. Bigger
   // stitches pay the per-stitch cost and the barrier fewer times; fewer, bigger
   // iterations (or views) give the control thread fewer iterations and tasks to build
@@ -280,7 +361,6 @@ std::vector<Verdict> verdicts(const Summary &s, const SummaryOptions &options) {
          {"control_busy_share", safeRatio(l.controlBusyUs, s.spanUs)},
          {"barrier_wait_us", l.barrierWaitUs},
          {"stitches", l.stitches}}});
-    if (controlLimits) std::rotate(out.begin(), out.end() - 1, out.end());
   }
 
   if (s.carries.bound && s.spanUs > 0 && s.spanRatio >= options.fineRatio) {
@@ -297,6 +377,19 @@ std::vector<Verdict> verdicts(const Summary &s, const SummaryOptions &options) {
                {"simulated_us", s.simulatedUs}}};
     out.push_back(std::move(v));
   }
+
+  // What limits the span first: control_bound when the control thread was busy for
+  // most of it (nothing the others suggest takes the run under its busy time), then the
+  // verdicts on the core kind that carries the critical path, the run's, and the other
+  // kind's, each in the order above.
+  std::string critical = criticalKind(s);
+  auto rank = [&](const Verdict &v) {
+    if (v.rule == "control_bound" && controlLimits) return 0;
+    if (critical.empty()) return 1;
+    return v.scope == critical ? 1 : v.scope == "run" ? 2 : 3;
+  };
+  std::stable_sort(out.begin(), out.end(),
+                   [&](const Verdict &a, const Verdict &b) { return rank(a) < rank(b); });
   return out;
 }
 

@@ -107,7 +107,9 @@ MemorySystem::ReadResult MemorySystem::read(int id, int64_t bytes, double start,
     }
     for (const int *w = coverBegin; w != coverEnd; ++w)
       if (resident(*w)) touch(*w);
-    r.dataEnd = std::max({start + b / pathRate, l2_.reserve(start, bytes), fillDataEnd});
+    double own = std::max(start + b / pathRate, l2_.reserve(start, bytes));
+    r.dataEnd = std::max(own, fillDataEnd);
+    r.fillWait = r.dataEnd - own;
     r.end = std::max(r.dataEnd + l2Latency_, fillEnd);
     r.hit = true;
     l2HitBytes += bytes;

@@ -79,8 +79,8 @@ def test_analyze_writes_and_matches_the_summary(tmp_path):
     with open(os.path.join(folder, "summary.json")) as f:
         summary = json.load(f)
     # The rules shared with the summary give the same verdicts on the same run.
-    shared = {"under_parallelised", "wave_imbalance", "scheduling_gaps", "memory_bound",
-              "near_roofline"}
+    shared = {"under_parallelised", "wave_imbalance", "scheduling_gaps", "port_bound",
+              "memory_bound", "near_roofline"}
     assert ([v["rule"] for v in a["verdicts"] if v["rule"] in shared] ==
             [v["rule"] for v in summary["verdicts"]])
     assert [g["key"] for g in a["groups"]] == [g["key"] for g in summary["groups"]]

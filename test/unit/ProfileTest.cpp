@@ -751,6 +751,49 @@ TEST_CASE("bottleneck verdicts fire on their evidence and only then", "[profile]
     CHECK(!find(s, "memory_bound"));
     CHECK(!find(summarize(makeRun()), "near_roofline"));
   }
+  SECTION("port-bound: the AIC tasks' reads stalled, mostly waiting for each other's fills") {
+    // AIC busy 4.4 us; each AIC task's reads stalled for 60% of it, two thirds of that
+    // waiting for a fill the other core had started.
+    Run run = makeRun();
+    for (int c = 0; c < 4; ++c) {
+      runtime::TaskRecord &t = run.record.tasks[c];
+      t.readStallCycles = 0.6 * (t.endCycle - t.startCycle);
+      t.fillWaitCycles = 0.4 * (t.endCycle - t.startCycle);
+    }
+    profile::Summary s = summarize(run);
+    const profile::Verdict *v = find(s, "port_bound");
+    REQUIRE(v);
+    CHECK(v->scope == "AIC");
+    CHECK(evidence(*v, "read_stall_us") == Approx(0.6 * 4.4));
+    CHECK(evidence(*v, "read_stall_share") == Approx(0.6));
+    CHECK(evidence(*v, "fill_wait_share") == Approx(2.0 / 3));
+    CHECK(evidence(*v, "l2_miss_bytes") == 4 * 2048); // the AIC tasks hit nothing
+    // Mostly duplicate reads: run the tiles that share an operand on one core first.
+    CHECK_THAT(v->knob, Catch::StartsWith("run the tiles that share an operand on one core"));
+    CHECK_THAT(v->knob, Catch::Contains("cube_nbuffer_setting={0: 2} for group func0_0"));
+    CHECK_THAT(v->knob, Catch::Contains("cube_l1_reuse_mode"));
+    // AIC carries most of the critical path (1.4 of its 2.7 busy us): its verdict comes
+    // before the AIV cores' wave imbalance and gaps.
+    CHECK(s.coreKinds[0].criticalBusyUs == Approx(1.4));
+    CHECK(s.coreKinds[1].criticalBusyUs == Approx(1.3));
+    CHECK(rules(s) ==
+          std::vector<std::string>{"port_bound", "wave_imbalance", "scheduling_gaps"});
+    // The same stalls, none of them fill waits: the ports themselves, spread the reads.
+    for (int c = 0; c < 4; ++c) run.record.tasks[c].fillWaitCycles = 0;
+    profile::Summary own = summarize(run);
+    v = find(own, "port_bound");
+    REQUIRE(v);
+    CHECK_THAT(v->knob, Catch::StartsWith("keep every core's port streaming different data"));
+    CHECK_THAT(v->knob, !Catch::Contains("nbuffer"));
+    // Below the threshold, or near the roofline, it stays quiet.
+    profile::SummaryOptions strict;
+    strict.readStallShare = 0.7;
+    CHECK(!find(summarize(run, strict), "port_bound"));
+    run.record.bound.cubeCycles = 3500;
+    CHECK(!find(summarize(run), "port_bound"));
+    // Without read stalls in the record (a device trace), no verdict is built on them.
+    CHECK(!find(summarize(makeRun()), "port_bound"));
+  }
   SECTION("a long head overhead does not make slow tasks look fine") {
     // 100 us head, then 700 ns of tasks against a 100 ns vector bound: the headline
     // ratio is 99%, the span ratio 14%.

@@ -46,6 +46,13 @@ struct SummaryOptions {
   /// the task can run, so its busy time bounds the span from below, and the other
   /// verdicts' remedies cannot take the run under it.
   double controlBusyShare = 0.8;
+  /// port_bound fires when a core kind's tasks spent at least this share of their busy
+  /// time with reads streaming slower than their pipes allow (read stalls), and the run
+  /// is not near the roofline.
+  double readStallShare = 0.3;
+  /// port_bound suggests running tiles that share an operand on one core when at least
+  /// this share of the stalls were waits for fills other cores had started.
+  double fillWaitShare = 0.25;
 };
 
 /// One core kind (AIC or AIV).
@@ -71,6 +78,15 @@ struct CoreKindSummary {
   /// Idle inside the active window while the core's next task was not ready yet
   /// (waiting for predecessors); known only when the timeline has ready times.
   std::optional<double> windowDepIdleUs;
+  /// How long the tasks' GM reads streamed beyond their paths' own rates, summed
+  /// (TimelineTask::readStall), and the bytes they read that missed L2; known only
+  /// when the timeline carries read stalls.
+  std::optional<double> readStallUs;
+  /// Of readStallUs: hits that waited for a fill another core had started.
+  double fillWaitUs = 0;
+  int64_t l2MissBytes = 0;
+  /// Busy time of its tasks on the critical path (0 without one).
+  double criticalBusyUs = 0;
 };
 
 /// One isomorphism group (all calls of leaves with one hash order).
@@ -90,6 +106,9 @@ struct GroupSummary {
   int coresUsed = 0;
   double minUs = 0, avgUs = 0, maxUs = 0, totalUs = 0;
   double firstStartUs = 0;   ///< its earliest task's start (not in the JSON)
+  /// Its tasks' read stalls summed (CoreKindSummary::readStallUs; 0 when the timeline
+  /// does not carry them; not in the JSON)
+  double readStallUs = 0, fillWaitUs = 0;
 };
 
 /// One task, for the longest-tasks list.
@@ -152,7 +171,7 @@ struct LoopSummary {
 /// A bottleneck verdict: what the numbers say and what to try.
 struct Verdict {
   /// The summary's: under_parallelised, wave_imbalance, scheduling_gaps, memory_bound,
-  /// near_roofline, control_bound (loops); the analysis adds scheduler_bound,
+  /// port_bound, near_roofline, control_bound (loops); the analysis adds scheduler_bound,
   /// missing_double_buffer and, for a Worker View, setup_overhead and block_imbalance
   /// (docs/profiling.md "verdict rules").
   std::string rule;

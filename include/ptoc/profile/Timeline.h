@@ -38,6 +38,9 @@ struct TimelineCarries {
   bool readyTimes = false;  ///< when each task became ready (recorded, or from the edges)
   bool readyFromEdges = false; ///< ready times derived from the edges, not recorded
   bool bytes = false;       ///< bytes each task moved
+  /// How long each task's GM reads stalled beyond their paths' rates (TimelineTask::
+  /// readStall; ptoc's simulations, traces written since it was recorded)
+  bool readStalls = false;
   bool bound = false;       ///< the roofline bound and head overhead (simulations)
   bool schedMode = false;   ///< which AICPU scheduler mode ran (simulations)
   bool deviceCores = false; ///< the device's core counts (else: the lanes seen)
@@ -87,6 +90,11 @@ struct TimelineTask {
   std::optional<double> dispatch;
   int thread = -1, subgraph = -1, leaf = -1;
   int64_t bytesIn = 0, bytesOut = 0, l2HitBytes = 0;
+  /// Ticks its GM reads streamed beyond their paths' own rates (runtime::TaskRecord::
+  /// readStallCycles); 0 unless carries.readStalls.
+  double readStall = 0;
+  /// Of readStall: hits that waited for a fill another core had started.
+  double fillWait = 0;
   /// The loop iteration it belongs to (index into TimelineLoops::instances), or -1.
   int instance = -1;
   double end() const { return start + dur; }

@@ -57,6 +57,14 @@ struct TaskRecord {
   double endCycle = 0;       ///< the core finished it
   int64_t bytesIn = 0, bytesOut = 0;
   int64_t l2HitBytes = 0;    ///< of bytesIn, served by L2
+  /// How much longer its GM reads streamed than their paths' own rates allow: reads
+  /// that missed L2 and came through the core's own HBM port, hits on data another
+  /// core was still fetching, HBM or L2 bandwidth taken by other cores, write-backs an
+  /// insertion waited for. Summed over the task's reads (they may overlap compute).
+  double readStallCycles = 0;
+  /// Of readStallCycles: hits that waited for a fill another core had started (several
+  /// cores reading the same data at once all go at the pace of the one miss).
+  double fillWaitCycles = 0;
   /// Loops (docs/runtime.md): the stitch it was submitted in (Call::stitch, 0 without
   /// loops) and the loop iteration it belongs to (Call::instance: an index into
   /// Program::instances, -1 without loops).
