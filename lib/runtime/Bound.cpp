@@ -70,7 +70,15 @@ RooflineBound computeBound(const codegen::Program &p, const target::DeviceSpec &
     b.vectorCycles =
         std::min(vectorPeak / d.aivCores, vecInstr / d.aivCores);
   b.hbmBytes = regions.compulsoryHbmBytes();
-  b.hbmCycles = static_cast<double>(b.hbmBytes) / d.hbmBytesPerCycle();
+  const double port = d.memory.coreHbmBytesPerCycle;
+  auto through = [&](int64_t bytes, int cores) {
+    return bytes > 0 && cores > 0 && port > 0 ? static_cast<double>(bytes) / (cores * port) : 0.0;
+  };
+  const int64_t aicOnly = regions.compulsoryReadBytes(1), aivOnly = regions.compulsoryReadBytes(2);
+  b.portCycles = std::max({through(aicOnly, d.aicCores), through(aivOnly, d.aivCores),
+                           through(aicOnly + aivOnly + regions.compulsoryReadBytes(3),
+                                   d.aicCores + d.aivCores)});
+  b.hbmCycles = std::max(static_cast<double>(b.hbmBytes) / d.hbmBytesPerCycle(), b.portCycles);
   return b;
 }
 

@@ -288,10 +288,12 @@ RegionTable RegionTable::build(const Program &p) {
   KeyTable idOfKey(keys.size() / 2);
   std::vector<int> baseOf;
   std::vector<uint8_t> readFlag, writtenFlag;
+  std::vector<uint8_t> readKinds; ///< per id: 1 read by an AIC task, 2 by an AIV task
   std::vector<int> repCall, repRegion, repOp; // a representative use, for geometry
   for (size_t c = 0; c < p.calls.size(); ++c) {
     const codegen::Call &call = p.calls[c];
     if (call.leaf < 0 || call.leaf >= static_cast<int>(p.leaves.size())) continue;
+    const uint8_t kind = p.leaves[call.leaf].core == target::CoreKind::AIC ? 1 : 2;
     for (const RegionUse &u : uses[call.leaf]) {
       if (u.region >= static_cast<int>(call.regions.size())) continue;
       const size_t slot = t.callBegin_[c] + u.region;
@@ -305,6 +307,7 @@ RegionTable RegionTable::build(const Program &p) {
         baseOf.push_back(maps[r.tensor].base);
         readFlag.push_back(0);
         writtenFlag.push_back(0);
+        readKinds.push_back(0);
         repCall.push_back(static_cast<int>(c));
         repRegion.push_back(u.region);
         repOp.push_back(u.shapeOp);
@@ -313,6 +316,7 @@ RegionTable RegionTable::build(const Program &p) {
       }
       readFlag[id] |= u.read;
       writtenFlag[id] |= u.written;
+      if (u.read) readKinds[id] |= kind;
       t.ids_[slot] = id;
     }
   }
@@ -320,6 +324,7 @@ RegionTable RegionTable::build(const Program &p) {
 
   // Per base: written at all, visible outside the kernel, distinct bytes read / written.
   std::vector<uint8_t> baseWritten(numTensors, 0), visible(numTensors, 0);
+  std::vector<uint8_t> baseReadKinds(numTensors, 0);
   std::vector<int64_t> readBytes(numTensors, 0), writtenBytes(numTensors, 0);
   for (int id = 0; id < numIds; ++id) {
     if (writtenFlag[id]) {
@@ -327,6 +332,7 @@ RegionTable RegionTable::build(const Program &p) {
       writtenBytes[baseOf[id]] += t.bytes_[id];
     }
     if (readFlag[id]) readBytes[baseOf[id]] += t.bytes_[id];
+    baseReadKinds[baseOf[id]] |= readKinds[id];
   }
   for (int r : p.results)
     if (r >= 0 && r < numTensors) visible[maps[r].base] = 1;
@@ -335,8 +341,10 @@ RegionTable RegionTable::build(const Program &p) {
   for (int b = 0; b < numTensors; ++b) {
     if (maps[b].base != b) continue;
     int64_t size = tensorBytes(p.tensors[b]);
-    if (!baseWritten[b]) t.compulsoryHbmBytes_ += std::min(size, readBytes[b]);
-    else if (visible[b]) t.compulsoryHbmBytes_ += std::min(size, writtenBytes[b]);
+    if (!baseWritten[b]) {
+      t.compulsoryHbmBytes_ += std::min(size, readBytes[b]);
+      t.compulsoryReadBytes_[baseReadKinds[b] & 3] += std::min(size, readBytes[b]);
+    } else if (visible[b]) t.compulsoryHbmBytes_ += std::min(size, writtenBytes[b]);
   }
   // Only bases with a read that no transfer writes exactly need covers.
   std::vector<uint8_t> baseNeedsCover(numTensors, 0);

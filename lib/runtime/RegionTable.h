@@ -48,6 +48,10 @@ public:
   /// for every written base visible outside the kernel, min(its size, distinct bytes
   /// written to it) (every such write goes to HBM). Written intermediates count zero.
   int64_t compulsoryHbmBytes() const { return compulsoryHbmBytes_; }
+  /// Of the compulsory bytes, those read from base tensors no transfer writes, by which
+  /// core kinds read them: index 1 only AIC tasks, 2 only AIV tasks, 3 both. Their
+  /// first reads miss L2 and come through the reading cores' own HBM ports.
+  int64_t compulsoryReadBytes(int kinds) const { return compulsoryReadBytes_[kinds & 3]; }
   /// The heap bytes the table holds.
   uint64_t approxBytes() const;
 
@@ -59,6 +63,7 @@ private:
   std::vector<int> coverBegin_; ///< per id (+1): offset into coverIds_
   std::vector<int> coverIds_;
   int64_t compulsoryHbmBytes_ = 0;
+  int64_t compulsoryReadBytes_[4] = {0, 0, 0, 0};
 };
 
 } // namespace ptoc::runtime::sim

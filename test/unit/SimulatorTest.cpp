@@ -283,6 +283,45 @@ TEST_CASE("roofline bound terms: cube peak, vector width, compulsory HBM bytes",
   CHECK(std::string(b.limiter()) == "hbm");
 }
 
+TEST_CASE("roofline bound: compulsory reads come through the reading cores' own ports",
+          "[sim]") {
+  DeviceSpec d = preset("a2");
+  Program p;
+  int A = addTensor(p, "a", GmTensor::Kind::Argument, {128, 128});
+  int B = addTensor(p, "b", GmTensor::Kind::Argument, {128, 128});
+  int C = addTensor(p, "c", GmTensor::Kind::Intermediate, {128, 128});
+  int mm = addAicLeaf(p, 64, 128, 64, 1);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j)
+      addCall(p, mm, {region(A, 64 * i, 0), region(B, 0, 64 * j), region(C, 64 * i, 64 * j)});
+  // C is an intermediate nobody sees: the compulsory bytes are A and B, 64 KiB, read
+  // by cube tasks only. 24 AIC ports x 32 B/cycle = 768 B/cycle, slower than a2's HBM.
+  const double bytes = 2 * 128 * 128 * 2;
+  REQUIRE(d.aicCores * d.memory.coreHbmBytesPerCycle < d.hbmBytesPerCycle());
+  auto b = ptoc::runtime::rooflineBound(p, d);
+  CHECK(b.hbmBytes == bytes);
+  CHECK(b.portCycles == Approx(bytes / (d.aicCores * d.memory.coreHbmBytesPerCycle)));
+  CHECK(b.hbmCycles == Approx(b.portCycles));
+  CHECK(b.hbmCycles > bytes / d.hbmBytesPerCycle());
+
+  // Ports twice as fast (a3's 64 B/cycle): the device's HBM bandwidth is the limit again.
+  DeviceSpec fast = d;
+  fast.memory.coreHbmBytesPerCycle = 64;
+  auto f = ptoc::runtime::rooflineBound(p, fast);
+  CHECK(f.portCycles == Approx(bytes / (d.aicCores * 64.0)));
+  CHECK(f.hbmCycles == Approx(bytes / d.hbmBytesPerCycle()));
+
+  // B read by vector tasks as well: it may come through any core's port. A (32 KiB)
+  // only through the AIC ports, and all 64 KiB through the 72 ports of both kinds.
+  int copy = addAivLeaf(p, 64, 64);
+  int D = addTensor(p, "d", GmTensor::Kind::Intermediate, {64, 64});
+  addCall(p, copy, {region(B, 0, 0), region(D, 0, 0)});
+  auto both = ptoc::runtime::rooflineBound(p, d);
+  const double port = d.memory.coreHbmBytesPerCycle;
+  CHECK(both.portCycles == Approx(std::max(bytes / 2 / (d.aicCores * port),
+                                           bytes / ((d.aicCores + d.aivCores) * port))));
+}
+
 TEST_CASE("transfer durations follow the device fields", "[sim]") {
   DeviceSpec d = preset("a2");
   const auto &m = d.memory;

@@ -35,7 +35,15 @@ const char *kernelKindName(KernelKind kind);
 struct RooflineBound {
   double cubeCycles = 0;     ///< total cube FLOPs / (AIC count x per-core peak)
   double vectorCycles = 0;   ///< total vector work / (AIV count x per-core width)
-  double hbmCycles = 0;      ///< compulsory HBM bytes / device HBM bandwidth
+  /// The compulsory HBM bytes at the device's HBM bandwidth or, when that is slower,
+  /// the compulsory reads through the HBM ports of the cores that read them
+  /// (portCycles).
+  double hbmCycles = 0;
+  /// The slowest of: compulsory bytes only AIC tasks read / (AIC count x
+  /// core_hbm_bytes_per_cycle), the same for AIV, and all compulsory reads / (both
+  /// counts x the rate): a byte's first read misses L2 and comes through the reading
+  /// core's own port.
+  double portCycles = 0;
   int64_t hbmBytes = 0;      ///< compulsory HBM bytes: inputs read once, results written once
   double headCycles = 0;     ///< the launch head, before the kernel time (aicpu kind)
   double startCycles = 0;    ///< start-up inside the kernel time, before any task (plain kind)
