@@ -453,7 +453,9 @@ class JitFunction:
         kernel = compiled._kernel
         session = session_for(self.device)
         qual = self.fn.__qualname__
-        in_arrays = [hosts[name].for_kernel() for name in plan.tensor_params]
+        run = self._runtime_options(compiled, options)
+        in_arrays = [hosts[name].for_kernel(values=run["run_numerics"])
+                     for name in plan.tensor_params]
         out_arrays, copy_back = [], []
         for i, spec in enumerate(kernel.results):
             storage = as_dtype(spec["dtype"]).storage
@@ -466,7 +468,6 @@ class JitFunction:
                     continue
                 copy_back.append((user, target, len(out_arrays)))
             out_arrays.append(np.empty(spec["shape"], dtype=storage))
-        run = self._runtime_options(compiled, options)
         debug = dict(defaults("debug_options"), **options.debug_options)
         debug.update(plan.debug_options)
         report = session.run(kernel, in_arrays, out_arrays, run["device_sched_mode"],

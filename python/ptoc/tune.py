@@ -178,8 +178,9 @@ def tune(kernel, *args, space=None, strategy=TUNE_DEFAULTS["strategy"],
     hosts = kernel._host_arrays(kernel._bind(args, kwargs))
     arg_shapes = [list(hosts[name].shape) for name in compiled._plan.tensor_params]
     # Their data, as the kernel reads it: loops whose bounds or offsets read values of
-    # the inputs (a block table, group offsets) are instantiated with it.
-    arg_data = [hosts[name].for_kernel() for name in compiled._plan.tensor_params]
+    # the inputs (a block table, group offsets) are instantiated with it. Tuning runs
+    # read no floating-point values.
+    arg_data = [hosts[name].for_kernel(values=False) for name in compiled._plan.tensor_params]
     knobs = dict(compiled.options.pass_options)
     # The kernel as written runs with its own runtime options: so is it measured.
     run = kernel._runtime_options(compiled, kernel._resolve_options())

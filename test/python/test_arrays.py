@@ -407,3 +407,27 @@ def test_unused_inputs_only_still_produce_nothing(x):
     with pytest.raises(ptoc.Error) as e:
         f(x, x)
     assert "produces nothing" in str(e.value)
+
+
+def test_timing_only_runs_do_not_convert_bf16(monkeypatch):
+    """A bf16 parameter given float32 is rounded on the way in, but only when the run
+    computes values: a timing-only run (and ptoc.tune) reads no floating-point values,
+    so it skips the conversion (0.5 s for the LLM suite's SwiGLU weights)."""
+    def scale(x: ptoc.Tensor([64, 128], ptoc.DT_BF16)):
+        ptoc.set_vec_tile_shapes(16, 128)
+        return x * 2.0
+
+    timed = ptoc.jit(device=TINY, runtime_options={"run_numerics": False})(scale)
+    computed = ptoc.jit(device=TINY)(scale)
+    x = np.random.default_rng(0).standard_normal((64, 128), dtype=np.float32)
+    want = computed(x)
+    span = computed.last_run.simulated_us
+    calls = []
+    real = ptoc.arrays._ptoc.float_to_bf16
+    monkeypatch.setattr(ptoc.arrays._ptoc, "float_to_bf16",
+                        lambda a: calls.append(a.shape) or real(a))
+    timed(x)
+    assert calls == []
+    assert timed.last_run.simulated_us == span
+    assert_close(computed(x), want)
+    assert calls == [(64, 128)]
