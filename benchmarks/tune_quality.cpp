@@ -10,9 +10,10 @@
 //   ninja -C build bench_tune_quality && build/benchmarks/bench_tune_quality
 //   build/benchmarks/bench_tune_quality --only=softmax         (one operator)
 //   build/benchmarks/bench_tune_quality --seeds=20             (seeds 0..19; default 10)
-//   build/benchmarks/bench_tune_quality --max-space=1200000    (attention's whole derived
-//                                                               space, 1,198,080 configs:
-//                                                               about 20 min on 2 cores)
+//   build/benchmarks/bench_tune_quality --max-space=1400000    (attention's whole derived
+//                                                               space, 1,347,840 configs;
+//                                                               1,198,080 took about 20 min
+//                                                               on 2 cores)
 //   build/benchmarks/bench_tune_quality --no-start             (searches start from
 //                                                               nothing, not the written
 //                                                               config)
@@ -26,8 +27,8 @@
 // tune::runSearch over the same space with a lookup table of those times as its
 // evaluation callback, so the many seeds cost no simulation. A space larger than
 // --max-space (default 5000) is cut to the sub-space with its cube merge counts held
-// at the written value (attention's derived space, 1,198,080 configs, becomes 79,872,
-// enumerated in about 45 s on 2 cores); if that is still larger, the operator is
+// at the written value (attention's derived space, 1,347,840 configs, becomes 89,856,
+// enumerated in about 110 s on 2 cores); if that is still larger, the operator is
 // reported as skipped and its goal as not measured. Searches start from the function as written, as `ptoc tune` does. The bank check tunes softmax twice with a temporary
 // bank and prints the second run's evaluations.
 #include <algorithm>
