@@ -785,6 +785,18 @@ TEST_CASE("bottleneck verdicts fire on their evidence and only then", "[profile]
     REQUIRE(v);
     CHECK_THAT(v->knob, Catch::StartsWith("keep every core's port streaming different data"));
     CHECK_THAT(v->knob, !Catch::Contains("nbuffer"));
+    // On 4 AIC cores the 4 tasks in pairs would idle half of them: no pairing then.
+    for (int c = 0; c < 4; ++c)
+      run.record.tasks[c].fillWaitCycles = 0.4 * (run.record.tasks[c].endCycle -
+                                                   run.record.tasks[c].startCycle);
+    run.record.aicCores = 4;
+    profile::Summary wide = summarize(run);
+    v = find(wide, "port_bound");
+    REQUIRE(v);
+    CHECK(evidence(*v, "fill_wait_share") == Approx(2.0 / 3));
+    CHECK_THAT(v->knob, !Catch::Contains("nbuffer"));
+    run.record.aicCores = 2;
+    for (int c = 0; c < 4; ++c) run.record.tasks[c].fillWaitCycles = 0;
     // Below the threshold, or near the roofline, it stays quiet.
     profile::SummaryOptions strict;
     strict.readStallShare = 0.7;
