@@ -310,7 +310,6 @@ absl::StatusOr<SearchSpace> deriveSearchSpace(llvm::StringRef moduleText,
                                               int schedParallelism) {
   absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText, funcName);
   if (!parsed.ok()) return parsed.status();
-  ir::Func *func = parsed->func;
   TileSites sites = collectTileSites(*parsed->module);
 
   SearchSpace space;
@@ -492,7 +491,6 @@ std::optional<Config> writtenConfig(const SearchSpace &space, llvm::StringRef mo
                                     int schedParallelism) {
   absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText);
   if (!parsed.ok()) return std::nullopt;
-  ir::Func *func = parsed->func;
   TileSites sites = collectTileSites(*parsed->module);
   auto knobSet = [&](const char *a, const char *b) {
     return baseKnobs.values().count(a) != 0 || baseKnobs.values().count(b) != 0;

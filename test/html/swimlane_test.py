@@ -327,6 +327,8 @@ def check_selection(name, dom, facts, call):
     for region in task["args"]["regions"]:
         check(region in details, "%s: selection details lack region %s" % (name, region))
     check(str(task["args"]["bytes_in"]) in details, "%s: selection details lack bytes_in" % name)
+    if "read_stall_us" in task["args"]:
+        check("read stall" in details, "%s: selection details lack the read stall" % name)
 
 
 def run_case(args, chromium, work, case):

@@ -454,6 +454,7 @@
       has(a.kernel_us) ? ['kernel / setup', esc(a.kernel_us) + ' / ' + esc(a.setup_us) + ' us'] : null,
       has(a.regions) ? ['regions (offsets)', a.regions.map(esc).join('<br>')] : null,
       has(a.bytes_in) ? ['bytes in / out', esc(a.bytes_in) + ' / ' + esc(a.bytes_out) + (a.l2_hit_bytes ? ' (L2 hit ' + esc(a.l2_hit_bytes) + ')' : '')] : null,
+      has(a.read_stall_us) ? ['read stall', esc(a.read_stall_us) + ' us' + (Number(a.fill_wait_us) > 0 ? ' (' + esc(a.fill_wait_us) + ' us waiting for fills other cores started)' : '')] : null,
       ['preds / succs', (data.trace.preds.get(t.call) || []).length + ' / ' + (data.trace.succs.get(t.call) || []).length],
     ].filter((r) => r);
     return '<table>' + rows.map((r) => '<tr><td>' + r[0] + '</td><td>' + r[1] + '</td></tr>').join('') + '</table>';
