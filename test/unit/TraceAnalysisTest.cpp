@@ -486,6 +486,33 @@ TEST_CASE("trace analysis: numbers out of range are errors naming the event",
   }
   CHECK_THAT(errorOf(withArg("l2_hit_bytes", int64_t(1) << 40)),
              Contains("args.l2_hit_bytes (1099511627776) exceeds args.bytes_in"));
+  // Read stalls: times in range, the fill wait a part of the stall.
+  CHECK_THAT(errorOf(withArg("read_stall_us", -1)),
+             Contains("args.read_stall_us must be a number between 0 and 1e+15 (us)"));
+  {
+    llvm::json::Value both = *llvm::json::parse(withArg("read_stall_us", 0.5));
+    for (llvm::json::Value &e : *both.getAsObject()->getArray("traceEvents")) {
+      llvm::json::Object &event = *e.getAsObject();
+      if (event.getString("cat") == llvm::Optional<llvm::StringRef>("task"))
+        (*event.getObject("args"))["fill_wait_us"] = 0.75;
+    }
+    CHECK_THAT(errorOf(llvm::formatv("{0}", both).str()),
+               Contains("args.fill_wait_us one between 0 and read_stall_us (it is a part of it)"));
+    // Within it, the trace carries read stalls; without the arg, it does not.
+    for (llvm::json::Value &e : *both.getAsObject()->getArray("traceEvents")) {
+      llvm::json::Object &event = *e.getAsObject();
+      if (event.getString("cat") == llvm::Optional<llvm::StringRef>("task"))
+        (*event.getObject("args"))["fill_wait_us"] = 0.25;
+    }
+    absl::StatusOr<Timeline> ok = parseTrace(llvm::formatv("{0}", both).str(), "t.json");
+    REQUIRE(ok.ok());
+    CHECK(ok->carries.readStalls);
+    CHECK(ok->tasks.front().readStall == Approx(0.5));
+    CHECK(ok->tasks.front().fillWait == Approx(0.25));
+    absl::StatusOr<Timeline> without = parseTrace(good, "t.json");
+    REQUIRE(without.ok());
+    CHECK_FALSE(without->carries.readStalls);
+  }
   // otherData: whole numbers in range, no casts of arbitrary doubles to int.
   CHECK_THAT(errorOf(withOther("sched_mode", 1e300)),
              Contains("otherData.sched_mode is 1e+300; it must be a whole number between 0 and 3"));
