@@ -171,7 +171,7 @@ absl::StatusOr<tune::SearchSpace> deriveSearchSpace(const Session &session,
       mergeGroups(session, moduleText, funcName, baseKnobs);
   if (!groups.ok()) return groups.status();
   return tune::deriveSearchSpace(moduleText, funcName, session.device(), *groups,
-                                 schedParallelism);
+                                 schedParallelism, baseKnobs);
 }
 
 absl::StatusOr<std::optional<BankAnswer>> lookupTuned(const Session &session,

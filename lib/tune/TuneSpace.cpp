@@ -303,11 +303,41 @@ bool hasParallelLoop(const ir::Module &module) {
   return false;
 }
 
+namespace {
+
+/// The merge count the kernel's own pass options give group `hashOrder` of a core
+/// kind (nullopt: every group of the kind), as a value of its merge knob: 1 when that
+/// kind's merging is off, "auto" for the automatic N (a per-group cube knob has no
+/// "auto"), N from the setting (its exact key beats -1, which beats the automatic N).
+std::optional<KnobValue> writtenMerge(const passes::PassKnobs &knobs, bool vector,
+                                      std::optional<int64_t> hashOrder) {
+  const auto &values = knobs.values();
+  auto modeIt = values.find(vector ? "vec_nbuffer_mode" : "cube_nbuffer_mode");
+  const int64_t *mode = modeIt != values.end() ? std::get_if<int64_t>(&modeIt->second) : nullptr;
+  // The default pipeline: AIV groups merged automatically, AIC groups not.
+  int64_t m = mode ? *mode : vector ? 1 : 0;
+  std::optional<KnobValue> automatic;
+  if (vector || !hashOrder) automatic = std::string(kNBufferAuto);
+  if (m == 0) return int64_t(1);
+  if (m == 1) return automatic;
+  auto settingIt = values.find(vector ? "vec_nbuffer_setting" : "cube_nbuffer_setting");
+  const passes::IntMap *setting =
+      settingIt != values.end() ? std::get_if<passes::IntMap>(&settingIt->second) : nullptr;
+  if (setting) {
+    for (int64_t key : {hashOrder.value_or(-1), int64_t(-1)})
+      if (auto it = setting->find(key); it != setting->end()) return it->second;
+  }
+  return automatic;
+}
+
+} // namespace
+
 absl::StatusOr<SearchSpace> deriveSearchSpace(llvm::StringRef moduleText,
                                               llvm::StringRef funcName,
                                               const target::DeviceSpec &device,
                                               llvm::ArrayRef<MergeGroup> groups,
-                                              int schedParallelism) {
+                                              int schedParallelism,
+                                              const passes::PassKnobs &baseKnobs) {
   absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText, funcName);
   if (!parsed.ok()) return parsed.status();
   TileSites sites = collectTileSites(*parsed->module);
@@ -366,6 +396,11 @@ absl::StatusOr<SearchSpace> deriveSearchSpace(llvm::StringRef moduleText,
     if (vector) dim.values.push_back(std::string(kNBufferAuto));
     for (int64_t n : kNBufferCounts)
       if (n == 1 || n / 2 < group.size) dim.values.push_back(n);
+    // The kernel's own count is always a choice (the function as written is a config
+    // of the space), even one the counts above skip.
+    if (std::optional<KnobValue> own = writtenMerge(baseKnobs, vector, group.hashOrder);
+        own && std::find(dim.values.begin(), dim.values.end(), *own) == dim.values.end())
+      dim.values.push_back(*own);
     if (absl::Status s = space.addDimension(std::move(dim)); !s.ok()) return s;
   }
   Dimension sched{kSchedDim, {}, DimensionKind::Other};
@@ -492,11 +527,6 @@ std::optional<Config> writtenConfig(const SearchSpace &space, llvm::StringRef mo
   absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText);
   if (!parsed.ok()) return std::nullopt;
   TileSites sites = collectTileSites(*parsed->module);
-  auto knobSet = [&](const char *a, const char *b) {
-    return baseKnobs.values().count(a) != 0 || baseKnobs.values().count(b) != 0;
-  };
-  bool vecMergeSet = knobSet("vec_nbuffer_mode", "vec_nbuffer_setting");
-  bool cubeMergeSet = knobSet("cube_nbuffer_mode", "cube_nbuffer_setting");
   Config config;
   for (const Dimension &dim : space.dimensions()) {
     std::optional<KnobValue> want;
@@ -509,10 +539,7 @@ std::optional<Config> writtenConfig(const SearchSpace &space, llvm::StringRef mo
     } else if (dim.name == kSchedParallelismDim) {
       want = int64_t(schedParallelism);
     } else if (std::optional<MergeKnob> merge = mergeKnob(dim.name)) {
-      // The default pipeline merges AIV groups automatically (vec_nbuffer_mode=1) and
-      // does not merge AIC groups.
-      if (merge->vector && !vecMergeSet) want = std::string(kNBufferAuto);
-      if (!merge->vector && !cubeMergeSet) want = int64_t(1);
+      want = writtenMerge(baseKnobs, merge->vector, merge->hashOrder);
     }
     if (!want) return std::nullopt;
     auto it = std::find(dim.values.begin(), dim.values.end(), *want);

@@ -437,6 +437,48 @@ TEST_CASE("searches start from the function as written", "[tuner]") {
   }
 }
 
+TEST_CASE("a kernel's own merge settings are a config of its space", "[tuner]") {
+  session::Session s = tinySession();
+  absl::StatusOr<tune::SearchSpace> plain = session::deriveSearchSpace(s, kSoftmax);
+  REQUIRE(plain.ok());
+  const tune::Dimension &merges = dimension(*plain, "vec_nbuffer[0]");
+  CHECK(std::find(merges.values.begin(), merges.values.end(), tune::KnobValue(int64_t(64))) ==
+        merges.values.end());
+  // Every group merged 64 at a time: more than the counts the tuner tries for this
+  // group, so the count joins its choices and the written config is a point.
+  session::PassKnobs knobs;
+  REQUIRE(knobs.set("vec_nbuffer_mode", int64_t(2)).ok());
+  REQUIRE(knobs.set("vec_nbuffer_setting", passes::IntMap{{-1, 64}}).ok());
+  absl::StatusOr<tune::SearchSpace> space = session::deriveSearchSpace(s, kSoftmax, "", knobs);
+  REQUIRE(space.ok());
+  std::optional<tune::Config> written = tune::writtenConfig(*space, kSoftmax, knobs);
+  REQUIRE(written);
+  CHECK(space->configToString(*written) ==
+        R"({"device_sched_mode":0,"vec_nbuffer[0]":64,"vec_tile[0]":[8,256]})");
+  // Merging off is a count of 1; an exact key beats -1.
+  session::PassKnobs off;
+  REQUIRE(off.set("vec_nbuffer_mode", int64_t(0)).ok());
+  std::optional<tune::Config> none = tune::writtenConfig(*space, kSoftmax, off);
+  REQUIRE(none);
+  CHECK_THAT(space->configToString(*none), Catch::Contains(R"("vec_nbuffer[0]":1)"));
+  REQUIRE(knobs.set("vec_nbuffer_setting", passes::IntMap{{-1, 64}, {0, 2}}).ok());
+  std::optional<tune::Config> exact = tune::writtenConfig(*space, kSoftmax, knobs);
+  REQUIRE(exact);
+  CHECK_THAT(space->configToString(*exact), Catch::Contains(R"("vec_nbuffer[0]":2)"));
+  // A search starts from it: its first evaluation is the kernel as compiled with its
+  // own knobs, the baseline.
+  REQUIRE(knobs.set("vec_nbuffer_setting", passes::IntMap{{-1, 64}}).ok());
+  TempDir results;
+  session::TuneOptions options = searchOptions(results, 4, tune::Strategy::Random);
+  options.baseKnobs = knobs;
+  absl::StatusOr<session::TuneReport> r = session::tuneModule(s, kSoftmax, options);
+  REQUIRE(r.ok());
+  REQUIRE(!r->result.evaluations.empty());
+  CHECK(r->writtenConfigJson == space->configToString(*written));
+  REQUIRE(r->result.evaluations[0].micros);
+  CHECK(*r->result.evaluations[0].micros == r->baselineUs);
+}
+
 TEST_CASE("configs that differ only in the scheduler mode share one compile", "[tuner]") {
   session::Session s = tinySession();
   absl::StatusOr<tune::SearchSpace> derived = session::deriveSearchSpace(s, kSoftmax);

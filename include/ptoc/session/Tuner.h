@@ -94,7 +94,8 @@ struct TuneReport {
 /// (tensor level, as ptoc-opt prints it) on `session`'s device: tile candidates per
 /// distinct tile shape, a merge count per hash-order group of two or more subgraphs
 /// (the groups of the function as written, compiled with `baseKnobs` and merging
-/// off), the scheduler modes and, with a parallel loop, device_sched_parallelism
+/// off; the count `baseKnobs`' own merge options give a group is always one of its
+/// choices), the scheduler modes and, with a parallel loop, device_sched_parallelism
 /// (including `schedParallelism`, the kernel's own) (tune::deriveSearchSpace with the
 /// groups of a compile on the session).
 absl::StatusOr<tune::SearchSpace> deriveSearchSpace(

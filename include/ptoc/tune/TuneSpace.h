@@ -93,13 +93,15 @@ bool hasParallelLoop(const ir::Module &module);
 
 /// Derives the search space of the (only or `funcName`) function of `moduleText` on
 /// `device`: tile candidates per distinct tile shape (variants that pass the
-/// verifier's checks), a merge count per group of `groups`, the scheduler modes and,
-/// when the module has a parallel loop, device_sched_parallelism 1, 2, 4, 8 (and
-/// `schedParallelism`, the kernel's own value, if it is none of those).
+/// verifier's checks), a merge count per group of `groups` (and the count the
+/// kernel's own merge options in `baseKnobs` give it, if it is none of those), the
+/// scheduler modes and, when the module has a parallel loop, device_sched_parallelism
+/// 1, 2, 4, 8 (and `schedParallelism`, the kernel's own value, if it is none of those).
 absl::StatusOr<SearchSpace> deriveSearchSpace(
     llvm::StringRef moduleText, llvm::StringRef funcName, const target::DeviceSpec &device,
     llvm::ArrayRef<MergeGroup> groups,
-    int schedParallelism = runtime::kDefaultSchedParallelism);
+    int schedParallelism = runtime::kDefaultSchedParallelism,
+    const passes::PassKnobs &baseKnobs = passes::PassKnobs());
 
 /// A search space written by a user, from JSON: an object `{"knob": [values...]}`
 /// (dimensions in name order; kinds from the names: vec_* vector, cube_* cube, the
@@ -117,11 +119,11 @@ absl::StatusOr<TunedConfig> applyConfig(const SearchSpace &space, const Config &
                                         llvm::StringRef moduleText,
                                         const passes::PassKnobs &baseKnobs);
 
-/// The config of `space` that is the function as written (its tiles, the default
-/// pipeline's merging: automatic for AIV groups, none for AIC groups; `schedMode` and
-/// `schedParallelism`, the kernel's own device_sched_mode and
-/// device_sched_parallelism), or nullopt when the space has no such config (a knob it
-/// does not know, a written value it lacks, merge knobs set in `baseKnobs`).
+/// The config of `space` that is the function as written (its tiles; the merging its
+/// own options in `baseKnobs` give each group, by default automatic for AIV groups and
+/// none for AIC groups; `schedMode` and `schedParallelism`, the kernel's own
+/// device_sched_mode and device_sched_parallelism), or nullopt when the space has no
+/// such config (a knob it does not know, a written value it lacks).
 std::optional<Config> writtenConfig(const SearchSpace &space, llvm::StringRef moduleText,
                                     const passes::PassKnobs &baseKnobs, int schedMode = 0,
                                     int schedParallelism = runtime::kDefaultSchedParallelism);
