@@ -75,9 +75,8 @@ void CoreModel::launch(int core, int i, double start, double now) {
     end = r.end;
     rec.bytesIn += in.bytes;
     if (r.hit) rec.l2HitBytes += in.bytes;
+    rec.readStallCycles += r.stall;
     rec.fillWaitCycles += r.fillWait;
-    rec.readStallCycles +=
-        std::max(0.0, r.dataEnd - dataStart - static_cast<double>(in.bytes) / in.rate);
   } else {
     pipeFree = end = memory_.write(id, in.bytes, dataStart, in.rate);
     rec.bytesOut += in.bytes;

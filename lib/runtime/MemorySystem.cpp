@@ -91,6 +91,7 @@ MemorySystem::ReadResult MemorySystem::read(int id, int64_t bytes, double start,
   if (!hit && coverBegin != coverEnd)
     hit = std::all_of(coverBegin, coverEnd, [&](int w) { return resident(w); });
   const double b = static_cast<double>(bytes);
+  const double pathEnd = start + b / pathRate; // the path's own rate, nothing in the way
   if (hit) {
     // Data another core is still fetching arrives with that fill, not before: cores
     // reading the same tiles at the same time all proceed at the pace of the miss.
@@ -107,9 +108,10 @@ MemorySystem::ReadResult MemorySystem::read(int id, int64_t bytes, double start,
     }
     for (const int *w = coverBegin; w != coverEnd; ++w)
       if (resident(*w)) touch(*w);
-    double own = std::max(start + b / pathRate, l2_.reserve(start, bytes));
+    double own = std::max(pathEnd, l2_.reserve(start, bytes));
     r.dataEnd = std::max(own, fillDataEnd);
     r.fillWait = r.dataEnd - own;
+    r.stall = r.dataEnd - pathEnd;
     r.end = std::max(r.dataEnd + l2Latency_, fillEnd);
     r.hit = true;
     l2HitBytes += bytes;
@@ -128,6 +130,7 @@ MemorySystem::ReadResult MemorySystem::read(int id, int64_t bytes, double start,
     entries_[id].fillDataEnd = r.dataEnd;
     entries_[id].fillEnd = r.end;
   }
+  r.stall = std::max(0.0, r.dataEnd - pathEnd);
   return r;
 }
 

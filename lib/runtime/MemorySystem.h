@@ -37,8 +37,12 @@ public:
     double dataEnd = 0; ///< the last byte has streamed: the pipe is free for the next read
     double end = 0;     ///< the data is usable (dataEnd plus the access latency)
     bool hit = false;
-    /// A hit on data another core was still fetching: how much later its data phase
-    /// ended than the L2 alone would have let it (the fill's pace).
+    /// How much later the data phase ended than `pathRate` alone allows: the core's
+    /// HBM rate on a miss, HBM or L2 bandwidth other cores took, a fill or write-back
+    /// waited for (runtime::TaskRecord::readStallCycles).
+    double stall = 0;
+    /// Of `stall`, on a hit on data another core was still fetching: how much later
+    /// its data phase ended than the L2 alone would have let it (the fill's pace).
     double fillWait = 0;
   };
   /// A read (MTE2) of region `id` of `bytes` whose data phase starts at `start` (after

@@ -261,18 +261,29 @@ TEST_CASE("the record's bound is rooflineBound(), and a run without tasks is the
   CHECK(e.tasks.empty());
 }
 
-TEST_CASE("roofline bound terms: cube peak, vector width, compulsory HBM bytes", "[sim]") {
-  DeviceSpec d = preset("a2");
+namespace {
+
+/// C = A x B, 128 x 128 x 128 fp16, as four 64 x 64 output tiles on the cube: each reads
+/// its A rows and B columns (A and B read twice each). A and B are tensors 0 and 1, C
+/// (an intermediate) tensor 2, returned when `returnC`.
+Program fourTileMatmul(bool returnC) {
   Program p;
   int A = addTensor(p, "a", GmTensor::Kind::Argument, {128, 128});
   int B = addTensor(p, "b", GmTensor::Kind::Argument, {128, 128});
   int C = addTensor(p, "c", GmTensor::Kind::Intermediate, {128, 128});
-  p.results = {C};
+  if (returnC) p.results = {C};
   int mm = addAicLeaf(p, 64, 128, 64, 1);
-  // Four output tiles; each reads its A rows and B columns (A and B read twice each).
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 2; ++j)
       addCall(p, mm, {region(A, 64 * i, 0), region(B, 0, 64 * j), region(C, 64 * i, 64 * j)});
+  return p;
+}
+
+} // namespace
+
+TEST_CASE("roofline bound terms: cube peak, vector width, compulsory HBM bytes", "[sim]") {
+  DeviceSpec d = preset("a2");
+  Program p = fourTileMatmul(/*returnC=*/true);
   auto b = ptoc::runtime::rooflineBound(p, d);
   const double flops = 4.0 * 2 * 64 * 64 * 128;
   CHECK(b.cubeCycles == Approx(flops / (24 * 8192.0)));
@@ -286,14 +297,8 @@ TEST_CASE("roofline bound terms: cube peak, vector width, compulsory HBM bytes",
 TEST_CASE("roofline bound: compulsory reads come through the reading cores' own ports",
           "[sim]") {
   DeviceSpec d = preset("a2");
-  Program p;
-  int A = addTensor(p, "a", GmTensor::Kind::Argument, {128, 128});
-  int B = addTensor(p, "b", GmTensor::Kind::Argument, {128, 128});
-  int C = addTensor(p, "c", GmTensor::Kind::Intermediate, {128, 128});
-  int mm = addAicLeaf(p, 64, 128, 64, 1);
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j)
-      addCall(p, mm, {region(A, 64 * i, 0), region(B, 0, 64 * j), region(C, 64 * i, 64 * j)});
+  Program p = fourTileMatmul(/*returnC=*/false);
+  const int B = 1;
   // C is an intermediate nobody sees: the compulsory bytes are A and B, 64 KiB, read
   // by cube tasks only. 24 AIC ports x 32 B/cycle = 768 B/cycle, slower than a2's HBM.
   const double bytes = 2 * 128 * 128 * 2;

@@ -139,6 +139,15 @@ session::TuneOptions searchOptions(const TempDir &results, uint64_t budget,
   return options;
 }
 
+/// searchOptions, with a bank in `temp` (read and written).
+session::TuneOptions bankOptions(const TempDir &temp, uint64_t budget,
+                                 tune::Strategy strategy) {
+  session::TuneOptions options = searchOptions(temp, budget, strategy);
+  options.useBank = true;
+  options.bankPath = temp.path + "/bank";
+  return options;
+}
+
 } // namespace
 
 TEST_CASE("derived vector space: the written tile plus variants that compile", "[tuner]") {
@@ -557,13 +566,7 @@ TEST_CASE("the bank answers a repeated tuning with no evaluation, another shape 
           "[tuner]") {
   session::Session s = tinySession();
   TempDir temp;
-  const std::string &dir = temp.path;
-  session::TuneOptions options;
-  options.bankPath = dir + "/bank";
-  options.resultDir = dir;
-  options.threads = 2;
-  options.search.budget = 4;
-  options.search.strategy = tune::Strategy::Random;
+  session::TuneOptions options = bankOptions(temp, 4, tune::Strategy::Random);
 
   absl::StatusOr<session::TuneReport> first = session::tuneModule(s, kSoftmax, options);
   REQUIRE(first.ok());
@@ -604,12 +607,7 @@ TEST_CASE("a compile that consults the bank compiles its best config, a bad bank
           "[tuner]") {
   session::Session s = tinySession();
   TempDir temp;
-  session::TuneOptions options;
-  options.bankPath = temp.path + "/bank";
-  options.resultDir = temp.path;
-  options.threads = 2;
-  options.search.budget = 6;
-  options.search.strategy = tune::Strategy::Random;
+  session::TuneOptions options = bankOptions(temp, 6, tune::Strategy::Random);
   absl::StatusOr<session::TuneReport> tuned = session::tuneModule(s, kSoftmax, options);
   REQUIRE(tuned.ok());
   REQUIRE(tuned->best);
@@ -911,12 +909,7 @@ TEST_CASE("bank records without device_sched_parallelism load and keep the kerne
           "[tuner]") {
   session::Session s = a2Session();
   TempDir temp;
-  session::TuneOptions options;
-  options.bankPath = temp.path + "/bank";
-  options.resultDir = temp.path;
-  options.threads = 2;
-  options.search.budget = 1;
-  options.search.strategy = tune::Strategy::Grid;
+  session::TuneOptions options = bankOptions(temp, 1, tune::Strategy::Grid);
   // A space without the knob records configs without it (as every record made before
   // it was a knob).
   absl::StatusOr<tune::SearchSpace> tiles =
