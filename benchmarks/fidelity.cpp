@@ -167,11 +167,11 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "bench_fidelity: %s\n", std::string(set.status().message()).c_str());
       return 1;
     }
-    std::string deviceName = deviceOverride.empty() ? set->device : deviceOverride;
-    absl::StatusOr<target::DeviceSpec> device = target::DeviceSpec::load(deviceName);
+    absl::StatusOr<target::DeviceSpec> device = deviceOverride.empty()
+                                                    ? calibrate::loadMeasuredDevice(*set)
+                                                    : target::DeviceSpec::load(deviceOverride);
     if (!device.ok()) {
-      std::fprintf(stderr, "bench_fidelity: %s: %s\n", file.c_str(),
-                   std::string(device.status().message()).c_str());
+      std::fprintf(stderr, "bench_fidelity: %s\n", std::string(device.status().message()).c_str());
       return 1;
     }
     for (const auto &[field, value] : overrides)

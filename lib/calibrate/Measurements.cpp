@@ -8,9 +8,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "ptoc/calibrate/KernelTemplates.h"
+#include "ptoc/calibrate/MeasuredPipes.h"
 #include "ptoc/support/BoundedJson.h"
 #include "ptoc/support/ReadFile.h"
 
@@ -260,6 +262,36 @@ absl::Status ptoPoint(const Reader &r, const Scope &s, MeasuredKernel &out, size
   return absl::OkStatus();
 }
 
+/// The keys a point may hold: its time and how it is named and compiled, then the
+/// parameters of its kernel family (the same names may stand at the top level as
+/// defaults for every point).
+std::vector<std::string> pointKeys(llvm::StringRef kernel) {
+  std::vector<std::string> keys = {"us", "busy", "label", "no", "pass_options"};
+  if (kernel == "matmul")
+    keys.insert(keys.end(), {"mkn", "m", "n", "k", "cube_tile", "core_grid", "dtype", "out_dtype"});
+  else if (kernel == "rmsnorm")
+    keys.insert(keys.end(), {"shape", "vec_tile", "dtype", "eps"});
+  else
+    keys.insert(keys.end(), {"pto", "func"});
+  return keys;
+}
+
+/// A point holds only keys its kernel family reads: a misspelt parameter would
+/// otherwise be ignored and the kernel simulated with the file's default instead.
+absl::Status checkPointKeys(const Reader &r, const Object &point, const std::string &field,
+                            llvm::StringRef kernel) {
+  std::vector<std::string> known = pointKeys(kernel);
+  std::vector<std::string> names;
+  for (const auto &kv : point) names.push_back(kv.first.str());
+  std::sort(names.begin(), names.end());
+  for (const std::string &name : names)
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      return r.error(absl::StrCat(field, ".", name),
+                     absl::StrCat("unknown key for a point of kernel '", kernel.str(),
+                                  "' (known: ", absl::StrJoin(known, ", "), ")"));
+  return absl::OkStatus();
+}
+
 } // namespace
 
 absl::StatusOr<MeasurementSet> parseMeasurements(llvm::StringRef text, llvm::StringRef path) {
@@ -331,6 +363,7 @@ absl::StatusOr<MeasurementSet> parseMeasurements(llvm::StringRef text, llvm::Str
     std::string field = absl::StrCat(pointsKey, "[", i, "]");
     const Object *point = (*points)[i].getAsObject();
     if (!point) return r.error(field, absl::StrCat("expected an object, got ", describe((*points)[i])));
+    if (absl::Status st = checkPointKeys(r, *point, field, kernel); !st.ok()) return st;
     MeasuredKernel m;
     absl::StatusOr<std::optional<double>> us = r.positive(*point, "us", field + ".us");
     if (!us.ok()) return us.status();
@@ -342,6 +375,9 @@ absl::StatusOr<MeasurementSet> parseMeasurements(llvm::StringRef text, llvm::Str
       if (!b) return r.error(field + ".busy", "expected an object of pipe shares");
       for (const auto &kv : *b) {
         std::string bf = absl::StrCat(field, ".busy.", kv.first.str());
+        if (!findMeasuredPipe(kv.first))
+          return r.error(bf, absl::StrCat("unknown pipe '", kv.first.str(), "' (known: ",
+                                          measuredPipeList(), ")"));
         auto share = kv.second.getAsNumber();
         if (!share || !(*share >= 0 && *share <= 1))
           return r.error(bf, absl::StrCat("expected a share between 0 and 1, got ",
@@ -382,9 +418,16 @@ absl::StatusOr<MeasurementSet> parseMeasurements(llvm::StringRef text, llvm::Str
                                             : ptoPoint(r, scope, m, i);
     if (!st.ok()) return st;
     if (const Value *no = point->get("no")) {
-      if (std::optional<int64_t> n = support::jsonInteger(*no)) m.label = absl::StrCat("No.", *n);
-    } else if (const Value *label = point->get("label")) {
-      if (auto s = label->getAsString()) m.label = s->str();
+      std::optional<int64_t> n = support::jsonInteger(*no);
+      if (!n)
+        return r.error(field + ".no", absl::StrCat("expected the config's number, got ",
+                                                   describe(*no)));
+      m.label = absl::StrCat("No.", *n);
+    } else {
+      absl::StatusOr<std::optional<std::string>> label =
+          r.string(*point, "label", field + ".label");
+      if (!label.ok()) return label.status();
+      if (*label) m.label = **label;
     }
     set.points.push_back(std::move(m));
   }
@@ -397,6 +440,25 @@ absl::StatusOr<MeasurementSet> readMeasurements(llvm::StringRef path) {
     return absl::InvalidArgumentError(absl::StrCat("cannot read measurement file '", path.str(),
                                                    "': ", text.status().message()));
   return parseMeasurements(*text, path);
+}
+
+absl::StatusOr<target::DeviceSpec> loadMeasuredDevice(const MeasurementSet &set) {
+  llvm::StringRef given = set.device;
+  bool pathLike = given.endswith(".json") || given.contains('/');
+  std::vector<std::string> presets = target::DeviceSpec::presetNames();
+  bool preset = !pathLike && std::find(presets.begin(), presets.end(), given) != presets.end();
+  std::string name = given.str();
+  if (!preset && !llvm::sys::path::is_absolute(given)) {
+    llvm::SmallString<256> beside = llvm::sys::path::parent_path(set.path);
+    llvm::sys::path::append(beside, given);
+    // A bare name is a file only when there is one (otherwise it is an unknown device).
+    if (pathLike || llvm::sys::fs::exists(beside)) name = std::string(beside);
+  }
+  absl::StatusOr<target::DeviceSpec> device = target::DeviceSpec::load(name);
+  if (!device.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat(set.path, ": field 'device': ", device.status().message()));
+  return device;
 }
 
 bool holdsMeasuredKernels(llvm::StringRef path) {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "llvm/Support/xxhash.h"
+#include "ptoc/calibrate/MeasuredPipes.h"
 #include "ptoc/runtime/Simulator.h"
 #include "ptoc/session/Session.h"
 
@@ -30,22 +31,6 @@ uint64_t compileKey(const target::DeviceSpec &device) {
   d.pipes.syncCycles = a2.pipes.syncCycles;
   return d.contentHash();
 }
-
-/// A measured pipe name -> (pipe, core kind).
-struct PipeName {
-  const char *name;
-  codegen::Pipe pipe;
-  target::CoreKind core;
-};
-constexpr PipeName kPipeNames[] = {
-    {"cube", codegen::Pipe::Cube, target::CoreKind::AIC},
-    {"l1_to_l0", codegen::Pipe::Mte1, target::CoreKind::AIC},
-    {"gm_to_l1", codegen::Pipe::Mte2, target::CoreKind::AIC},
-    {"l0c_to_gm", codegen::Pipe::Fixpipe, target::CoreKind::AIC},
-    {"vec", codegen::Pipe::Vec, target::CoreKind::AIV},
-    {"gm_to_ub", codegen::Pipe::Mte2, target::CoreKind::AIV},
-    {"ub_to_gm", codegen::Pipe::Mte3, target::CoreKind::AIV},
-};
 
 } // namespace
 
@@ -101,7 +86,7 @@ MeasurementSimulator::simulate(const calibrate::MeasurementSet &set,
   out.kernelUs = record->kernelUs();
   if (options.recordPipes) {
     const double span = record->makespanCycles - record->bound.headCycles;
-    for (const PipeName &p : kPipeNames) {
+    for (const calibrate::MeasuredPipe &p : calibrate::kMeasuredPipes) {
       if (!kernel.measuredBusy.count(p.name)) continue;
       double busy = 0;
       for (const runtime::PipeRecord &pr : record->pipes)

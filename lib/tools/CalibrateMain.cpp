@@ -116,7 +116,10 @@ int calibrateMain(const std::vector<std::string> &argv) {
                                   sets.front().path, ", '", s.device, "' in ", s.path,
                                   "); calibrate one part at a time, or pass --device"));
   }
-  absl::StatusOr<target::DeviceSpec> start = target::DeviceSpec::load(deviceName);
+  // The files' own device is found (and named in errors) by the first file.
+  absl::StatusOr<target::DeviceSpec> start = args.device.empty()
+                                                 ? calibrate::loadMeasuredDevice(sets.front())
+                                                 : target::DeviceSpec::load(deviceName);
   if (!start.ok()) return fail(start.status().message());
 
   size_t points = 0;

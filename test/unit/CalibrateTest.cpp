@@ -158,6 +158,31 @@ TEST_CASE("malformed measurement files: the file, the field and what fits", "[ca
       {R"({"device": "b3", "kernel": "pto", "points": [{"us": 1, "pto": "no-such.pto"}]})",
        "m.json: field 'points[0].pto': cannot read 'no-such.pto'"},
       {"{\"device\": ", "m.json: invalid JSON"},
+      // Busy shares name the pipes ptoc measures.
+      {R"({"device": "b4", "kernel": "rmsnorm", "points": [{"us": 1, "shape": [2, 64],
+           "vec_tile": [1, 64], "busy": {"vector": 0.5}}]})",
+       "m.json: field 'points[0].busy.vector': unknown pipe 'vector' (known: cube, l1_to_l0, "
+       "gm_to_l1, l0c_to_gm, vec, gm_to_ub, ub_to_gm)"},
+      // A point holds only what its kernel family reads: a misspelt parameter is not
+      // silently replaced by the file's default.
+      {R"({"device": "b3", "kernel": "matmul", "cube_tile": [[16,16],[16,16],[16,16]],
+           "points": [{"mkn": 64, "us": 1, "cube_tiles": [[32,32],[16,16],[16,16]]}]})",
+       "m.json: field 'points[0].cube_tiles': unknown key for a point of kernel 'matmul' "
+       "(known: us, busy, label, no, pass_options, mkn, m, n, k, cube_tile, core_grid, dtype, "
+       "out_dtype)"},
+      {R"({"device": "b4", "kernel": "rmsnorm", "points": [{"us": 1, "shape": [2, 64],
+           "vec_tile": [1, 64], "epsilon": 1e-6}]})",
+       "m.json: field 'points[0].epsilon': unknown key for a point of kernel 'rmsnorm' "
+       "(known: us, busy, label, no, pass_options, shape, vec_tile, dtype, eps)"},
+      {R"({"device": "b3", "kernel": "pto", "points": [{"us": 1, "file": "k.pto"}]})",
+       "m.json: field 'points[0].file': unknown key for a point of kernel 'pto' (known: us, "
+       "busy, label, no, pass_options, pto, func)"},
+      {R"({"device": "b3", "configs": [{"us": 1, "no": "four",
+           "cube_tile": [[16,16],[16,16],[16,16]]}], "shape": {"m": 64, "n": 64, "k": 64}})",
+       "m.json: field 'configs[0].no': expected the config's number, got \"four\""},
+      {R"({"device": "b3", "kernel": "matmul", "cube_tile": [[16,16],[16,16],[16,16]],
+           "points": [{"mkn": 64, "us": 1, "label": 7}]})",
+       "m.json: field 'points[0].label': expected a string, got 7"},
   };
   for (const Case &c : cases) {
     INFO(c.json);
@@ -314,4 +339,74 @@ TEST_CASE("calibrate errors name the field, the set and the point", "[calibrate]
       calibrate::calibrate({set}, bad, simulatorOf(sim), o);
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(std::string(r.status().message()), Contains("aiv_cores (3) must be a multiple"));
+}
+
+TEST_CASE("the device a measurement file names: a preset, or a file beside it",
+          "[calibrate]") {
+  calibrate::MeasurementSet set;
+  set.path = "some/dir/m.json";
+  set.device = "b4";
+  absl::StatusOr<target::DeviceSpec> b4 = calibrate::loadMeasuredDevice(set);
+  REQUIRE(b4.ok());
+  CHECK(b4->name == "b4");
+  // An unknown device: the file and its field, then what exists.
+  set.device = "910b9";
+  absl::StatusOr<target::DeviceSpec> unknown = calibrate::loadMeasuredDevice(set);
+  REQUIRE_FALSE(unknown.ok());
+  CHECK_THAT(std::string(unknown.status().message()),
+             Contains("some/dir/m.json: field 'device': unknown device '910b9': not a preset "
+                      "(a2, a3, b3, b4, tiny) and no such file"));
+  // A device file is found beside the measurement file, whatever the working directory.
+  const std::string inputs = std::string(PTOC_SOURCE_DIR) + "/test/ptoc-run/Inputs";
+  set.path = inputs + "/m.json";
+  set.device = "device-slowest.json";
+  absl::StatusOr<target::DeviceSpec> file = calibrate::loadMeasuredDevice(set);
+  REQUIRE(file.ok());
+  CHECK(file->pipes.syncCycles == 1e6);
+  set.device = "no-such-device.json";
+  absl::StatusOr<target::DeviceSpec> missing = calibrate::loadMeasuredDevice(set);
+  REQUIRE_FALSE(missing.ok());
+  CHECK_THAT(std::string(missing.status().message()),
+             Contains(inputs + "/m.json: field 'device': cannot read device file '" + inputs +
+                      "/no-such-device.json'"));
+}
+
+TEST_CASE("calibrate fits a user's own .pto kernels (kernel \"pto\")", "[calibrate]") {
+  const std::string path =
+      std::string(PTOC_SOURCE_DIR) + "/test/ptoc-run/Inputs/calibrate-pto.json";
+  absl::StatusOr<calibrate::MeasurementSet> read = calibrate::readMeasurements(path);
+  REQUIRE(read.ok());
+  calibrate::MeasurementSet set = *read;
+  REQUIRE(set.points.size() == 3);
+  CHECK(set.device == "tiny");
+  CHECK(set.points[0].label == "rows");
+  CHECK(set.points[0].funcName == "rows");
+  CHECK(set.points[1].funcName == "scaled");
+  CHECK_THAT(set.points[1].ptoText, Contains("func @scaled(")); // the file, from beside the json
+  CHECK(set.points[2].passOptions ==
+        std::vector<std::pair<std::string, std::string>>{{"vec_nbuffer_mode", "0"}});
+
+  // Measured on a part whose per-block prologue is three times tiny's: the fit finds it.
+  absl::StatusOr<target::DeviceSpec> tiny = calibrate::loadMeasuredDevice(set);
+  REQUIRE(tiny.ok());
+  target::DeviceSpec truth = *tiny;
+  truth.plainBlockCycles = 3 * tiny->plainBlockCycles;
+  session::MeasurementSimulator sim;
+  for (calibrate::MeasuredKernel &k : set.points) {
+    absl::StatusOr<calibrate::SimulatedKernel> s = sim.simulate(set, k, truth);
+    REQUIRE(s.ok());
+    k.measuredUs = s->kernelUs;
+  }
+  calibrate::CalibrationOptions options;
+  options.fields = {"plain_block_cycles"};
+  options.folds = 0;
+  absl::StatusOr<calibrate::CalibrationResult> r =
+      calibrate::calibrate({set}, *tiny, simulatorOf(sim), options);
+  REQUIRE(r.ok());
+  INFO("before " << r->mapeBefore << ", after " << r->mapeAfter);
+  CHECK(r->mapeBefore > 0.01);
+  CHECK(r->mapeAfter < 0.001);
+  REQUIRE(r->fields.size() == 1);
+  CHECK(std::abs(r->fields[0].after / truth.plainBlockCycles - 1) < 0.02);
+  CHECK(r->device.validate().ok());
 }

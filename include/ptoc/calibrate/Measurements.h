@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/StringRef.h"
+#include "ptoc/target/DeviceSpec.h"
 
 namespace ptoc::calibrate {
 
@@ -25,8 +26,8 @@ struct MeasuredKernel {
   std::vector<std::pair<std::string, std::string>> passOptions;
   /// The measured kernel time, microseconds (after the launch head).
   double measuredUs = 0;
-  /// Measured share of the kernel time each pipe was busy, by pipe name ("cube",
-  /// "l1_to_l0", "gm_to_l1", "l0c_to_gm", "vec", "gm_to_ub", "ub_to_gm"); may be empty.
+  /// Measured share of the kernel time each pipe was busy, by pipe name (one of
+  /// kMeasuredPipes, MeasuredPipes.h: "cube", "gm_to_l1", ...); may be empty.
   std::map<std::string, double> measuredBusy;
 };
 
@@ -55,6 +56,11 @@ absl::StatusOr<MeasurementSet> readMeasurements(llvm::StringRef path);
 /// The same for text already in memory; `path` names it in errors and locates "pto"
 /// kernel files.
 absl::StatusOr<MeasurementSet> parseMeasurements(llvm::StringRef text, llvm::StringRef path);
+
+/// The device `set` names: a preset, or a device file (a relative path is taken
+/// relative to the measurement file, as a "pto" kernel's file is). Errors name the
+/// file and its field 'device' ("m.json: field 'device': unknown device 'a9': ...").
+absl::StatusOr<target::DeviceSpec> loadMeasuredDevice(const MeasurementSet &set);
 
 /// Whether the JSON file at `path` holds measured kernels ("points" or "configs"),
 /// rather than component data. False for anything unreadable.
