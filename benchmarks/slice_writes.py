@@ -12,7 +12,9 @@ piece by piece, against the same math written once, on the a2 preset through
      the growth of the peak resident set per page (each size compiled once in a fresh
      process), and the simulated time against the same pages joined once with concat.
      Goals: the same tile ops for every page (deterministic), and the issue's
-     time(2048) / time(128) <= 20 (linear), judged on CPU time.
+     time(2048) / time(128) <= 20 (linear), judged on CPU time. With --instructions,
+     also the instructions per page of each trace + compile (valgrind, deterministic;
+     goal: within 5% of each other).
 
 The exit status is 1 when a goal is missed.
 
@@ -20,6 +22,7 @@ Run (after a build):
   PYTHONPATH=build/python /usr/bin/python3 benchmarks/slice_writes.py
   PYTHONPATH=build/python /usr/bin/python3 benchmarks/slice_writes.py --pages=128,512,2048,8192
   PYTHONPATH=build/python /usr/bin/python3 benchmarks/slice_writes.py --skip-attention
+  PYTHONPATH=build/python /usr/bin/python3 benchmarks/slice_writes.py --instructions
 
 Compile times are the min over fresh traces, at least --repeat (default 3) and more
 until --budget CPU seconds (default 2) were spent; each starts after the previous
@@ -34,6 +37,8 @@ execute the numerics (run_numerics=False), and tests check the numbers elsewhere
 import argparse
 import gc
 import os
+import re
+import shutil
 import subprocess
 import sys
 import time
@@ -226,6 +231,41 @@ def rss_growth_kib(pages):
     return int(child.stdout.split()[-1])
 
 
+def instructions_probe(pages):
+    """The work whose instructions --instructions counts: a one-page writer (what every
+    compile sets up once), then, for pages > 0, the writer of `pages` pages."""
+    indexer(1, False).compile(*indexer_inputs(1))
+    if pages > 0:
+        indexer(pages, False).compile(*indexer_inputs(pages))
+
+
+def instructions(pages):
+    """Instructions (valgrind's callgrind) of instructions_probe(pages) in a child."""
+    child = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+         os.path.abspath(__file__), f"--instructions-probe={pages}"],
+        check=True, capture_output=True, text=True)
+    found = re.search(r"Collected : (\d+)", child.stderr)
+    if not found:
+        raise RuntimeError(f"no instruction count in valgrind's output:\n{child.stderr}")
+    return int(found.group(1))
+
+
+def bench_instructions(page_counts):
+    """Instructions per page of trace + compile: deterministic, whatever the load."""
+    if shutil.which("valgrind") is None:
+        print("   --instructions needs valgrind (apt-get install valgrind)")
+        return False
+    base = instructions(0)
+    per_page = {n: (instructions(n) - base) / n for n in page_counts}
+    for n in page_counts:
+        print(f"   {n:>6} pages: {per_page[n] / 1e3:.1f}k instructions per page (callgrind)")
+    spread = max(per_page.values()) / min(per_page.values())
+    ok = spread <= 1.05
+    print(f"   instructions per page vary {spread:.3f}x   goal <= 1.05 (linear): {verdict(ok)}")
+    return ok
+
+
 def bench_pages(page_counts, repeat, budget):
     print(f"3. paged indexer: {TOKENS} queries x pages of {PAGE} keys x {DIM}, one page of "
           f"scores written per step")
@@ -275,16 +315,25 @@ def main(argv):
                         f"repeats (at most {MAX_REPEATS} of them)")
     p.add_argument("--skip-attention", action="store_true",
                    help="leave out the 32-head attention (about 15 s)")
+    p.add_argument("--instructions", action="store_true",
+                   help="also count the instructions of each page count's trace + compile "
+                        "under valgrind (deterministic; a few minutes)")
     p.add_argument("--rss-probe", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--instructions-probe", type=int, default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.rss_probe is not None:
         rss_probe(args.rss_probe)
         return 0
+    if args.instructions_probe is not None:
+        instructions_probe(args.instructions_probe)
+        return 0
     results = [bench_softmax()]
     if not args.skip_attention:
         results.append(bench_attention())
-    results.append(bench_pages([int(n) for n in args.pages.split(",")], args.repeat,
-                               args.budget))
+    pages = [int(n) for n in args.pages.split(",")]
+    results.append(bench_pages(pages, args.repeat, args.budget))
+    if args.instructions:
+        results.append(bench_instructions(pages))
     print(f"goals: {sum(results)} of {len(results)} met")
     return 0 if all(results) else 1
 
