@@ -301,6 +301,38 @@ TEST_CASE("Worker View: blocks, kernel vs setup, no common clock", "[real-trace]
     const Verdict *v = findVerdict(a, "under_parallelised", "AIV");
     REQUIRE(v);
     CHECK_THAT(v->finding, Catch::Contains("task r1t1") && Catch::Contains("2 blocks"));
+    // Each core has its own clock: a longest task's start counts from the first block
+    // on its core (from the file: its ts less the smallest ts on its lane).
+    llvm::Expected<llvm::json::Value> file = llvm::json::parse(readText(kWorkerViewEp8));
+    REQUIRE(bool(file));
+    std::map<int64_t, double> firstOnLane;
+    std::map<std::pair<int64_t, double>, double> startOnLane; // (tid, dur) -> ts - first
+    for (const llvm::json::Value &e : *file->getAsObject()->getArray("traceEvents"))
+      if (isEvent(e, "X")) {
+        int64_t tid = *e.getAsObject()->getInteger("tid");
+        double ts = *e.getAsObject()->getNumber("ts");
+        firstOnLane[tid] = firstOnLane.count(tid) ? std::min(firstOnLane[tid], ts) : ts;
+      }
+    for (const llvm::json::Value &e : *file->getAsObject()->getArray("traceEvents"))
+      if (isEvent(e, "X")) {
+        const llvm::json::Object &o = *e.getAsObject();
+        startOnLane[{*o.getInteger("tid"), *o.getNumber("dur")}] =
+            *o.getNumber("ts") - firstOnLane[*o.getInteger("tid")];
+      }
+    REQUIRE(a.summary.topTasks.size() == 6);
+    for (const TaskSummary &task : a.summary.topTasks) {
+      INFO(task.core << " " << task.durationUs);
+      bool found = false;
+      for (const auto &[key, start] : startOnLane)
+        if (std::abs(key.second - task.durationUs) < 1e-6) {
+          CHECK(task.startUs == Approx(start).margin(1e-6));
+          found = true;
+        }
+      CHECK(found);
+    }
+    CHECK(a.summary.topTasks[0].startUs < 100); // not a device clock's microseconds
+    CHECK_THAT(analysisText(a), Catch::Contains("start_on_core_us") &&
+                                    Catch::Contains("from the first block on the same core"));
     // Nothing that needs one clock across cores.
     CHECK_FALSE(a.hasBubbles);
     CHECK_FALSE(findVerdict(a, "wave_imbalance"));
