@@ -153,13 +153,17 @@ std::string analysisText(const Analysis &a) {
 
   bool named = c.controlNodes || c.blockSplit;
   out += "\nlongest tasks\n";
-  std::vector<std::string> topHeader = {"call", "sg", "group", "core", "start_us", "dur_us"};
-  if (named) topHeader = {"call", "name", "group", "core", "start_us", "dur_us"};
-  Table top(topHeader, /*labelColumn=*/false);
+  // Without a common clock a start is measured on its own core (TaskSummary::startUs).
+  const char *start = clock ? "start_us" : "start_on_core_us";
+  Table top({"call", named ? "name" : "sg", "group", "core", start, "dur_us"},
+            /*labelColumn=*/false);
   for (const TaskSummary &t : s.topTasks)
     top.row({absl::StrCat(t.call), named ? t.name : absl::StrCat(t.subgraph), t.group, t.core,
              us3(t.startUs), us3(t.durationUs)});
   top.print(out, "  ");
+  if (!clock)
+    out += "  (start_on_core_us: from the first block on the same core; each core's clock has "
+           "its own origin)\n";
 
   if (ready) {
     out += "\nlongest scheduling waits (ready -> start)\n";
@@ -182,12 +186,7 @@ std::string analysisText(const Analysis &a) {
       absl::StrAppendFormat(&out, " (%d of them control nodes)", path.controlNodes);
     absl::StrAppendFormat(&out, ", busy %s us, waiting %s us\n", us3(path.busyUs),
                           us3(path.waitUs));
-    if (!path.hashOrders.empty()) {
-      std::vector<std::string> steps;
-      for (size_t i = 0; i < path.hashOrders.size(); ++i)
-        steps.push_back(absl::StrCat(path.groupKeys[i], " x", path.hashOrders[i].second));
-      absl::StrAppend(&out, "  groups on it: ", absl::StrJoin(steps, " -> "), "\n");
-    }
+    out += criticalPathStepsText(path);
   }
   out += loopsText(s);
 

@@ -730,7 +730,7 @@ std::optional<absl::StatusOr<LoadedTrace>> Loader::load(llvm::StringRef text,
   };
   std::optional<TraceWalkError> problem;
   if (absl::Status s = walkTrace(text, visitor, problem); !s.ok()) return s;
-  if (problem) return walkProblem(name_, text, *problem);
+  if (problem) return walkProblem(name_, text, *problem, writerOf(sniff));
   sniff.otherData = other_.present;
   if (!other_.present) return std::nullopt;
   LoadedTrace out;

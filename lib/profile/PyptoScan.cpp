@@ -40,7 +40,7 @@ public:
     visitor.member = [](llvm::StringRef, JsonRef) { return absl::OkStatus(); };
     std::optional<TraceWalkError> problem;
     if (absl::Status s = walkTrace(text, visitor, problem); !s.ok()) return s;
-    if (problem) return walkProblem(name_, text, *problem);
+    if (problem) return walkProblem(name_, text, *problem, TraceWriter::Pypto);
     // Lanes are named by metadata that may come after the events on them.
     for (const PyptoSlice &slice : out_.slices)
       if (!out_.laneNames.count(slice.lane))
@@ -235,7 +235,8 @@ absl::Status numberPyptoCores(Timeline &t, int first, const std::vector<int> &la
     t.notes.push_back(absl::StrCat(
         "core counts from the lane names (", t.aicCores, " AIC, ", t.aivCores,
         " AIV): a device trace has lanes only for cores that ran, so idle cores beyond them "
-        "are not counted; --device NAME gives the device's counts"));
+        "are not counted and no verdict judges waves or idle cores; --device NAME gives the "
+        "device's counts"));
   return absl::OkStatus();
 }
 

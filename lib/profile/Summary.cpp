@@ -67,6 +67,30 @@ std::string derivedTilesText(const Summary &s) {
   return absl::StrCat("tiles: derived ", absl::StrJoin(items, "; "), "\n");
 }
 
+std::vector<std::string> criticalPathSteps(const CriticalPath &path) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < path.stepKeys.size();) {
+    size_t j = i;
+    while (j < path.stepKeys.size() && path.stepKeys[j] == path.stepKeys[i]) ++j;
+    out.push_back(absl::StrCat(path.stepKeys[i], " x", j - i));
+    i = j;
+  }
+  return out;
+}
+
+std::string criticalPathStepsText(const CriticalPath &path) {
+  std::vector<std::string> steps = criticalPathSteps(path);
+  if (steps.empty()) return "";
+  if (steps.size() > kPathStepsListed) {
+    // The start and the end of the chain, where it leaves and joins the run.
+    constexpr size_t kTail = 3;
+    size_t head = kPathStepsListed - kTail, hidden = steps.size() - head - kTail;
+    steps.erase(steps.begin() + head, steps.end() - kTail);
+    steps.insert(steps.begin() + head, absl::StrCat("(", hidden, " more)"));
+  }
+  return absl::StrCat("  steps: ", absl::StrJoin(steps, " -> "), "\n");
+}
+
 std::string loopsText(const Summary &s) {
   if (!s.loops) return "";
   const LoopSummary &l = *s.loops;
@@ -151,12 +175,7 @@ std::string summaryText(const Summary &s) {
                               "waiting %s us\n",
                         us(path.lengthUs), us(path.startUs), us(path.endUs), path.calls.size(),
                         path.calls.size() == 1 ? "" : "s", us(path.busyUs), us(path.waitUs));
-  if (!path.hashOrders.empty()) {
-    std::vector<std::string> steps;
-    for (size_t i = 0; i < path.hashOrders.size(); ++i)
-      steps.push_back(absl::StrCat(path.groupKeys[i], " x", path.hashOrders[i].second));
-    absl::StrAppend(&out, "  groups on it: ", absl::StrJoin(steps, " -> "), "\n");
-  }
+  out += criticalPathStepsText(path);
   if (path.writeOrderEdges > 0)
     absl::StrAppendFormat(&out,
                           "  write order: along %d of its %d edges a task overwrites what the "

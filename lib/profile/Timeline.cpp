@@ -28,6 +28,14 @@ llvm::StringRef laneKindLabel(LaneKind kind) {
   return "?";
 }
 
+std::string mergedCoreLabel(llvm::StringRef a, llvm::StringRef b) {
+  if (a == b) return a.str();
+  auto has = [&](llvm::StringRef kind) { return a.contains(kind) || b.contains(kind); };
+  if (has(laneKindLabel(LaneKind::Aic)) && has(laneKindLabel(LaneKind::Aiv)))
+    return kBothKindsLabel.str();
+  return a.str();
+}
+
 std::string Timeline::coreName(LaneKind kind, int index) const {
   int base = kind == LaneKind::Aic ? aicNameBase : aivNameBase;
   return absl::StrCat(laneKindLabel(kind).str(), "_", base + index);

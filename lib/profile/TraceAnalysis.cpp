@@ -280,7 +280,10 @@ void Analyzer::fillTopTasks() {
     out.group = groupKeyOf(c);
     out.name = t_.nameOf(c);
     out.core = t_.lanes[task.lane].name;
-    out.startUs = us(task.start);
+    // Without a clock common to the cores, a start means something only on its core:
+    // from that core's first block (the lane's draw shift aligns them there).
+    out.startUs =
+        us(t_.carries.commonClock ? task.start : task.start + t_.lanes[task.lane].drawShift);
     out.durationUs = us(task.dur);
     s_.topTasks.push_back(std::move(out));
   }

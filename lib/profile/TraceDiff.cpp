@@ -43,18 +43,6 @@ bool sameRow(const DiffRow &r) {
   return r.a && r.b && one(r.tasksRatio) && one(r.totalRatio) && one(r.meanRatio);
 }
 
-/// The path as runs of one group: "8097... x2" for two tasks of it in a row.
-std::vector<std::string> steps(const CriticalPath &path) {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < path.stepKeys.size();) {
-    size_t j = i;
-    while (j < path.stepKeys.size() && path.stepKeys[j] == path.stepKeys[i]) ++j;
-    out.push_back(absl::StrCat(path.stepKeys[i], " x", j - i));
-    i = j;
-  }
-  return out;
-}
-
 void matchGroups(const Summary &a, const Summary &b, TraceDiff &d) {
   std::map<std::string, const GroupSummary *> inB;
   for (const GroupSummary &g : b.groups) inB[g.key] = &g;
@@ -64,23 +52,29 @@ void matchGroups(const Summary &a, const Summary &b, TraceDiff &d) {
     d.groupMatch = "key";
     for (const GroupSummary &g : a.groups) {
       auto it = inB.find(g.key);
-      d.groups.push_back(row(g.key, g.core, sideOf(g),
-                             it == inB.end() ? std::nullopt
-                                             : std::optional<DiffSide>(sideOf(*it->second))));
-      if (it != inB.end()) inB.erase(it);
+      if (it == inB.end()) {
+        d.groups.push_back(row(g.key, g.core, sideOf(g), std::nullopt));
+        continue;
+      }
+      // A task may run on one kind in one trace and on both in the other.
+      d.groups.push_back(row(g.key, mergedCoreLabel(g.core, it->second->core), sideOf(g),
+                             sideOf(*it->second)));
+      inB.erase(it);
     }
     for (const GroupSummary &g : b.groups)
       if (inB.count(g.key)) d.groups.push_back(row(g.key, g.core, std::nullopt, sideOf(g)));
     return;
   }
   // No key in common (a simulation and a device run name groups differently): the
-  // groups of each core kind in the order they first ran.
+  // groups of each core label in the order they first ran; a group only one side has
+  // leaves the other side's key empty.
   d.groupMatch = "position";
-  for (const char *kind : {"AIC", "AIV"}) {
+  for (llvm::StringRef label : {laneKindLabel(LaneKind::Aic), laneKindLabel(LaneKind::Aiv),
+                                llvm::StringRef(kBothKindsLabel)}) {
     auto ordered = [&](const Summary &s) {
       std::vector<const GroupSummary *> out;
       for (const GroupSummary &g : s.groups)
-        if (g.core == kind) out.push_back(&g);
+        if (g.core == label) out.push_back(&g);
       std::stable_sort(out.begin(), out.end(), [](const GroupSummary *x, const GroupSummary *y) {
         return x->firstStartUs < y->firstStartUs;
       });
@@ -90,10 +84,10 @@ void matchGroups(const Summary &a, const Summary &b, TraceDiff &d) {
     for (size_t i = 0; i < std::max(ga.size(), gb.size()); ++i) {
       const GroupSummary *x = i < ga.size() ? ga[i] : nullptr;
       const GroupSummary *y = i < gb.size() ? gb[i] : nullptr;
-      DiffRow r = row(x ? x->key : y->key, kind,
+      DiffRow r = row(x ? x->key : "", label.str(),
                       x ? std::optional<DiffSide>(sideOf(*x)) : std::nullopt,
                       y ? std::optional<DiffSide>(sideOf(*y)) : std::nullopt);
-      if (x && y) r.otherKey = y->key;
+      if (y) r.otherKey = y->key;
       d.groups.push_back(std::move(r));
     }
   }
@@ -112,8 +106,8 @@ void comparePaths(const Analysis &a, const Analysis &b, TraceDiff &d) {
   p.lengthRatio = ratio(y.lengthUs, x.lengthUs);
   p.tasksA = static_cast<int>(x.calls.size());
   p.tasksB = static_cast<int>(y.calls.size());
-  p.stepsA = steps(x);
-  p.stepsB = steps(y);
+  p.stepsA = criticalPathSteps(x);
+  p.stepsB = criticalPathSteps(y);
   size_t n = std::min(p.stepsA.size(), p.stepsB.size());
   while (static_cast<size_t>(p.commonSteps) < n && p.stepsA[p.commonSteps] == p.stepsB[p.commonSteps])
     ++p.commonSteps;
@@ -125,10 +119,12 @@ void comparePaths(const Analysis &a, const Analysis &b, TraceDiff &d) {
   auto at = [](const std::vector<std::string> &s, int i) {
     return i < static_cast<int>(s.size()) ? s[i] : std::string("(its end)");
   };
-  p.summary = absl::StrFormat(
-      "the critical paths share their first %d step%s, then A goes through %s and B through %s",
-      p.commonSteps, p.commonSteps == 1 ? "" : "s", at(p.stepsA, p.commonSteps),
-      at(p.stepsB, p.commonSteps));
+  std::string parting = absl::StrFormat("A goes through %s and B through %s",
+                                        at(p.stepsA, p.commonSteps), at(p.stepsB, p.commonSteps));
+  p.summary = p.commonSteps == 0
+                  ? absl::StrCat("the critical paths differ from their first step: ", parting)
+                  : absl::StrFormat("the critical paths share their first %d step%s, then %s",
+                                    p.commonSteps, p.commonSteps == 1 ? "" : "s", parting);
 }
 
 std::string ratioText(const std::optional<double> &r) {
@@ -187,7 +183,7 @@ std::string traceDiffText(const TraceDiff &d) {
         if (!s) return "-";
         return what == 0 ? absl::StrCat(s->tasks) : us3(what == 1 ? s->totalUs : s->meanUs);
       };
-      std::vector<std::string> cells = {r.key, r.core, side(r.a, 0), side(r.b, 0),
+      std::vector<std::string> cells = {r.key.empty() ? "-" : r.key, r.core, side(r.a, 0), side(r.b, 0),
                                         ratioText(r.tasksRatio), side(r.a, 1), side(r.b, 1),
                                         ratioText(r.totalRatio), side(r.a, 2), side(r.b, 2),
                                         ratioText(r.meanRatio)};
@@ -204,10 +200,13 @@ std::string traceDiffText(const TraceDiff &d) {
   const PathDiff &p = d.criticalPath;
   out += "\ncritical path\n";
   if (p.known) {
-    absl::StrAppendFormat(&out, "  A: %s us, %d tasks: %s\n", us3(p.lengthA), p.tasksA,
-                          absl::StrJoin(p.stepsA, " -> "));
-    absl::StrAppendFormat(&out, "  B: %s us, %d tasks: %s\n", us3(p.lengthB), p.tasksB,
-                          absl::StrJoin(p.stepsB, " -> "));
+    auto side = [&](const char *name, double length, int tasks,
+                    const std::vector<std::string> &steps) {
+      absl::StrAppendFormat(&out, "  %s: %s us, %d task%s: %s\n", name, us3(length), tasks,
+                            tasks == 1 ? "" : "s", absl::StrJoin(steps, " -> "));
+    };
+    side("A", p.lengthA, p.tasksA, p.stepsA);
+    side("B", p.lengthB, p.tasksB, p.stepsB);
     absl::StrAppendFormat(&out, "  B/A %s; %s\n", ratioText(p.lengthRatio), p.summary);
   } else {
     absl::StrAppend(&out, "  ", p.summary, "\n");
@@ -227,12 +226,17 @@ std::string traceDiffJson(const TraceDiff &d) {
     else json.value(nullptr);
     json.attributeEnd();
   };
-  auto rows = [&](llvm::StringRef key, const std::vector<DiffRow> &list) {
-    json.attributeArray(key, [&] {
+  // Rows matched by position name each side's key; a side without the group has null.
+  auto key = [&](llvm::StringRef name, const std::string &value) {
+    if (value.empty()) json.attribute(name, nullptr);
+    else json.attribute(name, value);
+  };
+  auto rows = [&](llvm::StringRef name, const std::vector<DiffRow> &list, bool byPosition) {
+    json.attributeArray(name, [&] {
       for (const DiffRow &r : list)
         json.object([&] {
-          json.attribute("key", r.key);
-          if (!r.otherKey.empty()) json.attribute("key_b", r.otherKey);
+          key("key", r.key);
+          if (byPosition) key("key_b", r.otherKey);
           json.attribute("core", r.core);
           for (const auto &entry : {std::pair{"a", &r.a}, std::pair{"b", &r.b}}) {
             // A named copy: clang 14's lambdas cannot capture structured bindings.
@@ -267,9 +271,9 @@ std::string traceDiffJson(const TraceDiff &d) {
     number("span_us_a", d.spanA, kUsDecimals);
     number("span_us_b", d.spanB, kUsDecimals);
     number("span_ratio", d.spanRatio, kRatioDecimals);
-    rows("core_kinds", d.kinds);
+    rows("core_kinds", d.kinds, false);
     json.attribute("group_match", d.groupMatch);
-    rows("groups", d.groups);
+    rows("groups", d.groups, d.groupMatch == "position");
     const PathDiff &p = d.criticalPath;
     json.attributeBegin("critical_path");
     if (!p.known) {

@@ -28,7 +28,17 @@ struct TraceSniff {
   void note(JsonRef event);
   /// "12 events (7 complete), process names "Worker View", categories "event"".
   std::string describe() const;
+  /// A process name of a PyPTO family was seen ("Machine View", "Worker View").
+  bool pypto() const;
 };
+
+/// Who wrote a trace, for the advice on getting a whole one: ptoc, PyPTO, or not known
+/// (a text cut short before its first process name).
+enum class TraceWriter { Ptoc, Pypto, Unknown };
+
+/// The writer the events read so far point to: PyPTO when a process name of its
+/// families was seen, ptoc when other process names were, else not known.
+TraceWriter writerOf(const TraceSniff &sniff);
 
 /// ptoc's own trace. nullopt (with `sniff` filled) when the text is a well-formed
 /// trace without "otherData": another family's, for TraceReader to detect.
@@ -47,9 +57,10 @@ absl::StatusOr<Timeline> readWorkerView(llvm::StringRef text, llvm::StringRef na
                                         const TraceReadOptions &options);
 
 /// The error for a document walkTrace could not read: bad JSON (where, and "a
-/// truncated trace?" only when the text ends inside a value) or the wrong shape.
+/// truncated trace?" only when the text ends inside a value, with how `writer` gives a
+/// whole one) or the wrong shape.
 absl::Status walkProblem(llvm::StringRef name, llvm::StringRef text,
-                         const TraceWalkError &problem);
+                         const TraceWalkError &problem, TraceWriter writer);
 
 /// Largest time (us) a trace may carry: 1e15 us is 31 years; it keeps every sum and
 /// difference of times finite and printable. A device clock's absolute microseconds

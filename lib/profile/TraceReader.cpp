@@ -143,8 +143,17 @@ std::string TraceSniff::describe() const {
                       quoted(processNames), ", categories ", quoted(categories));
 }
 
+bool TraceSniff::pypto() const {
+  return has(processNames, kMachineViewProcess) || has(processNames, kWorkerViewProcess);
+}
+
+TraceWriter writerOf(const TraceSniff &sniff) {
+  if (sniff.pypto()) return TraceWriter::Pypto;
+  return sniff.processNames.empty() ? TraceWriter::Unknown : TraceWriter::Ptoc;
+}
+
 absl::Status walkProblem(llvm::StringRef name, llvm::StringRef text,
-                         const TraceWalkError &problem) {
+                         const TraceWalkError &problem, TraceWriter writer) {
   auto error = [&](const std::string &message) {
     return absl::InvalidArgumentError(absl::StrCat(name.str(), ": ", message));
   };
@@ -162,11 +171,23 @@ absl::Status walkProblem(llvm::StringRef name, llvm::StringRef text,
     return error(absl::StrCat(problem.syntax.message, ": not a trace ptoc prof reads"));
   support::TextPosition at = support::positionOf(text, problem.syntax.offset);
   // Only a text that ends inside a value was cut short; anything else is damage.
-  return error(absl::StrCat(
-      "not valid JSON at line ", at.line, " col ", at.column, ": ", problem.syntax.message, " ",
-      problem.syntax.truncated
-          ? "(a truncated trace? re-run with runtime_debug_mode=1 and let the run finish)"
-          : "(the file was damaged or edited: it is not JSON)"));
+  // A whole trace comes from where this one came from.
+  constexpr const char *kPtocWhole = "re-run with runtime_debug_mode=1 and let the run finish";
+  constexpr const char *kPyptoWhole =
+      "PyPTO writes it after the device run: copy the whole file again from that run's output";
+  std::string whole;
+  switch (writer) {
+  case TraceWriter::Ptoc: whole = kPtocWhole; break;
+  case TraceWriter::Pypto: whole = kPyptoWhole; break;
+  case TraceWriter::Unknown:
+    whole = absl::StrCat("a ptoc run: ", kPtocWhole, "; a PyPTO device trace: ", kPyptoWhole);
+    break;
+  }
+  return error(absl::StrCat("not valid JSON at line ", at.line, " col ", at.column, ": ",
+                            problem.syntax.message, " ",
+                            problem.syntax.truncated
+                                ? absl::StrCat("(a truncated trace? ", whole, ")")
+                                : "(the file was damaged or edited: it is not JSON)"));
 }
 
 absl::StatusOr<std::string> findTraceFile(llvm::StringRef path) {

@@ -165,7 +165,10 @@ std::vector<Verdict> verdicts(const Summary &s, const SummaryOptions &options) {
     }
     // Waves and gaps compare cores on one clock.
     if (!s.carries.commonClock) continue;
-    if (k.waveIdleShare > options.idleShare && k.phases <= 1) {
+    // Waves are counted in the device's cores: the lanes of a device trace name only
+    // the cores that ran (a Machine View's AIV lanes end at AIV_60 on a2's 48 AIV).
+    bool waves = s.carries.deviceCores && k.waveIdleShare > options.idleShare;
+    if (waves && k.phases <= 1) {
       int lastWave = k.tasks - (k.waves - 1) * k.cores;
       out.push_back(Verdict{
           "wave_imbalance", "warn", k.kind,
@@ -180,7 +183,7 @@ std::vector<Verdict> verdicts(const Summary &s, const SummaryOptions &options) {
            {"waves", k.waves},
            {"last_wave_tasks", lastWave},
            {"wave_idle_share", k.waveIdleShare}}});
-    } else if (k.waveIdleShare > options.idleShare) {
+    } else if (waves) {
       // Dependent phases: each fills its own waves, so the core slots its part-filled
       // waves leave empty are what more tasks per phase would use. The phase with the
       // most empty slots (the last of equals) names the example counts.

@@ -65,8 +65,10 @@ absl::StatusOr<Timeline> readWorkerView(llvm::StringRef text, llvm::StringRef na
       g.key = key;
       g.core = laneKindLabel(kind).str();
       t.groups.push_back(std::move(g));
-    } else if (t.groups[group->second].core != laneKindLabel(kind)) {
-      t.groups[group->second].core = "AIC+AIV"; // a mixed task runs blocks on both kinds
+    } else {
+      // A mixed task runs blocks on both kinds.
+      std::string &core = t.groups[group->second].core;
+      core = mergedCoreLabel(core, laneKindLabel(kind));
     }
     TimelineTask task;
     task.lane = lane->second;

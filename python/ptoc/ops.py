@@ -659,8 +659,7 @@ def _region(x, key, what):
         if isinstance(k, slice) and (is_symbolic(k.start) or is_symbolic(k.stop)):
             # A window at an offset known only at run time: its size must be static.
             if k.step not in (None, 1):
-                raise ShapeError(located(f"{what}: dimension {d}: only step 1 slices are "
-                                         f"supported, got step {k.step}"))
+                raise _step_error(x, k, n, d, what)
             start = 0 if k.start is None else k.start
             stop = n if k.stop is None else k.stop
             size = SymInt._of(stop).constant_difference(start)
@@ -681,8 +680,7 @@ def _region(x, key, what):
             kept.append(False)
         elif isinstance(k, slice):
             if k.step not in (None, 1):
-                raise ShapeError(located(f"{what}: dimension {d}: only step 1 slices are "
-                                         f"supported, got step {k.step}"))
+                raise _step_error(x, k, n, d, what)
             start, stop, _ = k.indices(n)
             if stop <= start:
                 raise ShapeError(located(f"{what}: dimension {d}: the slice {k.start}:{k.stop} "
@@ -704,14 +702,46 @@ def _region(x, key, what):
     return offsets, sizes, kept
 
 
+def _step_error(x, k, n, d, what):
+    """The error for a slice ``k`` with a step other than 1 in dimension ``d`` (size
+    ``n``) of ``x`` (None: a tensor seen through a loop window), with the way to write it:
+    a write or read of each position with an int index."""
+    text = ":".join("" if v is None else str(v) for v in (k.start, k.stop, k.step))
+    head = f"{what}: dimension {d}: the slice {text} has step {k.step}; ptoc slices have step 1"
+    if not isinstance(k.step, numbers.Integral) or isinstance(k.step, bool) or k.step == 0:
+        return ShapeError(located(f"{head}, and a step must be a non-zero int"))
+    if is_symbolic(n) or is_symbolic(k.start) or is_symbolic(k.stop):
+        start = 0 if k.start is None else k.start
+        stop = n if k.stop is None else k.stop
+        positions = f"range({offset_text(start)}, {offset_text(stop)}, {k.step})"
+        count = "its"
+    else:
+        rng = range(*k.indices(n))
+        if not rng:
+            return ShapeError(located(f"{head}, and this one selects nothing of a dimension of "
+                                      f"size {n}"))
+        positions = f"range({rng.start}, {rng.stop}, {rng.step})"
+        count = f"its {len(rng)}"
+    name = getattr(x, "_name", None) or ("y" if what == "write" else "x")
+    lead = ":, " * d
+    if what == "write":
+        how = (f"write {count} positions one at a time with int indices: "
+               f"for j, i in enumerate({positions}): {name}[{lead}i] = value[{lead}j] "
+               "(writes of different positions are independent, each costs only what it "
+               "writes)")
+    else:
+        how = (f"read {count} positions with int-indexed slices and join them: "
+               f"ptoc.concat([{name}[{lead}i:i + 1] for i in {positions}], {d})")
+    return ShapeError(located(f"{head}: {how}"))
+
+
 def _dynamic_axis_index(k, n, d, what):
     """The offset of index ``k`` into dynamic axis ``d`` (size ``n``, a SymInt); a
     slice must have a static size (checked here), its range is checked when the kernel
     runs."""
     if isinstance(k, slice):
         if k.step not in (None, 1):
-            raise ShapeError(located(f"{what}: dimension {d}: only step 1 slices are "
-                                     f"supported, got step {k.step}"))
+            raise _step_error(None, k, n, d, what)
         if k.stop is None:
             raise ShapeError(located(
                 f"{what}: dimension {d} is dynamic (size {n}): a slice of it needs a stop with "

@@ -5,6 +5,8 @@ of writes, a per-step writer simulated like the loop-free form, no dependency
 between disjoint writes, a real write chain shown on the critical path), concat of
 many inputs, and the errors that remain."""
 
+import json
+import os
 import re
 
 import numpy as np
@@ -139,7 +141,7 @@ def test_row_of_a_matrix_from_a_vector(rng):
     assert_close(y, want)
 
 
-def test_read_modify_write_is_a_real_chain(rng):
+def test_read_modify_write_is_a_real_chain(rng, tmp_path):
     x = rng.standard_normal((4, 64)).astype(F32)
     t = rng.standard_normal((5, 1, 64)).astype(F32)
 
@@ -161,6 +163,20 @@ def test_read_modify_write_is_a_real_chain(rng):
     with ptoc.options(runtime_options={"run_numerics": False}):
         f(x, t)
     assert "write order:" in f.last_run.summary
+    # So do the run folder's summary.json and swimlane: the path's write-order edges, and
+    # flows named "write order" for the edges that keep the updates in order.
+    with ptoc.options(runtime_options={"run_numerics": False},
+                      debug_options={"runtime_debug_mode": 1, "output_dir": str(tmp_path)}):
+        f(x, t)
+    folder = f.last_run.output_folder
+    assert folder.startswith(str(tmp_path))
+    with open(os.path.join(folder, "summary.json")) as fh:
+        summary = json.load(fh)
+    assert summary["critical_path"]["write_order_edges"] > 0
+    with open(f.last_run.swimlane_path) as fh:
+        events = json.load(fh)["traceEvents"]
+    write_order = [e for e in events if e.get("ph") == "s" and e.get("name") == "write order"]
+    assert len(write_order) >= summary["critical_path"]["write_order_edges"]
 
 
 def test_old_value_read_before_an_overwrite(rng):
@@ -342,3 +358,59 @@ def test_write_out_of_range_names_the_index():
     x = np.zeros((4, 64), F32)
     with pytest.raises(ptoc.Error, match="index 4 is out of range for dimension 0 of size 4"):
         f(x, np.zeros_like(x))
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_strided_write_names_the_fix(dim):
+    @jit
+    def f(x, y):
+        ptoc.set_vec_tile_shapes(4, 64)
+        t = x[0:4] * 2
+        if dim == 0:
+            y[0:8:2] = t
+        else:
+            y[:, 0:8:2] = x[:, 0:4]
+
+    x = np.zeros((8, 64), F32)
+    lead = ":, " * dim
+    with pytest.raises(ptoc.Error) as e:
+        f(x, np.zeros_like(x))
+    message = str(e.value)
+    assert re.search(r"test_slice_writes.py:\d+: error: write: dimension "
+                     f"{dim}: the slice 0:8:2 has step 2; ptoc slices have step 1", message)
+    # The fix: the four positions written one at a time, each with an int index.
+    assert (f"write its 4 positions one at a time with int indices: for j, i in "
+            f"enumerate(range(0, 8, 2)): y[{lead}i] = value[{lead}j]") in message
+
+
+def test_strided_write_done_as_the_error_says(rng):
+    # What the step-2 write's message says to write instead, against numpy.
+    x = rng.standard_normal((4, 64)).astype(F32)
+
+    @jit
+    def f(x, y):
+        ptoc.set_vec_tile_shapes(1, 64)
+        value = x * 2
+        for j, i in enumerate(range(0, 8, 2)):
+            y[i] = value[j]
+
+    y = np.full((8, 64), 5.0, F32)
+    f(x, y)
+    want = np.full((8, 64), 5.0, F32)
+    want[0:8:2] = x * 2
+    assert_close(y, want)
+    assert codegen_write_order_edges(f.compile(x, y)) == 0
+
+
+def test_strided_read_names_the_fix():
+    @jit
+    def f(x):
+        ptoc.set_vec_tile_shapes(4, 64)
+        return x[1::3] * 2
+
+    x = np.zeros((8, 64), F32)
+    with pytest.raises(ptoc.Error, match=re.escape(
+            "slice: dimension 0: the slice 1::3 has step 3; ptoc slices have step 1: read its "
+            "3 positions with int-indexed slices and join them: ptoc.concat([x[i:i + 1] for i "
+            "in range(1, 8, 3)], 0)")):
+        f(x)

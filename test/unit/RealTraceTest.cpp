@@ -2,19 +2,27 @@
 // the numbers of an independent count of the Machine View, a Worker View's blocks
 // against the file's own fields, the family detection, and mutated copies (truncated,
 // reordered, lanes missing, hostile values) that give errors naming the file and the
-// event, never a crash.
+// event, never a crash; and `ptoc prof diff` of them against a simulation and against
+// a copy with one group slowed down.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <random>
+#include <tuple>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
+#include "ptoc/profile/Swimlane.h"
 #include "ptoc/profile/TimelineTrace.h"
 #include "ptoc/profile/TraceAnalysis.h"
+#include "ptoc/profile/TraceDiff.h"
+#include "ptoc/runtime/Reference.h"
+#include "ptoc/session/Session.h"
 #include "ptoc/target/DeviceSpec.h"
 
 using namespace ptoc;
@@ -196,8 +204,12 @@ TEST_CASE("Machine View: verdicts whose preconditions hold", "[real-trace]") {
   CHECK_FALSE(lanesOnly.carries.deviceCores);
   Analysis b = analyze(lanesOnly);
   CHECK_FALSE(findVerdict(b, "under_parallelised"));
+  // Waves of 36 guessed AIV cores would be a finding about cores the device may not
+  // have: without the device's counts no wave verdict fires.
+  CHECK_FALSE(findVerdict(b, "wave_imbalance"));
   CHECK(std::any_of(b.notes.begin(), b.notes.end(), [](const std::string &n) {
-    return n.find("--device") != std::string::npos;
+    return n.find("--device") != std::string::npos &&
+           n.find("no verdict judges waves or idle cores") != std::string::npos;
   }));
   // A device with fewer cores than the lanes name is an error naming the lane.
   absl::StatusOr<target::DeviceSpec> tiny = target::DeviceSpec::preset("tiny");
@@ -289,6 +301,38 @@ TEST_CASE("Worker View: blocks, kernel vs setup, no common clock", "[real-trace]
     const Verdict *v = findVerdict(a, "under_parallelised", "AIV");
     REQUIRE(v);
     CHECK_THAT(v->finding, Catch::Contains("task r1t1") && Catch::Contains("2 blocks"));
+    // Each core has its own clock: a longest task's start counts from the first block
+    // on its core (from the file: its ts less the smallest ts on its lane).
+    llvm::Expected<llvm::json::Value> file = llvm::json::parse(readText(kWorkerViewEp8));
+    REQUIRE(bool(file));
+    std::map<int64_t, double> firstOnLane;
+    std::map<std::pair<int64_t, double>, double> startOnLane; // (tid, dur) -> ts - first
+    for (const llvm::json::Value &e : *file->getAsObject()->getArray("traceEvents"))
+      if (isEvent(e, "X")) {
+        int64_t tid = *e.getAsObject()->getInteger("tid");
+        double ts = *e.getAsObject()->getNumber("ts");
+        firstOnLane[tid] = firstOnLane.count(tid) ? std::min(firstOnLane[tid], ts) : ts;
+      }
+    for (const llvm::json::Value &e : *file->getAsObject()->getArray("traceEvents"))
+      if (isEvent(e, "X")) {
+        const llvm::json::Object &o = *e.getAsObject();
+        startOnLane[{*o.getInteger("tid"), *o.getNumber("dur")}] =
+            *o.getNumber("ts") - firstOnLane[*o.getInteger("tid")];
+      }
+    REQUIRE(a.summary.topTasks.size() == 6);
+    for (const TaskSummary &task : a.summary.topTasks) {
+      INFO(task.core << " " << task.durationUs);
+      bool found = false;
+      for (const auto &[key, start] : startOnLane)
+        if (std::abs(key.second - task.durationUs) < 1e-6) {
+          CHECK(task.startUs == Approx(start).margin(1e-6));
+          found = true;
+        }
+      CHECK(found);
+    }
+    CHECK(a.summary.topTasks[0].startUs < 100); // not a device clock's microseconds
+    CHECK_THAT(analysisText(a), Catch::Contains("start_on_core_us") &&
+                                    Catch::Contains("from the first block on the same core"));
     // Nothing that needs one clock across cores.
     CHECK_FALSE(a.hasBubbles);
     CHECK_FALSE(findVerdict(a, "wave_imbalance"));
@@ -345,6 +389,16 @@ TEST_CASE("trace families: detection and what else is an error", "[real-trace]")
   CHECK_THAT(errorOf(damaged), Catch::Contains("not valid JSON") && !Catch::Contains("truncated"));
   CHECK_THAT(errorOf(text.substr(0, text.size() / 2)),
              Catch::Contains("not valid JSON") && Catch::Contains("a truncated trace?"));
+  // The advice for a cut follows who wrote the trace: PyPTO's process names come
+  // first, so a cut PyPTO trace is not told to re-run with a ptoc debug mode.
+  std::string pypto = errorOf(readText(kMachineView).substr(0, 5000));
+  CHECK_THAT(pypto, Catch::Contains("a truncated trace? PyPTO writes it after the device run: "
+                                    "copy the whole file again from that run's output)") &&
+                        !Catch::Contains("runtime_debug_mode"));
+  // Cut before any process name: both writers' advice.
+  CHECK_THAT(errorOf(text.substr(0, 20)),
+             Catch::Contains("a ptoc run: re-run with runtime_debug_mode=1 and let the run "
+                             "finish; a PyPTO device trace: PyPTO writes it"));
 }
 
 TEST_CASE("trace files: a folder with PyPTO-3's stamped trace", "[real-trace]") {
@@ -550,4 +604,246 @@ TEST_CASE("real traces mutated: errors name the file and the event, never a cras
         CHECK(writeTimelineTrace(os, *t).ok());
       }
   }
+}
+
+namespace {
+
+/// Per group of a trace, counted from the file's own events (not by the reader).
+struct CountedGroup {
+  int tasks = 0;
+  double totalUs = 0;
+  double firstStartUs = 1e300;
+};
+
+/// A Machine View's groups of one core kind ("AIC_" / "AIV_" lanes) by leaf hash, and
+/// the span of the tasks on cores.
+std::map<std::string, CountedGroup> machineViewGroups(const std::string &text,
+                                                      llvm::StringRef lanePrefix,
+                                                      double *span = nullptr) {
+  llvm::Expected<llvm::json::Value> root = llvm::json::parse(text);
+  REQUIRE(bool(root));
+  const llvm::json::Array &events = *root->getAsObject()->getArray("traceEvents");
+  std::map<int64_t, std::string> lanes;
+  for (const llvm::json::Value &e : events)
+    if (e.getAsObject()->getString("name") == llvm::Optional<llvm::StringRef>("thread_name"))
+      lanes[*e.getAsObject()->getInteger("tid")] =
+          e.getAsObject()->getObject("args")->getString("name")->str();
+  std::map<std::string, CountedGroup> out;
+  double first = 1e300, last = 0;
+  for (const llvm::json::Value &e : events) {
+    if (!isEvent(e, "X")) continue;
+    const llvm::json::Object &o = *e.getAsObject();
+    llvm::StringRef lane = lanes[*o.getInteger("tid")];
+    if (!lane.startswith("AIC_") && !lane.startswith("AIV_")) continue;
+    double ts = *o.getNumber("ts"), dur = *o.getNumber("dur");
+    first = std::min(first, ts);
+    last = std::max(last, ts + dur);
+    if (!lane.startswith(lanePrefix)) continue;
+    llvm::StringRef hint = *o.getObject("args")->getString("event-hint");
+    llvm::StringRef leaf = hint.split("leafHash:").second.split(',').first;
+    CountedGroup &g = out[leaf.str()];
+    ++g.tasks;
+    g.totalUs += dur;
+    g.firstStartUs = std::min(g.firstStartUs, ts);
+  }
+  if (span) *span = last - first;
+  return out;
+}
+
+/// The key of the group that ran first.
+template <typename Groups> std::string firstToRun(const Groups &groups) {
+  std::string key;
+  double first = 1e300;
+  for (const auto &[k, g] : groups)
+    if (g.firstStartUs < first) {
+      first = g.firstStartUs;
+      key = k;
+    }
+  return key;
+}
+
+} // namespace
+
+TEST_CASE("diff: a ptoc simulation of an example against the Machine View",
+          "[real-trace][trace-diff]") {
+  // examples/softmax.pto simulated on a2, its trace read back as `ptoc prof` reads it.
+  absl::StatusOr<session::Session> s = session::Session::create("a2");
+  REQUIRE(s.ok());
+  absl::StatusOr<session::Kernel> k =
+      s->compileText(readText(PTOC_SOURCE_DIR "/examples/softmax.pto"), "softmax.pto", {});
+  INFO(k.status().message());
+  REQUIRE(k.ok());
+  std::vector<runtime::HostTensor> args, results;
+  for (size_t i = 0; i < k->args.size(); ++i)
+    args.push_back(runtime::randomTensor(k->args[i].dtype, k->args[i].shape, 7 + i));
+  session::RunOptions options;
+  options.numerics = false;
+  absl::StatusOr<session::RunReport> run = s->run(*k, args, results, options);
+  REQUIRE(run.ok());
+  absl::StatusOr<std::string> trace = swimlaneJson(k->program, run->record);
+  REQUIRE(trace.ok());
+  absl::StatusOr<Timeline> simulated = parseTrace(*trace, "softmax.json");
+  REQUIRE(simulated.ok());
+  target::DeviceSpec device = a2();
+  TraceDiff d = diffAnalyses(analyze(*simulated), analyze(load(kMachineView, &device)));
+
+  // The simulation's groups by hash order, counted from its trace's task events.
+  llvm::Expected<llvm::json::Value> root = llvm::json::parse(*trace);
+  REQUIRE(bool(root));
+  std::map<std::string, CountedGroup> sim;
+  for (const llvm::json::Value &e : *root->getAsObject()->getArray("traceEvents")) {
+    const llvm::json::Object &o = *e.getAsObject();
+    if (o.getString("cat") != llvm::Optional<llvm::StringRef>("task")) continue;
+    CountedGroup &g = sim[absl::StrCat("func0_", *o.getObject("args")->getInteger("hash_order"))];
+    ++g.tasks;
+    g.totalUs += *o.getNumber("dur");
+    g.firstStartUs = std::min(g.firstStartUs, *o.getNumber("ts"));
+  }
+  const llvm::json::Object &other = *root->getAsObject()->getObject("otherData");
+  double spanA = *other.getNumber("simulated_us") - *other.getNumber("head_us");
+  double spanB = 0;
+  std::map<std::string, CountedGroup> aic = machineViewGroups(readText(kMachineView), "AIC_");
+  std::map<std::string, CountedGroup> aiv =
+      machineViewGroups(readText(kMachineView), "AIV_", &spanB);
+  REQUIRE(spanB == Approx(43.06).margin(0.005));
+
+  CHECK(d.familyA == "ptoc-trace");
+  CHECK(d.familyB == "pypto-machine-view");
+  REQUIRE(d.spanRatio);
+  CHECK(*d.spanRatio == Approx(spanB / spanA).epsilon(1e-4));
+  // Hash orders and leaf hashes have no key in common: matched by position.
+  CHECK(d.groupMatch == "position");
+  // Softmax runs nothing on AIC: the Machine View's AIC groups come first, B's only,
+  // with no key for A.
+  REQUIRE(d.groups.size() >= aic.size());
+  for (size_t i = 0; i < aic.size(); ++i) {
+    CHECK(d.groups[i].key.empty());
+    CHECK(aic.count(d.groups[i].otherKey));
+    CHECK_FALSE(d.groups[i].a);
+    CHECK(d.groups[i].core == "AIC");
+  }
+  // The first pair with both sides: the AIV groups that ran first in each.
+  auto pair = std::find_if(d.groups.begin(), d.groups.end(),
+                           [](const DiffRow &r) { return r.a && r.b; });
+  REQUIRE(pair != d.groups.end());
+  std::string keyA = firstToRun(sim), keyB = firstToRun(aiv);
+  CHECK(pair->key == keyA);
+  CHECK(pair->otherKey == keyB);
+  CHECK(pair->core == "AIV");
+  REQUIRE(pair->totalRatio);
+  CHECK(*pair->totalRatio == Approx(aiv[keyB].totalUs / sim[keyA].totalUs).epsilon(1e-4));
+  REQUIRE(pair->tasksRatio);
+  CHECK(*pair->tasksRatio == Approx(double(aiv[keyB].tasks) / sim[keyA].tasks));
+  // A's path is one softmax task; B's starts at a control node: nothing in common.
+  REQUIRE(d.criticalPath.known);
+  CHECK(d.criticalPath.commonSteps == 0);
+  CHECK(d.criticalPath.stepsB.front() == "control x1");
+  CHECK_FALSE(d.same);
+
+  // The text: "-" where A has no group; the JSON: key null, key_b B's.
+  std::string text = traceDiffText(d);
+  CHECK_THAT(text, Catch::Contains(absl::StrCat("\n  -  ")));
+  CHECK_THAT(text, Catch::Contains("differ from their first step"));
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(traceDiffJson(d));
+  REQUIRE(bool(json));
+  const llvm::json::Array &groups = *json->getAsObject()->getArray("groups");
+  const llvm::json::Object &onlyB = *groups[0].getAsObject();
+  CHECK(onlyB.get("key")->getAsNull().hasValue());
+  CHECK(onlyB.getString("key_b") == llvm::Optional<llvm::StringRef>(d.groups[0].otherKey));
+  const llvm::json::Object &matched = *groups[pair - d.groups.begin()].getAsObject();
+  CHECK(matched.getString("key") == llvm::Optional<llvm::StringRef>(keyA));
+  CHECK(matched.getString("key_b") == llvm::Optional<llvm::StringRef>(keyB));
+  CHECK(*matched.getNumber("total_ratio") ==
+        Approx(aiv[keyB].totalUs / sim[keyA].totalUs).margin(1e-4));
+  CHECK(json->getAsObject()->getObject("critical_path")->getInteger("common_steps") ==
+        llvm::Optional<int64_t>(0));
+}
+
+TEST_CASE("diff: the Machine View against a copy with one group twice as slow",
+          "[real-trace][trace-diff]") {
+  // The heaviest leaf hash's tasks take twice as long; the flows leaving them move to
+  // their new ends (where a device would have written them).
+  const std::string slow = "11156575235087307665";
+  std::string text = readText(kMachineView);
+  std::string doubled = mutated(text, [&](llvm::json::Array &events) {
+    std::vector<std::tuple<int64_t, double, double>> moved; // lane, old end, added
+    for (llvm::json::Value &e : events) {
+      if (!isEvent(e, "X")) continue;
+      llvm::json::Object &o = *e.getAsObject();
+      llvm::StringRef hint = *o.getObject("args")->getString("event-hint");
+      if (hint.split("leafHash:").second.split(',').first != slow) continue;
+      double ts = *o.getNumber("ts"), dur = *o.getNumber("dur");
+      moved.emplace_back(*o.getInteger("tid"), ts + dur, dur);
+      o["dur"] = 2 * dur;
+    }
+    REQUIRE(moved.size() == 16);
+    for (llvm::json::Value &e : events) {
+      if (!isEvent(e, "s")) continue;
+      llvm::json::Object &o = *e.getAsObject();
+      for (const auto &[tid, end, added] : moved)
+        if (*o.getInteger("tid") == tid && std::abs(*o.getNumber("ts") - end) <= 0.05) {
+          o["ts"] = end + added;
+          break;
+        }
+    }
+  });
+  target::DeviceSpec device = a2();
+  TraceReadOptions options;
+  options.device = &device;
+  absl::StatusOr<Timeline> slower = parseTrace(doubled, "doubled.json", options);
+  INFO(slower.status().ToString());
+  REQUIRE(slower.ok());
+  TraceDiff d = diffAnalyses(analyze(load(kMachineView, &device)), analyze(*slower));
+  CHECK(d.groupMatch == "key");
+  int rows = 0;
+  for (const DiffRow &r : d.groups) {
+    INFO(r.key);
+    REQUIRE(r.a);
+    REQUIRE(r.b);
+    REQUIRE(r.tasksRatio);
+    REQUIRE(r.totalRatio);
+    REQUIRE(r.meanRatio);
+    CHECK(*r.tasksRatio == 1);
+    double expected = r.key == slow ? 2.0 : 1.0;
+    CHECK(*r.totalRatio == Approx(expected).epsilon(1e-4));
+    CHECK(*r.meanRatio == Approx(expected).epsilon(1e-4));
+    rows += r.key == slow;
+  }
+  CHECK(rows == 1);
+  // The AIV row: its busy time grows by the group's, counted from the file; AIC's not.
+  std::map<std::string, CountedGroup> aiv = machineViewGroups(text, "AIV_");
+  double busy = 0;
+  for (const auto &[key, g] : aiv) busy += g.totalUs;
+  REQUIRE(d.kinds.size() == 2);
+  CHECK(*d.kinds[0].totalRatio == 1);
+  CHECK(*d.kinds[1].totalRatio == Approx((busy + aiv[slow].totalUs) / busy).epsilon(1e-4));
+  CHECK_FALSE(d.same);
+  CHECK_THAT(traceDiffText(d), Catch::EndsWith("\ndifferent\n"));
+}
+
+TEST_CASE("diff: a task on both core kinds keeps the merged label",
+          "[real-trace][trace-diff]") {
+  CHECK(mergedCoreLabel("AIV", "AIV") == "AIV");
+  CHECK(mergedCoreLabel("AIV", "AIC") == "AIC+AIV");
+  CHECK(mergedCoreLabel("AIC+AIV", "AIV") == "AIC+AIV");
+  target::DeviceSpec device = a2();
+  Analysis ep8 = analyze(load(kWorkerViewEp8, &device));
+  Analysis p2 = analyze(load(kWorkerViewP2, &device));
+  // r1t0 runs on AIV in ep8 and on both kinds in p2: AIC+AIV, whichever side is A.
+  for (const TraceDiff &d : {diffAnalyses(ep8, p2), diffAnalyses(p2, ep8)}) {
+    CHECK(d.groupMatch == "key");
+    auto r1t0 = std::find_if(d.groups.begin(), d.groups.end(),
+                             [](const DiffRow &r) { return r.key == "r1t0"; });
+    REQUIRE(r1t0 != d.groups.end());
+    CHECK(r1t0->core == "AIC+AIV");
+  }
+  // Matched by position, a task on both kinds is matched among such tasks, not dropped.
+  TraceDiff d = diffAnalyses(analyze(load(kMachineView, &device)), p2);
+  CHECK(d.groupMatch == "position");
+  auto mixed = std::find_if(d.groups.begin(), d.groups.end(),
+                            [](const DiffRow &r) { return r.otherKey == "r1t0"; });
+  REQUIRE(mixed != d.groups.end());
+  CHECK(mixed->core == "AIC+AIV");
+  CHECK(mixed->key.empty());
+  CHECK(mixed->b->tasks == 7);
 }

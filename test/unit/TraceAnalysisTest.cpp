@@ -232,6 +232,46 @@ TEST_CASE("trace analysis: groups, top tasks and the critical path", "[trace-ana
   CHECK(path.hashOrders[0].first == 1);
 }
 
+TEST_CASE("trace analysis: the critical path's steps, in order", "[trace-analysis]") {
+  // A chain on one core whose groups come back: the steps are its runs of one group in
+  // the order they ran, not each group once.
+  auto chain = [](const std::vector<int> &orders) {
+    FakeRun run;
+    for (size_t i = 0; i < orders.size(); ++i) {
+      double start = 10 + 2.0 * i;
+      std::vector<int> preds;
+      if (i > 0) preds.push_back(static_cast<int>(i) - 1);
+      run.tasks.push_back({"AIV", 0, start, start, 1.5, orders[i], preds});
+    }
+    run.simulated = 10 + 2.0 * orders.size();
+    return run;
+  };
+  Analysis a = analyzeText(traceOf(chain({0, 1, 1, 0})));
+  const CriticalPath &path = a.summary.criticalPath;
+  REQUIRE(path.calls == std::vector<int>{0, 1, 2, 3});
+  CHECK(criticalPathSteps(path) ==
+        std::vector<std::string>{"func0_0 x1", "func0_1 x2", "func0_0 x1"});
+  CHECK_THAT(analysisText(a),
+             Catch::Contains("\n  steps: func0_0 x1 -> func0_1 x2 -> func0_0 x1\n"));
+  // The JSON's hash_orders are each group once, with all its tasks on the path.
+  REQUIRE(path.hashOrders.size() == 2);
+  CHECK(path.hashOrders[0] == std::pair<int, int>{0, 2});
+  CHECK(path.hashOrders[1] == std::pair<int, int>{1, 2});
+
+  // 19 runs: the first 9 and the last 3, with the 7 between counted.
+  std::vector<int> orders = {0, 0};
+  for (int i = 0; i < 18; ++i) orders.push_back(i % 2 == 0 ? 1 : 0);
+  Analysis b = analyzeText(traceOf(chain(orders)));
+  std::vector<std::string> steps = criticalPathSteps(b.summary.criticalPath);
+  REQUIRE(steps.size() == 19);
+  CHECK(steps.front() == "func0_0 x2");
+  std::string line = criticalPathStepsText(b.summary.criticalPath);
+  CHECK(line == "  steps: func0_0 x2 -> func0_1 x1 -> func0_0 x1 -> func0_1 x1 -> func0_0 x1 -> "
+                "func0_1 x1 -> func0_0 x1 -> func0_1 x1 -> func0_0 x1 -> (7 more) -> "
+                "func0_0 x1 -> func0_1 x1 -> func0_0 x1\n");
+  CHECK(criticalPathStepsText(CriticalPath{}).empty());
+}
+
 TEST_CASE("trace analysis: text and JSON carry the numbers", "[trace-analysis]") {
   Analysis a = analyzeText(traceOf(bubbleRun()));
   std::string text = analysisText(a);

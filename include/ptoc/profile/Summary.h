@@ -119,7 +119,9 @@ struct TaskSummary {
   std::string group;         ///< its group's key
   std::string name;          ///< the source's task name (PyPTO), else ""
   std::string core;          ///< "AIC_3"
-  double startUs = 0;        ///< from the kernel launch (the head included)
+  /// From the kernel launch (the head included); without a clock common to the cores
+  /// (Worker View), from the first block on its core.
+  double startUs = 0;
   double durationUs = 0;
 };
 
@@ -232,6 +234,18 @@ std::string singleBufferedNote(const Summary &s);
 std::string derivedTilesText(const Summary &s);
 /// How many derived tiles the "tiles:" line names (summary.json lists them all).
 inline constexpr size_t kDerivedTilesListed = 4;
+
+/// The critical path as runs of one group, in order: "func0_2 x3" for three tasks of
+/// it in a row ("control x1" for a control node).
+std::vector<std::string> criticalPathSteps(const CriticalPath &path);
+
+/// The "steps:" line under the critical path of summary.txt and `ptoc prof`: its runs
+/// of one group in order (criticalPathSteps), the middle elided when there are more
+/// than kPathStepsListed (the JSON's and `ptoc prof diff`'s lists are whole); "" for
+/// an empty path.
+std::string criticalPathStepsText(const CriticalPath &path);
+/// How many runs the "steps:" line names at most.
+inline constexpr size_t kPathStepsListed = 12;
 
 /// The "loops" section of summary.txt (shared with `ptoc prof`'s text); "" without
 /// loops.

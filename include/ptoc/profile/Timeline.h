@@ -56,6 +56,14 @@ enum class LaneKind : uint8_t { Aic, Aiv, Control };
 /// "AIC", "AIV", "control".
 llvm::StringRef laneKindLabel(LaneKind kind);
 
+/// The core label of a group with tasks of both kinds (a Worker View task whose blocks
+/// ran on AIC and AIV cores).
+inline constexpr llvm::StringLiteral kBothKindsLabel = "AIC+AIV";
+
+/// The core label of a group that runs where `a` and `b` say: "AIC" and "AIV" (or
+/// either with "AIC+AIV") give "AIC+AIV"; equal labels give that label.
+std::string mergedCoreLabel(llvm::StringRef a, llvm::StringRef b);
+
 /// One lane: a core, or the control lane of a Machine View.
 struct TimelineLane {
   std::string name;          ///< as the source names it: "AIV_17", "Fake Core_0"

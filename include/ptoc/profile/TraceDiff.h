@@ -20,8 +20,12 @@ struct DiffSide {
 
 /// One row: a core kind or a group on both sides.
 struct DiffRow {
-  std::string key;            ///< "AIC" / "AIV", or the group's key (A's when matched)
-  std::string otherKey;       ///< B's key when groups were matched by position
+  /// "AIC" / "AIV", or the group's key: A's when groups were matched by position
+  /// (empty when only B has a group at that position).
+  std::string key;
+  /// B's key when groups were matched by position (empty when only A has the group).
+  std::string otherKey;
+  /// The core label; a group on one kind in A and on both in B is "AIC+AIV".
   std::string core;
   std::optional<DiffSide> a, b;
   /// B / A of tasks, total and mean; nullopt when a side is missing or A is 0.
