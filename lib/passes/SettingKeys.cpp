@@ -20,6 +20,13 @@ namespace {
 /// Keys listed in a diagnostic before "and N more".
 constexpr size_t kKeysListed = 24;
 
+/// "AIV" / "AIC", as the summary names core kinds.
+std::string kindName(target::CoreKind core) {
+  std::string kind(target::coreKindName(core));
+  for (char &c : kind) c = char(std::toupper(static_cast<unsigned char>(c)));
+  return kind;
+}
+
 /// The groups of one core kind per function of a module, from the subgraph tables.
 struct ModuleGroups {
   /// [function position] -> hash orders of its groups of the core kind (empty for a
@@ -50,8 +57,9 @@ struct ModuleGroups {
     return false;
   }
 
-  /// "valid keys: func1_0, func2_0 (or a plain hash order, 0, for that group of every
-  /// root function)"; with one root function the plain orders come first.
+  /// "valid keys (the AIV groups): func1_0, func2_0; a plain hash order (0) sets that
+  /// group in every root function, -1 is the default"; with one root function the
+  /// plain orders come first ("0, 1 (or func0_0, func0_1), and -1 for the default").
   std::string validKeys(target::CoreKind core) const {
     std::vector<std::string> perFunction;
     std::set<int64_t> plain;
@@ -60,8 +68,7 @@ struct ModuleGroups {
         perFunction.push_back(analysis::hashOrderKey(unsigned(f), order));
         plain.insert(order);
       }
-    std::string kind(target::coreKindName(core));
-    for (char &c : kind) c = char(std::toupper(static_cast<unsigned char>(c)));
+    std::string kind = kindName(core);
     if (perFunction.empty())
       return absl::StrCat("the module has no ", kind, " groups, so no key but -1 (the default) "
                           "applies");
@@ -69,7 +76,8 @@ struct ModuleGroups {
       std::vector<std::string> shown(keys.begin(),
                                      keys.begin() + std::min(keys.size(), kKeysListed));
       std::string text = absl::StrJoin(shown, ", ");
-      if (keys.size() > kKeysListed) absl::StrAppend(&text, " and ", keys.size() - kKeysListed, " more");
+      if (keys.size() > kKeysListed)
+        absl::StrAppend(&text, " and ", keys.size() - kKeysListed, " more");
       return text;
     };
     std::vector<std::string> plainKeys;
@@ -104,8 +112,7 @@ bool checkGroupSetting(ir::Module &m, const GroupSetting &setting, int64_t mode,
   if (failed || mode != 2) return !failed;
 
   ModuleGroups groups(m, owner.core);
-  std::string kind(target::coreKindName(owner.core));
-  for (char &c : kind) c = char(std::toupper(static_cast<unsigned char>(c)));
+  std::string kind = kindName(owner.core);
   for (const auto &[key, n] : setting) {
     if (key.isDefault()) continue;
     std::string keyText = groupKeyToString(key);

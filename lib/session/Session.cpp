@@ -192,7 +192,8 @@ absl::StatusOr<Kernel> Session::compileConsultingBank(ir::Module &module,
                                     "); compiling the function as written"));
   }
   absl::StatusOr<Kernel> kernel = compileUnguarded(module, plain);
-  if (kernel.ok()) kernel->warnings.insert(kernel->warnings.begin(), warnings.begin(), warnings.end());
+  if (kernel.ok())
+    kernel->warnings.insert(kernel->warnings.begin(), warnings.begin(), warnings.end());
   return kernel;
 }
 

@@ -155,8 +155,8 @@ std::optional<MergeKnob> mergeKnob(llvm::StringRef name) {
     if (!inside.consume_front(prefix) || !inside.consume_front("[") || !inside.consume_back("]"))
       continue;
     // The key as the setting prints it: no quotes or spaces, no default -1.
-    if (inside.empty() || !llvm::all_of(inside, [](char c) { return llvm::isAlnum(c) || c == '_'; }))
-      continue;
+    auto keyChar = [](char c) { return llvm::isAlnum(c) || c == '_'; };
+    if (inside.empty() || !llvm::all_of(inside, keyChar)) continue;
     if (std::optional<passes::GroupKey> key = passes::parseGroupKey(inside);
         key && key->valid() && !key->isDefault())
       return MergeKnob{vector, key};
@@ -666,7 +666,8 @@ absl::Status checkKnobName(llvm::StringRef name) {
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown search space knob '", name.str(), "'; the tuner knows vec_tile, vec_tile[k], "
       "cube_tile, cube_tile[k], ", kVecNBufferDim, "[k], ", kCubeNBufferDim, "[k] (k a hash "
-      "order or func<F>_<order>; without [k]: every group), ", kSchedDim, ", ", kSchedParallelismDim, " and the scalar pass options (",
+      "order or func<F>_<order>; without [k]: every group), ", kSchedDim, ", ",
+      kSchedParallelismDim, " and the scalar pass options (",
       absl::StrJoin(passes::PassKnobs::names(), ", "), ")"));
 }
 

@@ -1023,7 +1023,8 @@ TEST_CASE("a module with several root functions gets a merge knob per body", "[t
     INFO(bad);
     absl::StatusOr<tune::SearchSpace> parsed = tune::parseSearchSpace(bad);
     REQUIRE_FALSE(parsed.ok());
-    CHECK_THAT(std::string(parsed.status().message()), Catch::Contains("unknown search space knob"));
+    CHECK_THAT(std::string(parsed.status().message()),
+               Catch::Contains("unknown search space knob"));
   }
 }
 
