@@ -317,7 +317,10 @@ absl::StatusOr<Kernel> Session::compileUnguarded(ir::Module &module,
   if (diags.hasErrors()) return diags.toStatus();
   for (const ir::Diagnostic &d : diags.diagnostics())
     if (d.severity == ir::Severity::Remark) kernel.remarks.push_back(d.str());
-    else if (d.severity == ir::Severity::Warning) kernel.warnings.push_back(d.str());
+    else if (d.severity == ir::Severity::Warning)
+      // Where and what; the tools and the jit say "warning" themselves.
+      kernel.warnings.push_back(d.loc.isKnown() ? absl::StrCat(d.loc.str(), ": ", d.message)
+                                                : d.message);
   kernel.compileSeconds = secondsSince(start);
   return kernel;
 }

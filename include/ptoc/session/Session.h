@@ -150,8 +150,8 @@ struct Kernel {
   std::string bankConfig;
   std::optional<int> bankSchedMode;
   /// What the compile warns about (an unusable bank, a stale bank record) and the
-  /// passes' warnings ("file:line:col: warning: ...", e.g. a `*_setting` key that names
-  /// no group).
+  /// passes' warnings ("file:line:col: message", e.g. a `*_setting` key that names no
+  /// group).
   std::vector<std::string> warnings;
   /// What the passes remark on ("file:line:col: remark: ..."), e.g. a whole-shape
   /// vec_tile that expand-tiles split to fit UB.
