@@ -262,6 +262,7 @@ private:
     request.ops = ops;
     request.subgraphId = table_[s].id;
     request.hashOrder = table_[s].hashOrder;
+    request.funcIndex = program_.funcIndex;
     request.core = table_[s].core;
     auto localIndex = [&](const ir::Operation *op) {
       size_t pos = positionOf(*op);

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/DenseMap.h"
 #include "ptoc/analysis/LocalSchedule.h"
+#include "ptoc/analysis/Subgraphs.h"
 #include "ptoc/codegen/BufferAllocator.h"
 #include "ptoc/ir/DivPrecision.h"
 #include "ptoc/ir/Diagnostics.h"
@@ -432,7 +433,8 @@ private:
                                  "), or merge fewer subgraphs into one: a lower ",
                                  cube ? "cube_nbuffer_setting or cube_l1_reuse_setting"
                                       : "vec_nbuffer_setting",
-                                 " for hash order ", req_.hashOrder);
+                                 " for group ",
+                                 analysis::hashOrderKey(req_.funcIndex, req_.hashOrder));
     return ir::withCategory(
         absl::InvalidArgumentError(absl::StrCat(
             "subgraph ", req_.subgraphId, " (hash order ", req_.hashOrder, ") does not fit ",

@@ -27,6 +27,9 @@ struct LeafRequest {
   llvm::ArrayRef<const ir::Operation *> ops;
   int64_t subgraphId = -1;                   ///< for error messages
   int64_t hashOrder = -1;                    ///< for error messages
+  /// The F of its group key func<F>_<order>: its function's position in the module
+  /// (for error messages).
+  unsigned funcIndex = 0;
   target::CoreKind core = target::CoreKind::AIV;
   /// The LeafOp index of `op` if it belongs to this subgraph, else -1.
   llvm::function_ref<int(const ir::Operation *op)> localIndex;

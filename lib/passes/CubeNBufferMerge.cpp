@@ -2,7 +2,8 @@
 // subgraphs together N at a time, so a cube core runs fewer, larger tasks.
 //  - Per isomorphism group of AIC subgraphs (S members), N is chosen by
 //    cube-nbuffer-mode: 0 off, 1 automatic, 2 from cube-nbuffer-setting
-//    `{hash_order: N, -1: default}` (exact key, then -1, then automatic).
+//    `{func<F>_<order>: N, hash_order: N, -1: default}`: the first that exists, else
+//    automatic.
 //  - Automatic N keeps at least C = the device's AIC core count subgraphs: no
 //    merge if S <= C; else start at ceil(S/C) and decrease while ceil(S/N) < C.
 //  - Members are merged in ascending id order, N consecutive members into the
@@ -33,7 +34,8 @@ void registerCubeNBufferMergePass(PassRegistry &registry) {
        "from cube-nbuffer-setting",
        0, 2},
       {"cube-nbuffer-setting", &CubeNBufferMergeOptions::setting,
-       "mode 2: {hash_order: N, -1: default}; groups without an entry use the automatic N", 1},
+       "mode 2: {hash_order: N, func<F>_<order>: N, -1: default} (a func<F>_ key wins in "
+       "its root function); groups without an entry use the automatic N", 1},
       {"mg-copyin-upper-bound", &CubeNBufferMergeOptions::copyInUpperBound,
        "byte cap on the copy-in of a merged subgraph; -1 no cap", -1},
       {"merge-fuel", &CubeNBufferMergeOptions::fuel,

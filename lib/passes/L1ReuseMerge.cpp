@@ -16,6 +16,8 @@
 // `--debug-only=l1-reuse-merge` logs each group's N and every decision.
 #include "ptoc/passes/L1ReuseMerge.h"
 
+#include "SettingKeys.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -137,13 +139,15 @@ public:
       Subgraph *first = graph_.find(members.front());
       if (!first || first->core != target::CoreKind::AIC) continue;
       std::string why;
-      MergeCount n = chooseMergeCount(options_.mode, options_.setting,
+      MergeCount n = chooseMergeCount(options_.mode, options_.setting, funcIndex_,
                                       static_cast<int64_t>(order), automaticCount(members, why));
       if (log_)
         mergeLog_.note(("@" + f_.name() + " group " +
                         hashOrderKey(funcIndex_, static_cast<int64_t>(order)) + " (" +
                         std::to_string(members.size()) + " aic subgraphs): N = " +
                         std::to_string(n.n) + " (" + countSourceName(n.source).str() +
+                        (n.source == CountSource::SettingKey ? " " + groupKeyToString(n.key)
+                                                             : std::string()) +
                         (n.source == CountSource::Automatic && !why.empty() ? ": " + why : "") +
                         ")" + (n.n <= 1 ? ", no merge" : ""))
                            .str());
@@ -479,16 +483,11 @@ public:
             << " has no subgraph table; run partition first";
         failed = true;
       }
-    for (const auto &[key, count] : options_.setting)
-      if (key < -1 || count < 1) {
-        m.context().emitError(m.numFuncs() ? m.func(0).loc() : ir::Location(),
-                              ir::DiagCategory::Option)
-            << "'" << argument() << "': cube-l1-reuse-setting entry {" << key << ": "
-            << count << "} is invalid; keys are hash orders (>= 0) or -1 (the default), "
-            << "values are members per anchor (>= 1; 1 = no merge)";
-        failed = true;
-      }
     if (failed) return PassResult::failure();
+    if (!checkGroupSetting(m, options_.setting, options_.mode,
+                           {argument(), "cube-l1-reuse-setting", "members per anchor",
+                            target::CoreKind::AIC}))
+      return PassResult::failure();
     if (options_.mode == 0) return PassResult::unchanged();
 
     llvm::raw_ostream *log = ctx.debugStream(argument());
@@ -552,8 +551,9 @@ void registerL1ReuseMergePass(PassRegistry &registry) {
        "0 off, 1 automatic (N = group size / (2 x AIC cores)), 2 from cube-l1-reuse-setting",
        0, 2},
       {"cube-l1-reuse-setting", &L1ReuseMergeOptions::setting,
-       "mode 2: {hash_order: members per anchor, -1: default}; groups without an entry use "
-       "the automatic count",
+       "mode 2: {hash_order: members per anchor, func<F>_<order>: members per anchor, -1: "
+       "default} (a func<F>_ key wins in its root function); groups without an entry use the "
+       "automatic count",
        1},
       {"mg-copyin-upper-bound", &L1ReuseMergeOptions::copyInUpperBound,
        "byte cap on the copy-in of a merged subgraph; -1 no cap", -1},

@@ -23,15 +23,14 @@ llvm::StringRef countSourceName(CountSource s) {
   return "";
 }
 
-MergeCount chooseMergeCount(int64_t mode, const IntMap &setting, int64_t hashOrder,
-                            int64_t automatic) {
+MergeCount chooseMergeCount(int64_t mode, const GroupSetting &setting, unsigned funcIndex,
+                            int64_t hashOrder, int64_t automatic) {
   if (mode == 0) return {1, CountSource::Off};
-  if (mode == 2) {
-    if (auto it = setting.find(hashOrder); it != setting.end())
-      return {it->second, CountSource::SettingKey};
-    if (auto it = setting.find(-1); it != setting.end())
-      return {it->second, CountSource::SettingDefault};
-  }
+  if (mode == 2)
+    if (auto entry = lookupGroupSetting(setting, funcIndex, hashOrder))
+      return {entry->second,
+              entry->first.isDefault() ? CountSource::SettingDefault : CountSource::SettingKey,
+              entry->first};
   return {automatic, CountSource::Automatic};
 }
 

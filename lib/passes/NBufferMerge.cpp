@@ -4,7 +4,7 @@
 // AIC groups (CubeNBufferMerge.cpp declares it).
 //  - Per isomorphism group of subgraphs of the pass's core kind (S members), N is
 //    chosen by the mode and setting knobs (chooseMergeCount: 0 off, 1 automatic, 2
-//    `{hash_order: N, -1: default}`, exact key, then -1, then automatic).
+//    `{func<F>_<order>: N, hash_order: N, -1: default}`, in that order, then automatic).
 //  - Automatic N keeps at least C subgraphs (nbuffer: mg-vec-parallel-lb, default
 //    the device's AIV core count; cube: the AIC core count): no merge if S <= C;
 //    else start at ceil(S/C) and decrease while ceil(S/N) < C (automaticNBuffer).
@@ -20,6 +20,8 @@
 //    the group is refused.
 // `--debug-only=<pass>` logs each group's N and every decision.
 #include "NBufferMerge.h"
+
+#include "SettingKeys.h"
 
 #include "ptoc/analysis/CostModel.h"
 #include "ptoc/analysis/LocalSchedule.h"
@@ -105,14 +107,14 @@ int64_t mergeFunction(SubgraphGraph &graph, const NBufferMergeRequest &request,
     int64_t automatic = pipes ? pipelinedNBuffer(size, request.cores, pipes->hidden(device),
                                                  pipes->steady())
                               : automaticNBuffer(size, request.cores);
-    MergeCount choice = chooseMergeCount(request.mode, request.setting, int64_t(order),
-                                         automatic);
+    MergeCount choice = chooseMergeCount(request.mode, request.setting, funcIndex,
+                                         int64_t(order), automatic);
     std::string key = hashOrderKey(funcIndex, int64_t(order));
     if (debug) {
       *debug << log.pass() << ": @" << graph.func().name() << " group " << key << " ("
              << size << " " << coreName << " subgraphs): N = " << choice.n << " ("
              << countSourceName(choice.source);
-      if (choice.source == CountSource::SettingKey) *debug << " " << order;
+      if (choice.source == CountSource::SettingKey) *debug << " " << groupKeyToString(choice.key);
       if (choice.source == CountSource::Automatic) {
         *debug << ", parallelism " << request.cores;
         if (pipes)
@@ -170,23 +172,14 @@ int64_t mergeFunction(SubgraphGraph &graph, const NBufferMergeRequest &request,
   return merges;
 }
 
-/// The whole run over `m`: checks the setting (keys >= -1, N >= 1) and that every
-/// function with work is partitioned, then merges each partitioned function.
+/// The whole run over `m`: checks that every function with work is partitioned and
+/// the setting (checkGroupSetting), then merges each partitioned function.
 PassResult runNBufferMerge(ir::Module &m, const target::DeviceSpec &device,
                            llvm::StringRef settingName, NBufferMergeRequest request,
                            MergeLog &log) {
   ir::Context &ctx = m.context();
   llvm::StringRef pass = log.pass();
-  ir::Location where = m.numFuncs() ? m.func(0).loc() : ir::Location();
   bool failed = false;
-  for (const auto &[key, n] : request.setting)
-    if (key < -1 || n < 1) {
-      ctx.emitError(where, ir::DiagCategory::Option) << "'" << pass << "': " << settingName << " entry {" << key << ": "
-                           << n << "} is invalid; keys are hash orders (>= 0) or -1 (the "
-                           << "default), values are N, the subgraphs merged into one (>= 1; "
-                           << "1 = no merge)";
-      failed = true;
-    }
   for (ir::Func &f : m.funcs()) {
     ir::Level level = ir::levelOf(f);
     if (level == ir::Level::Tensor || level == ir::Level::Tile) {
@@ -196,6 +189,9 @@ PassResult runNBufferMerge(ir::Module &m, const target::DeviceSpec &device,
     }
   }
   if (failed) return PassResult::failure();
+  if (!checkGroupSetting(m, request.setting, request.mode,
+                         {pass, settingName, "N, the subgraphs merged into one", request.core}))
+    return PassResult::failure();
   if (request.mode == 0) return PassResult::unchanged();
   if (request.cores < 0)
     request.cores = request.core == target::CoreKind::AIC ? device.aicCores : device.aivCores;
@@ -280,7 +276,8 @@ void registerNBufferMergePass(PassRegistry &registry) {
        "vec-nbuffer-setting",
        0, 2},
       {"vec-nbuffer-setting", &NBufferMergeOptions::setting,
-       "mode 2: {hash_order: N, -1: default}; groups without an entry use the automatic N", 1},
+       "mode 2: {hash_order: N, func<F>_<order>: N, -1: default} (a func<F>_ key wins in "
+       "its root function); groups without an entry use the automatic N", 1},
       {"mg-vec-parallel-lb", &NBufferMergeOptions::parallelLowerBound,
        "automatic N keeps at least this many subgraphs per group; -1 = the device's AIV core "
        "count",

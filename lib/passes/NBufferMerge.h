@@ -19,7 +19,7 @@ namespace ptoc::passes {
 struct NBufferMergeRequest {
   target::CoreKind core;  ///< only groups of this core kind are merged
   int64_t mode = 0;       ///< 0 off, 1 automatic, 2 from `setting`
-  IntMap setting;         ///< hash order -> N, -1 = default
+  GroupSetting setting;   ///< group -> N (GroupSetting.h), -1 = default
   int64_t cores = 1;      ///< the parallelism the automatic N keeps (< 0: the device's)
   /// mg_copyin_upper_bound: a chunk stops growing before its copy-in bytes would
   /// exceed this; -1 = no cap.

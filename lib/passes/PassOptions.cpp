@@ -58,48 +58,53 @@ bool isBareStringChar(char c) {
   return llvm::isAlnum(c) || llvm::StringRef("_-./+:@").contains(c);
 }
 
-/// Parses `{0:4,-1:2}`: braces required; `key:value` entries separated by commas
-/// or spaces (spaces may also surround ':'); keys unique.
-std::optional<IntMap> parseIntMap(llvm::StringRef text, const PassOptionDecl &decl,
-                                  std::string &problem) {
+/// Parses `{0:4,func1_2:8,-1:2}`: braces required; `key:value` entries separated by
+/// commas or spaces (spaces may also surround ':'); keys as parseGroupKey reads them,
+/// unique.
+std::optional<GroupSetting> parseGroupSettingText(llvm::StringRef text,
+                                                  const PassOptionDecl &decl,
+                                                  std::string &problem) {
   llvm::StringRef s = text.trim();
   if (!s.consume_front("{") || !s.consume_back("}")) {
-    problem = absl::StrCat("expected a map in braces like {0:4,-1:2}, got '", text.str(), "'");
+    problem = absl::StrCat("expected a map in braces like {0:4,func1_2:8,-1:2}, got '",
+                           text.str(), "'");
     return std::nullopt;
   }
   auto isSpace = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
   auto skipSpaces = [&] { s = s.drop_while(isSpace); };
-  // An integer token: everything up to the next separator or ':'.
-  auto takeInt = [&](llvm::StringRef &token) {
-    token = s.take_until([&](char c) { return isSpace(c) || c == ',' || c == ':'; });
+  // A token: everything up to the next separator or ':'.
+  auto takeToken = [&] {
+    llvm::StringRef token =
+        s.take_until([&](char c) { return isSpace(c) || c == ',' || c == ':'; });
     s = s.drop_front(token.size());
-    return parseInt(token);
+    return token;
   };
   auto badEntry = [&](llvm::StringRef entryStart) {
     llvm::StringRef entry = entryStart.take_until([](char c) { return c == ','; }).rtrim();
-    problem = absl::StrCat("expected integer 'key:value' entries in map '", text.str(),
-                           "', got '", entry.str(), "'");
+    problem = absl::StrCat("expected 'key:count' entries in map '", text.str(), "', got '",
+                           entry.str(), "'; a key is ", kGroupKeyForms, ", a count an integer");
     return std::nullopt;
   };
-  IntMap map;
+  GroupSetting map;
   while (true) {
     s = s.drop_while([&](char c) { return isSpace(c) || c == ','; });
     if (s.empty()) break;
-    llvm::StringRef entryStart = s, keyText, valueText;
-    std::optional<int64_t> key = takeInt(keyText);
+    llvm::StringRef entryStart = s;
+    std::optional<GroupKey> key = parseGroupKey(takeToken());
     skipSpaces();
     if (!key || !s.consume_front(":")) return badEntry(entryStart);
     skipSpaces();
-    std::optional<int64_t> value = takeInt(valueText);
+    std::optional<int64_t> value = parseInt(takeToken());
     if (!value || (!s.empty() && !isSpace(s.front()) && s.front() != ','))
       return badEntry(entryStart);
     std::string bounds = checkBounds(decl, double(*value), absl::StrCat(*value));
     if (!bounds.empty()) {
-      problem = absl::StrCat("value for key ", *key, " ", bounds);
+      problem = absl::StrCat("value for key ", groupKeyToString(*key), " ", bounds);
       return std::nullopt;
     }
     if (!map.emplace(*key, *value).second) {
-      problem = absl::StrCat("duplicate key ", *key, " in map '", text.str(), "'");
+      problem = absl::StrCat("duplicate key ", groupKeyToString(*key), " in map '", text.str(),
+                             "'");
       return std::nullopt;
     }
   }
@@ -158,10 +163,11 @@ std::optional<OptionValue> parseValue(const PassOptionDecl &decl, llvm::StringRe
     problem = absl::StrCat("unterminated string ", text.str(), "; close it with '\"'");
     return std::nullopt;
   }
-  case OptionKind::IntMap: {
-    std::optional<IntMap> m = parseIntMap(text, decl, problem);
+  case OptionKind::GroupSetting: {
+    std::optional<GroupSetting> m = parseGroupSettingText(text, decl, problem);
     if (!m) return std::nullopt;
-    return std::optional<OptionValue>(std::in_place, std::in_place_type<IntMap>, std::move(*m));
+    return std::optional<OptionValue>(std::in_place, std::in_place_type<GroupSetting>,
+                                      std::move(*m));
   }
   }
   llvm_unreachable("unknown option kind");
@@ -180,7 +186,7 @@ std::string_view optionKindName(OptionKind k) {
   case OptionKind::Int: return "int";
   case OptionKind::Float: return "float";
   case OptionKind::String: return "string";
-  case OptionKind::IntMap: return "int-map";
+  case OptionKind::GroupSetting: return "group-setting";
   }
   return "?";
 }
@@ -215,17 +221,7 @@ std::string optionValueToString(const OptionValue &v) {
     }
     return out + "\"";
   }
-  case OptionKind::IntMap: {
-    // Hash orders first, ascending; then the negative keys (-1 is the default
-    // entry), the order users write them in: `{0:4,3:2,-1:1}`.
-    const IntMap &m = std::get<IntMap>(v);
-    std::vector<std::string> entries;
-    for (auto [key, value] : m)
-      if (key >= 0) entries.push_back(absl::StrCat(key, ":", value));
-    for (auto [key, value] : m)
-      if (key < 0) entries.push_back(absl::StrCat(key, ":", value));
-    return absl::StrCat("{", absl::StrJoin(entries, ","), "}");
-  }
+  case OptionKind::GroupSetting: return groupSettingToString(std::get<GroupSetting>(v));
   }
   llvm_unreachable("unknown option kind");
 }
@@ -304,11 +300,11 @@ absl::Status PassOptionValues::set(llvm::StringRef name, const OptionValue &valu
     problem = checkBounds(*decl, double(std::get<int64_t>(v)), absl::StrCat(std::get<int64_t>(v)));
   else if (decl->kind == OptionKind::Float)
     problem = checkBounds(*decl, std::get<double>(v), optionValueToString(v));
-  else if (decl->kind == OptionKind::IntMap)
-    for (auto [key, n] : std::get<IntMap>(v)) {
+  else if (decl->kind == OptionKind::GroupSetting)
+    for (const auto &[key, n] : std::get<GroupSetting>(v)) {
       std::string bounds = checkBounds(*decl, double(n), absl::StrCat(n));
       if (!bounds.empty()) {
-        problem = absl::StrCat("value for key ", key, " ", bounds);
+        problem = absl::StrCat("value for key ", groupKeyToString(key), " ", bounds);
         break;
       }
     }
@@ -350,8 +346,8 @@ double PassOptionValues::getFloat(llvm::StringRef name) const {
 const std::string &PassOptionValues::getString(llvm::StringRef name) const {
   return getAs<std::string>(get(name), name, OptionKind::String);
 }
-const IntMap &PassOptionValues::getIntMap(llvm::StringRef name) const {
-  return getAs<IntMap>(get(name), name, OptionKind::IntMap);
+const GroupSetting &PassOptionValues::getGroupSetting(llvm::StringRef name) const {
+  return getAs<GroupSetting>(get(name), name, OptionKind::GroupSetting);
 }
 
 bool PassOptionValues::isExplicit(llvm::StringRef name) const {

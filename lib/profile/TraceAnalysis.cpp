@@ -584,6 +584,7 @@ void Analyzer::fillLoops() {
   if (!t_.loops) return;
   const TimelineLoops &in = *t_.loops;
   LoopSummary out;
+  out.rootFunctions = static_cast<int>(in.bodies.size());
   out.stitches = in.stitches;
   out.controlBusyUs = us(in.controlBusy);
   out.controlWaitUs = us(in.controlWait);

@@ -45,6 +45,15 @@ std::string groupPhrase(const Summary &s, const GroupSummary &g) {
   return s.carries.hashOrders ? absl::StrCat("group ", g.key) : absl::StrCat("leaf ", g.key);
 }
 
+/// The `*_setting` entry giving group `g` the count `n`: `{3: 2}`, or, when the run's
+/// program has several root functions, `{"func2_3": 2}` (that body's group only; a
+/// plain hash order sets it in every root function). Quoted, the key reads the same
+/// in Python and in the pass-option text.
+std::string settingEntry(const Summary &s, const GroupSummary &g, int n) {
+  if (s.loops && s.loops->rootFunctions > 1) return absl::StrFormat("{\"%s\": %d}", g.key, n);
+  return absl::StrFormat("{%d: %d}", g.hashOrder, n);
+}
+
 /// The group of `kind` whose tasks waited longest for fills other cores started, or null.
 const GroupSummary *mostFillWaitGroup(const Summary &s, llvm::StringRef kind) {
   const GroupSummary *best = nullptr;
@@ -80,8 +89,8 @@ std::optional<Verdict> portVerdict(const Summary &s, const CoreKindSummary &k,
                    ? absl::StrFormat("run the tiles that share an operand on one core one after "
                                      "another, so its later tiles hit L2 while the other "
                                      "cores' ports fetch other data: %s_nbuffer_mode=2, "
-                                     "%s_nbuffer_setting={%d: 2} for group %s",
-                                     prefix.str(), prefix.str(), g->hashOrder, g->key)
+                                     "%s_nbuffer_setting=%s for group %s",
+                                     prefix.str(), prefix.str(), settingEntry(s, *g, 2), g->key)
                    : absl::StrFormat("run the tiles that share an operand on one core one after "
                                      "another (merge them in pairs: %s_nbuffer_mode=2 with N=2 "
                                      "for %s)",
@@ -237,10 +246,10 @@ std::vector<Verdict> verdicts(const Summary &s, const SummaryOptions &options) {
       std::string knob =
           maxMerge >= kFirstMergeCount && s.carries.hashOrders
               ? absl::StrFormat("merge small subgraphs so each task does more: "
-                                "%s_nbuffer_mode=2, %s_nbuffer_setting={%d: %d} for group %s "
+                                "%s_nbuffer_mode=2, %s_nbuffer_setting=%s for group %s "
                                 "(up to %d keeps every core busy)",
-                                prefix.str(), prefix.str(), group->hashOrder, kFirstMergeCount,
-                                group->key, maxMerge)
+                                prefix.str(), prefix.str(),
+                                settingEntry(s, *group, kFirstMergeCount), group->key, maxMerge)
           : maxMerge >= kFirstMergeCount
               ? absl::StrFormat("merge small tasks so each does more: %s_nbuffer_mode=2 with "
                                 "N=%d for the group of %s (up to %d keeps every core busy)",
@@ -427,10 +436,12 @@ void schedulerVerdicts(const Timeline &t, const Analysis &a, const AnalysisOptio
       const GroupSummary *g = heaviestGroup(s, kb.kind);
       llvm::StringRef prefix = kb.kind == "AIV" ? "vec" : "cube";
       knob = g ? absl::StrFormat("fewer, longer tasks so dispatch cost weighs less: "
-                                 "%s_nbuffer_mode=2, %s_nbuffer_setting={%d: %d} (group %s)",
-                                 prefix.str(), prefix.str(), g->hashOrder,
-                                 suggestedMerge(*g, t.coresOf(kb.kind == "AIC" ? LaneKind::Aic
-                                                                                : LaneKind::Aiv)),
+                                 "%s_nbuffer_mode=2, %s_nbuffer_setting=%s (group %s)",
+                                 prefix.str(), prefix.str(),
+                                 settingEntry(s, *g,
+                                              suggestedMerge(*g, t.coresOf(kb.kind == "AIC"
+                                                                               ? LaneKind::Aic
+                                                                               : LaneKind::Aiv))),
                                  g->key)
                : "fewer, longer tasks (bigger tiles) so dispatch cost weighs less";
       break;
@@ -472,9 +483,9 @@ void doubleBufferVerdicts(const Timeline &t, const Analysis &a, const AnalysisOp
     if (g) {
       int n = suggestedMerge(*g, cores);
       knob = absl::StrFormat("merge isomorphic tasks so one task streams several tiles through "
-                             "ping-pong buffers: %s_nbuffer_mode=2, %s_nbuffer_setting={%d: %d} "
+                             "ping-pong buffers: %s_nbuffer_mode=2, %s_nbuffer_setting=%s "
                              "for group %s",
-                             prefix.str(), prefix.str(), g->hashOrder, n, g->key);
+                             prefix.str(), prefix.str(), settingEntry(a.summary, *g, n), g->key);
       if (g->tasks / n < cores)
         absl::StrAppend(&knob, " (leaves ", g->tasks / n, " tasks for ", cores,
                         " cores: smaller tiles first)");

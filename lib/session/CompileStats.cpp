@@ -35,6 +35,7 @@ void collectSubgraphStats(ir::Func &func, unsigned funcIndex, const target::Devi
     GroupStats &g = stats.groups[order];
     g.hashOrder = sg->hashOrder;
     g.key = analysis::hashOrderKey(funcIndex, sg->hashOrder);
+    g.funcIndex = funcIndex;
     g.core = sg->core;
     ++g.size;
     g.cycles = std::max(g.cycles, sg->cycles);

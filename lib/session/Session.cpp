@@ -183,7 +183,7 @@ absl::StatusOr<Kernel> Session::compileConsultingBank(ir::Module &module,
     if (kernel.ok()) {
       kernel->bankConfig = a.config.configJson;
       kernel->bankSchedMode = a.config.schedMode;
-      kernel->warnings = std::move(warnings);
+      kernel->warnings.insert(kernel->warnings.begin(), warnings.begin(), warnings.end());
       return kernel;
     }
     warnings.push_back(absl::StrCat("the knowledge bank's config ", a.config.configJson,
@@ -192,7 +192,8 @@ absl::StatusOr<Kernel> Session::compileConsultingBank(ir::Module &module,
                                     "); compiling the function as written"));
   }
   absl::StatusOr<Kernel> kernel = compileUnguarded(module, plain);
-  if (kernel.ok()) kernel->warnings = std::move(warnings);
+  if (kernel.ok())
+    kernel->warnings.insert(kernel->warnings.begin(), warnings.begin(), warnings.end());
   return kernel;
 }
 
@@ -316,6 +317,10 @@ absl::StatusOr<Kernel> Session::compileUnguarded(ir::Module &module,
   if (diags.hasErrors()) return diags.toStatus();
   for (const ir::Diagnostic &d : diags.diagnostics())
     if (d.severity == ir::Severity::Remark) kernel.remarks.push_back(d.str());
+    else if (d.severity == ir::Severity::Warning)
+      // Where and what; the tools and the jit say "warning" themselves.
+      kernel.warnings.push_back(d.loc.isKnown() ? absl::StrCat(d.loc.str(), ": ", d.message)
+                                                : d.message);
   kernel.compileSeconds = secondsSince(start);
   return kernel;
 }

@@ -125,9 +125,11 @@ absl::StatusOr<std::optional<BankAnswer>> answerFromBank(tune::Bank &bank, const
 
 /// The groups of two or more subgraphs of the function as written, partitioned with
 /// `baseKnobs` and every merge pass off: the keys `vec_nbuffer_setting` and
-/// `cube_nbuffer_setting` use. (The cube merge runs after the vector merge, which
-/// keeps the order of the groups it merges; a chunk left over at a group's end can
-/// add a group after them.)
+/// `cube_nbuffer_setting` use. A module with several root functions (loop bodies,
+/// segments) gets a group per root function (`func<F>_<order>` keys, so each body's
+/// group is tuned on its own); with one, the plain hash order. (The cube merge runs
+/// after the vector merge, which keeps the order of the groups it merges; a chunk
+/// left over at a group's end can add a group after them.)
 absl::StatusOr<std::vector<tune::MergeGroup>> mergeGroups(const Session &session,
                                                           llvm::StringRef moduleText,
                                                           llvm::StringRef funcName,
@@ -142,17 +144,13 @@ absl::StatusOr<std::vector<tune::MergeGroup>> mergeGroups(const Session &session
     if (absl::Status s = compile.knobs.set(mode, int64_t(0)); !s.ok()) return s;
   absl::StatusOr<Kernel> kernel = session.compileText(moduleText, "<tune>", compile);
   if (!kernel.ok()) return kernel.status();
-  // A module with loops has groups of one hash order in several root functions: the
-  // merge settings key by hash order, so one knob serves them all (the largest size).
+  bool perFunction = kernel->stats.rootFunctions > 1;
   std::vector<tune::MergeGroup> groups;
   for (const GroupStats &g : kernel->stats.groups) {
     if (g.size < 2 || (g.core != target::CoreKind::AIV && g.core != target::CoreKind::AIC))
       continue;
-    auto same = std::find_if(groups.begin(), groups.end(), [&](const tune::MergeGroup &m) {
-      return m.hashOrder == g.hashOrder && m.core == g.core;
-    });
-    if (same == groups.end()) groups.push_back({g.hashOrder, g.core, g.size});
-    else same->size = std::max(same->size, g.size);
+    int64_t func = perFunction ? int64_t(g.funcIndex) : passes::GroupKey::kEveryFunc;
+    groups.push_back({func, g.hashOrder, g.core, g.size});
   }
   return groups;
 }

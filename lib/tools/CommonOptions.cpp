@@ -48,7 +48,7 @@ ArgOption passOptionOption(PassOptionTexts *options) {
                       ""};
   return {"pass-option", collect, "NAME=VALUE",
           "a pass option of the default pipeline, by its Python name (pg_lower_bound=1024, "
-          "vec_nbuffer_setting={0:4}); repeatable"};
+          "vec_nbuffer_setting={0:4}, vec_nbuffer_setting={func2_0:4}); repeatable"};
 }
 
 ArgOption noDoubleBufferOption(bool *doubleBuffer) {

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/Context.h"
@@ -132,23 +133,33 @@ std::optional<size_t> indexedName(llvm::StringRef name, llvm::StringRef prefix) 
   return k;
 }
 
-/// `<prefix>[<order>]`.
-std::string mergeDimName(llvm::StringRef prefix, int64_t order) {
-  return absl::StrCat(prefix.str(), "[", order, "]");
+/// `<prefix>[<key>]`: `vec_nbuffer[3]`, `vec_nbuffer[func1_3]`.
+std::string mergeDimName(llvm::StringRef prefix, const passes::GroupKey &key) {
+  return absl::StrCat(prefix.str(), "[", passes::groupKeyToString(key), "]");
 }
 
-/// A merge-count knob: `vec_nbuffer`, `vec_nbuffer[k]`, `cube_nbuffer`, `cube_nbuffer[k]`.
+/// A merge-count knob: `vec_nbuffer`, `vec_nbuffer[k]`, `vec_nbuffer[func<F>_<k>]`, and
+/// the same for `cube_nbuffer`.
 struct MergeKnob {
   bool vector = true;
-  std::optional<int64_t> hashOrder; ///< nullopt: every group of the core kind
+  /// The setting key it sets (a hash order >= 0, or func<F>_<k>); nullopt: every group
+  /// of the core kind (-1).
+  std::optional<passes::GroupKey> key;
 };
 
 std::optional<MergeKnob> mergeKnob(llvm::StringRef name) {
   for (bool vector : {true, false}) {
     llvm::StringRef prefix = vector ? kVecNBufferDim : kCubeNBufferDim;
     if (name == prefix) return MergeKnob{vector, std::nullopt};
-    if (std::optional<size_t> k = indexedName(name, prefix))
-      return MergeKnob{vector, static_cast<int64_t>(*k)};
+    llvm::StringRef inside = name;
+    if (!inside.consume_front(prefix) || !inside.consume_front("[") || !inside.consume_back("]"))
+      continue;
+    // The key as the setting prints it: no quotes or spaces, no default -1.
+    auto keyChar = [](char c) { return llvm::isAlnum(c) || c == '_'; };
+    if (inside.empty() || !llvm::all_of(inside, keyChar)) continue;
+    if (std::optional<passes::GroupKey> key = passes::parseGroupKey(inside);
+        key && key->valid() && !key->isDefault())
+      return MergeKnob{vector, key};
   }
   return std::nullopt;
 }
@@ -156,8 +167,8 @@ std::optional<MergeKnob> mergeKnob(llvm::StringRef name) {
 /// The merge counts a config asks for, for one core kind.
 struct MergeRequest {
   bool present = false;
-  bool allAuto = false;      ///< `vec_nbuffer` / `cube_nbuffer` = "auto"
-  passes::IntMap setting;    ///< hash order (or -1) -> N
+  bool allAuto = false;       ///< `vec_nbuffer` / `cube_nbuffer` = "auto"
+  passes::GroupSetting setting; ///< group (or -1) -> N
 };
 
 /// Sets the merge passes' knobs for the requests. AIV groups without a count keep the
@@ -179,7 +190,7 @@ absl::Status applyMerges(const MergeRequest &vec, const MergeRequest &cube, pass
     // The base knobs merged AIC groups; this config says not to.
     if (absl::Status s = knobs.set("cube_nbuffer_mode", int64_t(0)); !s.ok()) return s;
   if (cube.present && !cubeAllOnes) {
-    passes::IntMap setting = cube.setting;
+    passes::GroupSetting setting = cube.setting;
     if (!cube.allAuto) setting.try_emplace(-1, 1);
     bool automatic = setting.empty();
     if (absl::Status s = knobs.set("cube_nbuffer_mode", int64_t(automatic ? 1 : 2)); !s.ok())
@@ -214,9 +225,11 @@ absl::StatusOr<passes::OptionValue> passKnobValue(llvm::StringRef name,
   case passes::OptionKind::String:
     if (const auto *t = std::get_if<std::string>(&value)) return passes::OptionValue(*t);
     return wrong("a string");
-  case passes::OptionKind::IntMap:
+  case passes::OptionKind::GroupSetting:
     return wrong(absl::StrCat("a map, which a config cannot hold; tune merge counts with ",
-                              kVecNBufferDim, "[k] / ", kCubeNBufferDim, "[k] (k = hash order)"));
+                              kVecNBufferDim, "[k] / ", kCubeNBufferDim,
+                              "[k] (k = a hash order, or func<F>_<order> for one root "
+                              "function's group)"));
   }
   return wrong("a value of its kind");
 }
@@ -305,27 +318,36 @@ bool hasParallelLoop(const ir::Module &module) {
 
 namespace {
 
-/// The merge count the kernel's own pass options give group `hashOrder` of a core
-/// kind (nullopt: every group of the kind), as a value of its merge knob: 1 when that
-/// kind's merging is off, "auto" for the automatic N (a per-group cube knob has no
-/// "auto"), N from the setting (its exact key beats -1, which beats the automatic N).
+/// The merge count the kernel's own pass options give the group of a core kind that
+/// `key` names (a hash order, func<F>_<order>; nullopt: every group of the kind), as a
+/// value of its merge knob: 1 when that kind's merging is off, "auto" for the automatic
+/// N (a per-group cube knob has no "auto"), N from the setting (the merge passes'
+/// lookup: func<F>_<order>, then the hash order, then -1, then the automatic N).
 std::optional<KnobValue> writtenMerge(const passes::PassKnobs &knobs, bool vector,
-                                      std::optional<int64_t> hashOrder) {
+                                      std::optional<passes::GroupKey> key) {
   const auto &values = knobs.values();
   auto modeIt = values.find(vector ? "vec_nbuffer_mode" : "cube_nbuffer_mode");
   const int64_t *mode = modeIt != values.end() ? std::get_if<int64_t>(&modeIt->second) : nullptr;
   // The default pipeline: AIV groups merged automatically, AIC groups not.
   int64_t m = mode ? *mode : vector ? 1 : 0;
   std::optional<KnobValue> automatic;
-  if (vector || !hashOrder) automatic = std::string(kNBufferAuto);
+  if (vector || !key) automatic = std::string(kNBufferAuto);
   if (m == 0) return int64_t(1);
   if (m == 1) return automatic;
   auto settingIt = values.find(vector ? "vec_nbuffer_setting" : "cube_nbuffer_setting");
-  const passes::IntMap *setting =
-      settingIt != values.end() ? std::get_if<passes::IntMap>(&settingIt->second) : nullptr;
+  const passes::GroupSetting *setting =
+      settingIt != values.end() ? std::get_if<passes::GroupSetting>(&settingIt->second)
+                                : nullptr;
   if (setting) {
-    for (int64_t key : {hashOrder.value_or(-1), int64_t(-1)})
-      if (auto it = setting->find(key); it != setting->end()) return it->second;
+    if (!key) {
+      if (auto it = setting->find(-1); it != setting->end()) return it->second;
+    } else if (key->perFunction()) {
+      if (auto entry = passes::lookupGroupSetting(*setting, unsigned(key->func), key->order))
+        return entry->second;
+    } else {
+      for (passes::GroupKey k : {*key, passes::GroupKey(-1)})
+        if (auto it = setting->find(k); it != setting->end()) return it->second;
+    }
   }
   return automatic;
 }
@@ -390,15 +412,18 @@ absl::StatusOr<SearchSpace> deriveSearchSpace(llvm::StringRef moduleText,
   // Merge counts per hash-order group, for the groups of the function as written.
   for (const MergeGroup &group : groups) {
     bool vector = group.core == target::CoreKind::AIV;
-    Dimension dim{mergeDimName(vector ? kVecNBufferDim : kCubeNBufferDim, group.hashOrder),
-                        {}, vector ? DimensionKind::Vector : DimensionKind::Cube};
+    passes::GroupKey key = group.func == passes::GroupKey::kEveryFunc
+                               ? passes::GroupKey(group.hashOrder)
+                               : passes::GroupKey::inFunc(group.func, group.hashOrder);
+    Dimension dim{mergeDimName(vector ? kVecNBufferDim : kCubeNBufferDim, key), {},
+                  vector ? DimensionKind::Vector : DimensionKind::Cube};
     // The default pipeline merges AIV groups automatically: keep that as a choice.
     if (vector) dim.values.push_back(std::string(kNBufferAuto));
     for (int64_t n : kNBufferCounts)
       if (n == 1 || n / 2 < group.size) dim.values.push_back(n);
     // The kernel's own count is always a choice (the function as written is a config
     // of the space), even one the counts above skip.
-    if (std::optional<KnobValue> own = writtenMerge(baseKnobs, vector, group.hashOrder);
+    if (std::optional<KnobValue> own = writtenMerge(baseKnobs, vector, key);
         own && std::find(dim.values.begin(), dim.values.end(), *own) == dim.values.end())
       dim.values.push_back(*own);
     if (absl::Status s = space.addDimension(std::move(dim)); !s.ok()) return s;
@@ -484,19 +509,20 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, KnobVa
     } else if (std::optional<MergeKnob> merge = mergeKnob(name)) {
       MergeRequest &request = merge->vector ? vecMerge : cubeMerge;
       request.present = true;
-      int64_t key = merge->hashOrder.value_or(-1);
+      passes::GroupKey key = merge->key.value_or(passes::GroupKey(-1));
       const auto *n = std::get_if<int64_t>(&value);
       const auto *text = std::get_if<std::string>(&value);
       bool isAuto = text && *text == kNBufferAuto;
       if (n && *n >= 1) {
         request.setting[key] = *n;
-      } else if (isAuto && (merge->vector || key == -1)) {
-        if (key == -1) request.allAuto = true;
+      } else if (isAuto && (merge->vector || key.isDefault())) {
+        if (key.isDefault()) request.allAuto = true;
       } else {
         return absl::InvalidArgumentError(absl::StrCat(
             "config knob '", name, "' = ", knobValueToString(value),
             ": a merge count is a number >= 1",
-            merge->vector || key == -1 ? " or \"auto\"" : " (\"auto\" only for every group: cube_nbuffer)"));
+            merge->vector || key.isDefault() ? " or \"auto\""
+                                             : " (\"auto\" only for every group: cube_nbuffer)"));
       }
     } else if (passes::PassKnobs::find(name)) {
       absl::StatusOr<passes::OptionValue> option = passKnobValue(name, value);
@@ -539,7 +565,7 @@ std::optional<Config> writtenConfig(const SearchSpace &space, llvm::StringRef mo
     } else if (dim.name == kSchedParallelismDim) {
       want = int64_t(schedParallelism);
     } else if (std::optional<MergeKnob> merge = mergeKnob(dim.name)) {
-      want = writtenMerge(baseKnobs, merge->vector, merge->hashOrder);
+      want = writtenMerge(baseKnobs, merge->vector, merge->key);
     }
     if (!want) return std::nullopt;
     auto it = std::find(dim.values.begin(), dim.values.end(), *want);
@@ -631,15 +657,17 @@ absl::Status checkKnobName(llvm::StringRef name) {
       indexedName(name, kVecTileDim) || indexedName(name, kCubeTileDim) || mergeKnob(name))
     return absl::OkStatus();
   if (const passes::PassOptionDecl *decl = passes::PassKnobs::find(name)) {
-    if (decl->kind != passes::OptionKind::IntMap) return absl::OkStatus();
+    if (decl->kind != passes::OptionKind::GroupSetting) return absl::OkStatus();
     return absl::InvalidArgumentError(absl::StrCat(
         "search space knob '", name.str(), "' is a map, which a config cannot hold; tune merge "
-        "counts with ", kVecNBufferDim, "[k] / ", kCubeNBufferDim, "[k] (k = hash order)"));
+        "counts with ", kVecNBufferDim, "[k] / ", kCubeNBufferDim, "[k] (k = a hash order, or "
+        "func<F>_<order> for one root function's group)"));
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown search space knob '", name.str(), "'; the tuner knows vec_tile, vec_tile[k], "
-      "cube_tile, cube_tile[k], ", kVecNBufferDim, "[k], ", kCubeNBufferDim, "[k] (without [k]: "
-      "every group), ", kSchedDim, ", ", kSchedParallelismDim, " and the scalar pass options (",
+      "cube_tile, cube_tile[k], ", kVecNBufferDim, "[k], ", kCubeNBufferDim, "[k] (k a hash "
+      "order or func<F>_<order>; without [k]: every group), ", kSchedDim, ", ",
+      kSchedParallelismDim, " and the scalar pass options (",
       absl::StrJoin(passes::PassKnobs::names(), ", "), ")"));
 }
 

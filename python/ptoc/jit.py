@@ -386,6 +386,8 @@ class JitFunction:
             kernel = session.compile_text(text, final.pass_options, host["compile_stage"],
                                           host["double_buffer"], plan.ir_dump_dir,
                                           host["verify_each"], host["max_tile_ops"])
+            for w in kernel.warnings:  # the passes' (a setting key that names no group)
+                warnings.warn(f"ptoc: {w}")
         else:
             # The session consults the knowledge bank (use_tune_bank): a function it knows
             # on this device compiles with the best config found for it.
@@ -393,7 +395,9 @@ class JitFunction:
                                      host["double_buffer"], plan.ir_dump_dir, host["verify_each"],
                                      host["max_tile_ops"], host["use_tune_bank"],
                                      host["tune_bank_path"])
-            for w in kernel.warnings:  # an unusable bank never stops a kernel from compiling
+            # An unusable bank never stops a kernel from compiling; the passes' warnings
+            # (a setting key that names no group) neither.
+            for w in kernel.warnings:
                 warnings.warn(f"ptoc: {w}")
             if kernel.bank_config:
                 plan.bank_config = kernel.bank_config

@@ -48,23 +48,41 @@ passes::OptionValue optionValueFromPython(const std::string &knob, const py::han
   if (py::isinstance<py::float_>(v)) return v.cast<double>();
   if (py::isinstance<py::str>(v)) return v.cast<std::string>();
   if (py::isinstance<py::dict>(v)) {
-    passes::IntMap map;
+    // A setting: keys are hash orders (ints, -1 = default) or "func<F>_<order>".
+    passes::GroupSetting map;
     for (auto [key, value] : v.cast<py::dict>()) {
-      if (!py::isinstance<py::int_>(key) || py::isinstance<py::bool_>(key) ||
-          !py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value))
+      std::optional<passes::GroupKey> parsed;
+      if (py::isinstance<py::int_>(key) && !py::isinstance<py::bool_>(key))
+        parsed = passes::GroupKey(int64FromPython(knob, key));
+      else if (py::isinstance<py::str>(key))
+        if (std::optional<passes::GroupKey> k = passes::parseGroupKey(key.cast<std::string>());
+            k && k->perFunction())
+          parsed = k;
+      if (!parsed || !py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value))
         throw StatusError(ErrorStage::Option,
                           absl::InvalidArgumentError(absl::StrCat(
-                              "pass option '", knob, "': a setting maps hash orders to counts, "
-                              "{int: int} (e.g. {0: 4, -1: 2}), got ",
+                              "pass option '", knob, "': a setting maps groups to counts: each "
+                              "key is a hash order (an int; -1 = the default) or a \"func<F>_"
+                              "<order>\" str (one root function's group, as the compile "
+                              "statistics and the summary print it), each count an int, e.g. "
+                              "{0: 4, \"func1_0\": 2, -1: 2}; got ",
+                              py::repr(key).cast<std::string>(), ": ",
+                              py::repr(value).cast<std::string>(), " in ",
                               py::repr(v).cast<std::string>())));
-      map[int64FromPython(knob, key)] = int64FromPython(knob, value);
+      if (!map.emplace(*parsed, int64FromPython(knob, value)).second)
+        throw StatusError(ErrorStage::Option,
+                          absl::InvalidArgumentError(absl::StrCat(
+                              "pass option '", knob, "': key ",
+                              passes::groupKeyToString(*parsed), " appears twice in ",
+                              py::repr(v).cast<std::string>())));
     }
     return map;
   }
   throw StatusError(ErrorStage::Option,
                     absl::InvalidArgumentError(absl::StrCat(
-                        "pass option '", knob, "': expected a bool, int, float, str or "
-                        "{int: int} dict, got ", py::repr(v).cast<std::string>())));
+                        "pass option '", knob, "': expected a bool, int, float, str or a "
+                        "setting dict ({0: 4, \"func1_0\": 2, -1: 2}), got ",
+                        py::repr(v).cast<std::string>())));
 }
 
 passes::PassKnobs knobsFromPython(const py::dict &knobs) {
@@ -85,9 +103,14 @@ py::object optionValueToPython(const passes::OptionValue &v) {
   return std::visit(
       [](const auto &x) -> py::object {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, passes::IntMap>) {
+        if constexpr (std::is_same_v<T, passes::GroupSetting>) {
+          // Plain keys as ints, per-function keys as "func<F>_<order>" (what
+          // optionValueFromPython reads back).
           py::dict d;
-          for (auto [k, n] : x) d[py::int_(k)] = py::int_(n);
+          for (const auto &[k, n] : x) {
+            if (k.perFunction()) d[py::str(passes::groupKeyToString(k))] = py::int_(n);
+            else d[py::int_(k.order)] = py::int_(n);
+          }
           return d;
         } else {
           return py::cast(x);

@@ -85,6 +85,7 @@ py::dict statsToPython(const Kernel &k) {
     py::dict gd;
     gd["key"] = g.key;
     gd["hash_order"] = g.hashOrder;
+    gd["func"] = g.funcIndex;
     gd["core"] = g.core == target::CoreKind::AIC ? "AIC" : g.core == target::CoreKind::AIV ? "AIV" : "none";
     gd["size"] = g.size;
     gd["cycles"] = g.cycles;

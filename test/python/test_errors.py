@@ -294,7 +294,8 @@ def test_unknown_pass_option_elsewhere(where):
 def test_pass_option_of_the_wrong_type():
     with pytest.raises(ptoc.OptionError) as e:
         ptoc.jit(lambda x: x, pass_options={"vec_nbuffer_setting": {0: "four"}})
-    assert "vec_nbuffer_setting" in str(e.value) and "{0: 4, -1: 2}" in str(e.value)
+    assert "vec_nbuffer_setting" in str(e.value) and '{0: 4, "func1_0": 2, -1: 2}' in str(e.value)
+    assert "got 0: 'four'" in str(e.value)
 
 
 @pytest.mark.parametrize("kind,opts,name,valid", [

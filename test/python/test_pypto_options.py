@@ -39,9 +39,29 @@ def test_vec_nbuffer_setting_maps_to_mode_2():
     one = compiled(rows_kernel(pass_options={"vec_nbuffer_setting": {"DEFAULT": 1}}))
     four = compiled(rows_kernel(pass_options={"vec_nbuffer_setting": {"func0_0": 4}}))
     assert "vec-nbuffer-mode=2 vec-nbuffer-setting={-1:1}" in one.pipeline
-    assert "vec-nbuffer-setting={0:4}" in four.pipeline
+    # The function index stays: func0_0 is group 0 of function 0, as ptoc keys it.
+    assert "vec-nbuffer-setting={func0_0:4}" in four.pipeline
     assert one.stats["tasks"] == 32                # 256 rows / 8: no merge
     assert four.stats["tasks"] == 8                # 4 tiles per task
+
+
+def test_setting_keys_keep_their_function():
+    # PyPTO's int keys and "func<F>_<order>" keys reach ptoc as they are (and leading
+    # zeros go), so a per-function key sets that function's group only.
+    ignored = []
+    out = _options.translate("pass_options",
+                             {"vec_nbuffer_setting": {"func01_002": 4, 3: 2, "DEFAULT": 1}},
+                             ignored)
+    assert out["pass_options"]["vec_nbuffer_setting"] == {"func1_2": 4, 3: 2, -1: 1}
+    assert out["pass_options"]["vec_nbuffer_mode"] == 2
+    assert ignored == []
+    # A function that is no root function of the kernel is an error naming the key and
+    # the keys that exist.
+    k = rows_kernel(pass_options={"vec_nbuffer_setting": {"func3_0": 4}})
+    with pytest.raises(ptoc.OptionError) as e:
+        compiled(k)
+    assert "vec-nbuffer-setting key func3_0 names function 3" in str(e.value)
+    assert "valid keys (the AIV groups): 0 (or func0_0)" in str(e.value)
 
 
 def test_cube_settings_map_to_their_modes():

@@ -393,6 +393,81 @@ def test_cube_l1_reuse_setting_gives_members_per_anchor_in_mode_2():
     assert subgraphs(one, "AIC") == MATMUL_TILES  # N = 1: no merge
 
 
+@reference(lambda x, y: -np.exp(x))
+def two_bodies(x, y):
+    """Two loops of two iterations over 8-row slices: @two_bodies.a (function 1) runs
+    exp, @two_bodies.b (function 2) neg; each body's 1x256 rows are one AIV group of
+    eight, func1_0 and func2_0."""
+    ptoc.set_vec_tile_shapes(1, 256)
+    for i in ptoc.loop(2, name="a"):
+        y[i * 8:(i + 1) * 8] = ptoc.exp(x[i * 8:(i + 1) * 8])
+    for j in ptoc.loop(2, name="b"):
+        y[j * 8:(j + 1) * 8] = ptoc.neg(y[j * 8:(j + 1) * 8])
+
+
+TWO_BODIES_ARGS = (RNG.random((16, 256), dtype=np.float32), np.zeros((16, 256), np.float32))
+
+
+def group_sizes(kernel):
+    return {g["key"]: g["size"] for g in kernel.stats["groups"]}
+
+
+def test_a_func_keyed_setting_sets_that_bodys_group_only():
+    # No entry: the automatic N of eight rows on tiny's 4 AIV cores is 2 in each body.
+    auto = compile_with(two_bodies, TWO_BODIES_ARGS, vec_nbuffer_mode=2, vec_nbuffer_setting={})
+    assert group_sizes(auto) == {"func1_0": 4, "func2_0": 4}
+    # A plain hash order sets group 0 of every root function ...
+    plain = compile_with(two_bodies, TWO_BODIES_ARGS, vec_nbuffer_mode=2,
+                         vec_nbuffer_setting={0: 8})
+    assert group_sizes(plain) == {"func1_0": 1, "func2_0": 1}
+    # ... "func2_0" only body 2's, as the compile statistics key it ...
+    keyed = compile_with(two_bodies, TWO_BODIES_ARGS, vec_nbuffer_mode=2,
+                         vec_nbuffer_setting={"func2_0": 8})
+    assert group_sizes(keyed) == {"func1_0": 4, "func2_0": 1}
+    assert "vec-nbuffer-setting={func2_0:8}" in keyed.pipeline
+    assert [g["func"] for g in keyed.stats["groups"]] == [1, 2]
+    # ... and wins over the plain key in its body.
+    mixed = compile_with(two_bodies, TWO_BODIES_ARGS, vec_nbuffer_mode=2,
+                         vec_nbuffer_setting={0: 8, "func1_0": 4, -1: 2})
+    assert group_sizes(mixed) == {"func1_0": 2, "func2_0": 1}
+    # A jit option means the same as a setting inside the function.
+    f = ptoc.jit(two_bodies, device=TINY, pass_options={"vec_nbuffer_mode": 2,
+                                                        "vec_nbuffer_setting": {"func2_0": 8}})
+    assert group_sizes(f.compile(*TWO_BODIES_ARGS)) == {"func1_0": 4, "func2_0": 1}
+
+
+def test_setting_keys_that_name_nothing_are_errors_or_warnings():
+    f = ptoc.jit(two_bodies, device=TINY)
+    # A key that is neither a hash order nor func<F>_<order>: refused when set.
+    for bad in ({"func2": 4}, {"2": 4}, {"func2_-1": 4}, {True: 4}, {2.0: 4}):
+        with pytest.raises(ptoc.OptionError) as e:
+            ptoc.jit(two_bodies, device=TINY, pass_options={"vec_nbuffer_setting": bad})
+        assert "vec_nbuffer_setting" in str(e.value) and '"func<F>_<order>" str' in str(e.value)
+    # Function 0 runs the loops (it is no root function), there is no function 7: errors
+    # that name the key and list the valid ones.
+    for key, what in (("func0_0", "names function 0, @two_bodies, which runs loops"),
+                      ("func7_0", "names function 7, but the module has 3 functions")):
+        g = ptoc.jit(with_knobs(two_bodies, {"vec_nbuffer_mode": 2,
+                                             "vec_nbuffer_setting": {key: 2}}), device=TINY)
+        with pytest.raises(ptoc.OptionError) as e:
+            g.compile(*TWO_BODIES_ARGS)
+        assert f"vec-nbuffer-setting key {key} {what}" in str(e.value)
+        assert "valid keys (the AIV groups): func1_0, func2_0" in str(e.value)
+    # A group the body does not have: a warning, and the kernel compiles without it.
+    g = ptoc.jit(with_knobs(two_bodies, {"vec_nbuffer_mode": 2,
+                                         "vec_nbuffer_setting": {"func2_3": 2, 5: 2}}),
+                 device=TINY)
+    with pytest.warns(UserWarning) as caught:
+        k = g.compile(*TWO_BODIES_ARGS)
+    messages = [str(w.message) for w in caught]
+    assert any("key func2_3 names no AIV group of @two_bodies.b (function 2)" in m
+               for m in messages)
+    assert any("key 5 names no AIV group (no root function has one of hash order 5)" in m
+               for m in messages)
+    assert group_sizes(k) == {"func1_0": 4, "func2_0": 4}
+    assert f.compile(*TWO_BODIES_ARGS).stats["groups"]  # the kernel itself is fine
+
+
 @effect_of("mg_copyin_upper_bound")
 def test_mg_copyin_upper_bound_caps_merged_copy_in():
     cube = compile_with(small_tile_matmul, MATMUL_ARGS, mg_copyin_upper_bound=1024)

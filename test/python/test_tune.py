@@ -334,3 +334,40 @@ def test_a_kernels_own_scheduler_mode_is_as_written_and_the_tuned_one_runs(tmp_p
     assert "device_sched_mode" in r.changed
     kernel(q, q, q)
     assert kernel.last_run.simulated_us == pytest.approx(r.best_us, rel=1e-9)
+
+
+def test_a_kernel_with_two_loop_bodies_tunes_each_bodys_group(tmp_path):
+    # Two loops whose bodies each cut 8 rows into one AIV group of eight (func1_0 and
+    # func2_0): the derived space has a merge knob per body, and the tuned counts reach
+    # the kernel's next compile through the tune result, body by body.
+    def two_bodies(x, y):
+        ptoc.set_vec_tile_shapes(1, 256)
+        for i in ptoc.loop(2, name="a"):
+            y[i * 8:(i + 1) * 8] = ptoc.exp(x[i * 8:(i + 1) * 8])
+        for j in ptoc.loop(2, name="b"):
+            y[j * 8:(j + 1) * 8] = ptoc.neg(y[j * 8:(j + 1) * 8])
+
+    x = np.random.default_rng(6).random((16, 256), dtype=np.float32)
+    derived = ptoc.tune(ptoc.jit(two_bodies, device="tiny"), x, np.zeros_like(x), budget=2,
+                        use_bank=False, result_dir=str(tmp_path / "derived"), progress=False)
+    assert {"vec_nbuffer[func1_0]", "vec_nbuffer[func2_0]"} <= set(derived.config)
+    assert "vec_nbuffer[0]" not in derived.config
+
+    kernel = ptoc.jit(two_bodies, device="tiny")
+    space = {"vec_nbuffer[func1_0]": [1, 2], "vec_nbuffer[func2_0]": [4, 8]}
+    r = ptoc.tune(kernel, x, np.zeros_like(x), space=space, strategy="grid", budget=4,
+                  use_bank=False, result_dir=str(tmp_path / "grid"), progress=False)
+    assert r.evaluations == 4 and not r.invalid
+    with open(r.result_path) as f:
+        saved = json.load(f)
+    assert sorted(d["name"] for d in saved["space"]) == sorted(space)
+    assert saved["best"]["config"] == r.config
+    # The next compile runs the best config: each body's group merged by its own count.
+    tuned = kernel.compile(x, np.zeros_like(x))
+    sizes = {g["key"]: g["size"] for g in tuned.stats["groups"]}
+    assert sizes == {"func1_0": 8 // r.config["vec_nbuffer[func1_0]"],
+                     "func2_0": 8 // r.config["vec_nbuffer[func2_0]"]}
+    assert "func1_0:" in tuned.pipeline and "func2_0:" in tuned.pipeline
+    y = np.zeros_like(x)
+    kernel(x, y)
+    np.testing.assert_allclose(y, -np.exp(x), rtol=1e-6)

@@ -502,7 +502,7 @@ TEST_CASE("local tiles that do not fit the buffer name the subgraph and the fix"
   CHECK_THAT(e, Catch::Contains("subgraph 2 (hash order 1)"));
   CHECK_THAT(e, Catch::Contains("512 bytes of ub"));
   CHECK_THAT(e, Catch::Contains("the device has 384"));
-  CHECK_THAT(e, Catch::Contains("vec_nbuffer_setting for hash order 1"));
+  CHECK_THAT(e, Catch::Contains("vec_nbuffer_setting for group func0_1"));
 }
 
 TEST_CASE("a local tile used across subgraphs is an error", "[codegen][program]") {

@@ -402,23 +402,33 @@ TEST_CASE("pipelined merge count: sqrt of members per core x hidden / steady, wi
   CHECK(pipelinedNBuffer(64, 4, 323, 103) == 8);
 }
 
-TEST_CASE("merge count: exact key beats -1, which beats automatic, mode 0 is off",
+TEST_CASE("merge count: func<F>_<order> beats the hash order, which beats -1, which beats "
+          "automatic, and mode 0 is off",
           "[partition]") {
   // One rule for every merge pass's mode and setting knobs (nbuffer, cube nbuffer, L1
   // reuse); only the automatic count differs.
-  IntMap setting{{0, 4}, {-1, 2}};
+  GroupSetting setting{{0, 4}, {-1, 2}};
   int64_t automatic = automaticNBuffer(100, 4);
-  CHECK(chooseMergeCount(0, setting, 0, automatic).n == 1);
-  CHECK(chooseMergeCount(0, setting, 0, automatic).source == CountSource::Off);
-  CHECK(chooseMergeCount(1, setting, 0, automatic).n == automatic); // the setting is ignored
-  CHECK(chooseMergeCount(1, setting, 0, automatic).source == CountSource::Automatic);
-  CHECK(chooseMergeCount(2, setting, 0, automatic).n == 4);
-  CHECK(chooseMergeCount(2, setting, 0, automatic).source == CountSource::SettingKey);
-  CHECK(chooseMergeCount(2, setting, 5, automatic).n == 2);
-  CHECK(chooseMergeCount(2, setting, 5, automatic).source == CountSource::SettingDefault);
-  CHECK(chooseMergeCount(2, IntMap{{0, 4}}, 5, automatic).source == CountSource::Automatic);
-  CHECK(chooseMergeCount(2, IntMap{{0, 4}}, 5, automatic).n == automatic);
+  CHECK(chooseMergeCount(0, setting, 0, 0, automatic).n == 1);
+  CHECK(chooseMergeCount(0, setting, 0, 0, automatic).source == CountSource::Off);
+  CHECK(chooseMergeCount(1, setting, 0, 0, automatic).n == automatic); // the setting is ignored
+  CHECK(chooseMergeCount(1, setting, 0, 0, automatic).source == CountSource::Automatic);
+  CHECK(chooseMergeCount(2, setting, 0, 0, automatic).n == 4);
+  CHECK(chooseMergeCount(2, setting, 0, 0, automatic).source == CountSource::SettingKey);
+  CHECK(chooseMergeCount(2, setting, 0, 5, automatic).n == 2);
+  CHECK(chooseMergeCount(2, setting, 0, 5, automatic).source == CountSource::SettingDefault);
+  CHECK(chooseMergeCount(2, GroupSetting{{0, 4}}, 0, 5, automatic).source ==
+        CountSource::Automatic);
+  CHECK(chooseMergeCount(2, GroupSetting{{0, 4}}, 0, 5, automatic).n == automatic);
   CHECK(countSourceName(CountSource::SettingDefault) == "setting default -1");
+  // A plain key applies in every root function; a func<F>_<order> key in F only, and wins.
+  setting[GroupKey::inFunc(2, 0)] = 8;
+  for (unsigned f : {0u, 1u, 3u}) CHECK(chooseMergeCount(2, setting, f, 0, automatic).n == 4);
+  MergeCount own = chooseMergeCount(2, setting, 2, 0, automatic);
+  CHECK(own.n == 8);
+  CHECK(own.source == CountSource::SettingKey);
+  CHECK(own.key == GroupKey::inFunc(2, 0));
+  CHECK(chooseMergeCount(2, setting, 2, 1, automatic).n == 2); // F 2's group 1: the default
 }
 
 TEST_CASE("automatic partition upper bound follows total latency", "[partition]") {

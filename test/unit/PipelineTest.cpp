@@ -32,7 +32,7 @@ std::vector<PassOptionDecl> partitionOptions() {
       {"pg-skip-partition", OptionKind::Bool, false, "One subgraph per core kind and region"},
       {"ratio", OptionKind::Float, 0.5, "A fraction", 0.0, 1.0},
       {"label", OptionKind::String, std::string(), "A name"},
-      {"vec-nbuffer-setting", OptionKind::IntMap, IntMap{}, "Per-group N (hash order -> N)", 1, 64},
+      {"vec-nbuffer-setting", OptionKind::GroupSetting, GroupSetting{}, "Per-group N (hash order -> N)", 1, 64},
   };
 }
 
@@ -82,7 +82,7 @@ TEST_CASE("options start at their defaults", "[pipeline]") {
   CHECK(v.getBool("pg-skip-partition") == false);
   CHECK(v.getFloat("ratio") == 0.5);
   CHECK(v.getString("label").empty());
-  CHECK(v.getIntMap("vec-nbuffer-setting").empty());
+  CHECK(v.getGroupSetting("vec-nbuffer-setting").empty());
   CHECK_FALSE(v.isExplicit("pg-lower-bound"));
   CHECK(v.str().empty());
 }
@@ -153,26 +153,29 @@ TEST_CASE("string options are bare words or quoted", "[pipeline]") {
   }
 }
 
-TEST_CASE("int-map options parse {key:value} entries", "[pipeline]") {
+TEST_CASE("settings parse {key:value} entries", "[pipeline]") {
   PassOptionValues v = partitionValues();
-  IntMap expected{{0, 4}, {-1, 2}};
+  GroupSetting expected{{0, 4}, {-1, 2}};
   for (const char *text : {"{0:4,-1:2}", "{0: 4, -1: 2}", "{0:4 -1:2}", " { -1 : 2 , 0 : 4 } "}) {
     INFO(text);
     REQUIRE(v.set("vec-nbuffer-setting", text).ok());
-    CHECK(v.getIntMap("vec-nbuffer-setting") == expected);
+    CHECK(v.getGroupSetting("vec-nbuffer-setting") == expected);
   }
   REQUIRE(v.set("vec-nbuffer-setting", "{}").ok());
-  CHECK(v.getIntMap("vec-nbuffer-setting").empty());
+  CHECK(v.getGroupSetting("vec-nbuffer-setting").empty());
 
   auto error = [&](const char *text) {
     return std::string(v.set("vec-nbuffer-setting", text).message());
   };
   CHECK(error("0:4") == "option 'vec-nbuffer-setting' of pass 'partition': expected a map in "
-                       "braces like {0:4,-1:2}, got '0:4'");
+                       "braces like {0:4,func1_2:8,-1:2}, got '0:4'");
   CHECK(error("{0:4,0:5}") ==
         "option 'vec-nbuffer-setting' of pass 'partition': duplicate key 0 in map '{0:4,0:5}'");
-  CHECK(error("{a:1}") == "option 'vec-nbuffer-setting' of pass 'partition': expected integer "
-                         "'key:value' entries in map '{a:1}', got 'a:1'");
+  CHECK(error("{a:1}") ==
+        "option 'vec-nbuffer-setting' of pass 'partition': expected 'key:count' entries in map "
+        "'{a:1}', got 'a:1'; a key is a hash order (an integer; -1 = the default for groups "
+        "without an entry) or func<F>_<order> (one root function's group, as the compile "
+        "statistics and the summary print it), a count an integer");
   CHECK_FALSE(v.set("vec-nbuffer-setting", "{0:}").ok());
   CHECK_FALSE(v.set("vec-nbuffer-setting", "{0}").ok());
   CHECK_FALSE(v.set("vec-nbuffer-setting", "{0:4:5}").ok());
@@ -181,14 +184,71 @@ TEST_CASE("int-map options parse {key:value} entries", "[pipeline]") {
                           "must be between 1 and 64, got 65");
 }
 
-TEST_CASE("int maps print with the default (-1) entry last and parse back", "[pipeline]") {
-  IntMap m{{0, 4}, {-1, 2}, {3, 8}};
+TEST_CASE("settings key groups by func<F>_<order> as well as by hash order", "[pipeline]") {
+  PassOptionValues v = partitionValues();
+  GroupSetting expected{{GroupKey::inFunc(1, 0), 4}, {0, 2}, {GroupKey::inFunc(12, 3), 8}};
+  // Bare, double- or single-quoted keys (as Python and JSON write them), any spacing.
+  for (const char *text : {"{func1_0:4,0:2,func12_3:8}", "{\"func1_0\": 4, 0: 2, 'func12_3': 8}",
+                           " { func12_3 : 8 0:2 func1_0:4 } "}) {
+    INFO(text);
+    REQUIRE(v.set("vec-nbuffer-setting", text).ok());
+    CHECK(v.getGroupSetting("vec-nbuffer-setting") == expected);
+  }
+  auto error = [&](const char *text) {
+    return std::string(v.set("vec-nbuffer-setting", text).message());
+  };
+  // A per-function key names one group: no per-function default, no signs, both parts.
+  for (const char *bad : {"{func1_-1:2}", "{func1:2}", "{func_0:2}", "{func1_0x:2}",
+                          "{funcA_0:2}", "{fun1_0:2}", "{\"func1_0:2}"}) {
+    INFO(bad);
+    CHECK_THAT(error(bad), Catch::Contains("expected 'key:count' entries"));
+    CHECK_THAT(error(bad), Catch::Contains("func<F>_<order>"));
+  }
+  CHECK(error("{func1_0:4,'func1_0':2}") ==
+        "option 'vec-nbuffer-setting' of pass 'partition': duplicate key func1_0 in map "
+        "'{func1_0:4,'func1_0':2}'");
+  CHECK(error("{func1_0:0}") == "option 'vec-nbuffer-setting' of pass 'partition': value for "
+                                "key func1_0 must be between 1 and 64, got 0");
+}
+
+TEST_CASE("group keys print and parse back, and the lookup prefers func<F>_<order>",
+          "[pipeline]") {
+  CHECK(groupKeyToString(GroupKey(3)) == "3");
+  CHECK(groupKeyToString(GroupKey(-1)) == "-1");
+  CHECK(groupKeyToString(GroupKey::inFunc(2, 0)) == "func2_0");
+  for (GroupKey key : {GroupKey(0), GroupKey(-1), GroupKey(17), GroupKey::inFunc(0, 0),
+                       GroupKey::inFunc(9, 41)})
+    CHECK(parseGroupKey(groupKeyToString(key)) == key);
+  CHECK(parseGroupKey("'func3_1'") == GroupKey::inFunc(3, 1));
+  CHECK_FALSE(parseGroupKey("func3_").has_value());
+  CHECK_FALSE(parseGroupKey("").has_value());
+  CHECK_FALSE(GroupKey::inFunc(1, -1).valid());
+  CHECK_FALSE(GroupKey(-2).valid());
+  CHECK(GroupKey(-1).valid());
+
+  GroupSetting s{{0, 4}, {GroupKey::inFunc(2, 0), 8}, {-1, 2}};
+  // Function 2's group 0 has a key of its own; function 1's group 0 takes the plain key;
+  // group 5 of either takes the default.
+  CHECK(lookupGroupSetting(s, 2, 0)->second == 8);
+  CHECK(lookupGroupSetting(s, 2, 0)->first == GroupKey::inFunc(2, 0));
+  CHECK(lookupGroupSetting(s, 1, 0)->second == 4);
+  CHECK(lookupGroupSetting(s, 1, 0)->first == GroupKey(0));
+  CHECK(lookupGroupSetting(s, 2, 5)->second == 2);
+  CHECK_FALSE(lookupGroupSetting(GroupSetting{{GroupKey::inFunc(2, 0), 8}}, 1, 0).has_value());
+}
+
+TEST_CASE("settings print with plain keys, then per-function keys, then -1, and parse back",
+          "[pipeline]") {
+  GroupSetting m{{0, 4}, {-1, 2}, {3, 8}};
   CHECK(optionValueToString(m) == "{0:4,3:8,-1:2}");
-  CHECK(optionValueToString(IntMap{}) == "{}");
-  PassOptionDecl decl{"m", OptionKind::IntMap, IntMap{}, ""};
+  m[GroupKey::inFunc(2, 1)] = 16;
+  m[GroupKey::inFunc(1, 7)] = 1;
+  CHECK(optionValueToString(m) == "{0:4,3:8,func1_7:1,func2_1:16,-1:2}");
+  CHECK(optionValueToString(GroupSetting{}) == "{}");
+  PassOptionDecl decl{"m", OptionKind::GroupSetting, GroupSetting{}, ""};
   absl::StatusOr<OptionValue> back = parseOptionValue(decl, optionValueToString(m));
   REQUIRE(back.ok());
-  CHECK(std::get<IntMap>(*back) == m);
+  CHECK(std::get<GroupSetting>(*back) == m);
 }
 
 TEST_CASE("option names accept underscores for dashes", "[pipeline]") {
@@ -221,15 +281,15 @@ TEST_CASE("typed option values are checked like text", "[pipeline]") {
   CHECK(v.getFloat("ratio") == 1.0);
   REQUIRE(v.set("pg_skip_partition", OptionValue(true)).ok());
   CHECK(v.getBool("pg-skip-partition"));
-  REQUIRE(v.set("vec-nbuffer-setting", OptionValue(IntMap{{-1, 2}})).ok());
-  CHECK(v.getIntMap("vec-nbuffer-setting") == IntMap{{-1, 2}});
+  REQUIRE(v.set("vec-nbuffer-setting", OptionValue(GroupSetting{{-1, 2}})).ok());
+  CHECK(v.getGroupSetting("vec-nbuffer-setting") == GroupSetting{{-1, 2}});
 
   CHECK(v.set("pg-lower-bound", OptionValue(std::string("x"))).message() ==
         "option 'pg-lower-bound' of pass 'partition': expected a value of kind int, got a string (x)");
   CHECK(v.set("pg-lower-bound", OptionValue(int64_t(-1))).message() ==
         "option 'pg-lower-bound' of pass 'partition': must be between 0 and 1000000, got -1");
   CHECK_FALSE(v.set("ratio", OptionValue(3.0)).ok());
-  CHECK_FALSE(v.set("vec-nbuffer-setting", OptionValue(IntMap{{0, 0}})).ok());
+  CHECK_FALSE(v.set("vec-nbuffer-setting", OptionValue(GroupSetting{{0, 0}})).ok());
 }
 
 TEST_CASE("parseOptionValue names the option", "[pipeline]") {
@@ -239,7 +299,7 @@ TEST_CASE("parseOptionValue names the option", "[pipeline]") {
   CHECK(std::get<int64_t>(*ok) == 7);
   CHECK(parseOptionValue(decl, "11").status().message() ==
         "option 'pg-lower-bound': must be between 0 and 10, got 11");
-  CHECK(optionKindName(OptionKind::IntMap) == "int-map");
+  CHECK(optionKindName(OptionKind::GroupSetting) == "group-setting");
 }
 
 TEST_CASE("str() lists explicit options in declaration order and parses back", "[pipeline]") {
@@ -262,7 +322,7 @@ TEST_CASE("str() lists explicit options in declaration order and parses back", "
   CHECK(back.getBool("pg-skip-partition"));
   CHECK(back.getFloat("ratio") == 0.1);
   CHECK(back.getString("label") == "a b");
-  CHECK(back.getIntMap("vec-nbuffer-setting") == IntMap{{0, 4}, {-1, 2}});
+  CHECK(back.getGroupSetting("vec-nbuffer-setting") == GroupSetting{{0, 4}, {-1, 2}});
   CHECK_FALSE(back.isExplicit("pg-upper-bound"));
   CHECK(back.str() == text);
 }
@@ -307,7 +367,7 @@ TEST_CASE("pipeline option values may be braced maps and quoted strings", "[pipe
   REQUIRE(p.ok());
   CHECK(argumentsOf(*p) == std::vector<std::string>{"partition", "cse"});
   const PassOptionValues &o = (*p)[0].options;
-  CHECK(o.getIntMap("vec-nbuffer-setting") == IntMap{{0, 4}, {-1, 2}});
+  CHECK(o.getGroupSetting("vec-nbuffer-setting") == GroupSetting{{0, 4}, {-1, 2}});
   CHECK(o.getString("label") == "x, y} z");
   CHECK(o.getInt("pg-lower-bound") == 9);
 }
@@ -415,7 +475,7 @@ TEST_CASE("printHelp lists passes, their options and pipelines", "[pipeline]") {
                 {{"pg-lower-bound", OptionKind::Int, int64_t(0), "Merge small subgraphs", 0, 100},
                  {"pg-skip-partition", OptionKind::Bool, false, "Skip partitioning"},
                  {"label", OptionKind::String, std::string(), "A name"},
-                 {"setting", OptionKind::IntMap, IntMap{{-1, 2}}, "Per-group N"}});
+                 {"setting", OptionKind::GroupSetting, GroupSetting{{-1, 2}}, "Per-group N"}});
   r.addPipeline({"cleanup", "Clean-up passes", "cse"});
   std::string help;
   llvm::raw_string_ostream os(help);
@@ -427,7 +487,7 @@ TEST_CASE("printHelp lists passes, their options and pipelines", "[pipeline]") {
                 "    pg-lower-bound=int  Merge small subgraphs (default 0)\n"
                 "    pg-skip-partition=bool  Skip partitioning (default false)\n"
                 "    label=string  A name (default \"\")\n"
-                "    setting=int-map  Per-group N (default {-1:2})\n"
+                "    setting=group-setting  Per-group N (default {-1:2})\n"
                 "Pipelines:\n"
                 "  cleanup  Clean-up passes\n"
                 "    = cse\n");

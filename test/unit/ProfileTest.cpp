@@ -694,6 +694,28 @@ TEST_CASE("bottleneck verdicts fire on their evidence and only then", "[profile]
     CHECK(evidence(*v, "gap_share") == Approx(1 - 400.0 / 700));
     CHECK_THAT(v->knob, Catch::Contains("vec_nbuffer_setting={0: 2} for group func0_0"));
     CHECK_THAT(v->knob, Catch::Contains("up to 4 keeps every core busy"));
+    // A program with several root functions (loop bodies): the advice names the body's
+    // group by its func<F>_<order> key, so it changes that group only; with one root
+    // function, the plain hash order.
+    profile::Summary looped = s;
+    REQUIRE(looped.groups.size() == 1);
+    looped.groups[0].key = "func2_0";
+    looped.loops.emplace();
+    looped.loops->rootFunctions = 3;
+    const profile::Verdict *perBody = nullptr;
+    std::vector<profile::Verdict> loopedVerdicts = profile::verdicts(looped);
+    for (const profile::Verdict &w : loopedVerdicts)
+      if (w.rule == "scheduling_gaps") perBody = &w;
+    REQUIRE(perBody);
+    CHECK_THAT(perBody->knob,
+               Catch::Contains("vec_nbuffer_setting={\"func2_0\": 2} for group func2_0"));
+    looped.loops->rootFunctions = 1;
+    loopedVerdicts = profile::verdicts(looped);
+    perBody = nullptr;
+    for (const profile::Verdict &w : loopedVerdicts)
+      if (w.rule == "scheduling_gaps") perBody = &w;
+    REQUIRE(perBody);
+    CHECK_THAT(perBody->knob, Catch::Contains("vec_nbuffer_setting={0: 2} for group func2_0"));
     // Back to back, nothing fires.
     CHECK(summarize(makeWideRun(16, 4, 100, 0)).verdicts.empty());
   }

@@ -15,6 +15,7 @@
 #include "ptoc/session/Session.h"
 #include "ptoc/session/Tuner.h"
 #include "ptoc/target/DeviceSpec.h"
+#include "ptoc/tune/TuneResult.h"
 
 using namespace ptoc;
 
@@ -210,8 +211,8 @@ TEST_CASE("derived cube space: written tile and valid variants", "[tuner]") {
   REQUIRE(merged.ok());
   CHECK(std::get<int64_t>(merged->knobs.values().at("cube_nbuffer_mode")) == 2);
   // Groups without a count (none here) stay unmerged, as written.
-  CHECK(std::get<passes::IntMap>(merged->knobs.values().at("cube_nbuffer_setting")) ==
-        passes::IntMap{{-1, 1}, {0, 2}});
+  CHECK(std::get<passes::GroupSetting>(merged->knobs.values().at("cube_nbuffer_setting")) ==
+        passes::GroupSetting{{-1, 1}, {0, 2}});
   // All counts 1 is the written config: no cube merge pass at all.
   absl::StatusOr<session::TunedConfig> ones = tune::applyConfig(
       *space,
@@ -267,8 +268,8 @@ TEST_CASE("applyConfig rewrites tiles, knobs and the scheduler mode", "[tuner]")
   absl::StatusOr<session::TunedConfig> m = tune::applyConfig(*space, merge4, kSoftmax, {});
   REQUIRE(m.ok());
   CHECK(std::get<int64_t>(m->knobs.values().at("vec_nbuffer_mode")) == 2);
-  CHECK(std::get<passes::IntMap>(m->knobs.values().at("vec_nbuffer_setting")) ==
-        passes::IntMap{{0, 4}});
+  CHECK(std::get<passes::GroupSetting>(m->knobs.values().at("vec_nbuffer_setting")) ==
+        passes::GroupSetting{{0, 4}});
 }
 
 TEST_CASE("custom-space knobs: whole-function tiles, every-group merges, pass options",
@@ -285,7 +286,7 @@ TEST_CASE("custom-space knobs: whole-function tiles, every-group merges, pass op
   CHECK(applied->moduleText.find("vec_tile = [2, 256]") != std::string::npos);
   CHECK(applied->moduleText.find("vec_tile = [8, 256]") == std::string::npos);
   const auto &knobs = applied->knobs.values();
-  CHECK(std::get<passes::IntMap>(knobs.at("vec_nbuffer_setting")) == passes::IntMap{{-1, 2}});
+  CHECK(std::get<passes::GroupSetting>(knobs.at("vec_nbuffer_setting")) == passes::GroupSetting{{-1, 2}});
   CHECK(std::get<int64_t>(knobs.at("pg_lower_bound")) == 64);
   CHECK(std::get<bool>(knobs.at("fuse_local")) == false);
 
@@ -457,7 +458,7 @@ TEST_CASE("a kernel's own merge settings are a config of its space", "[tuner]") 
   // group, so the count joins its choices and the written config is a point.
   session::PassKnobs knobs;
   REQUIRE(knobs.set("vec_nbuffer_mode", int64_t(2)).ok());
-  REQUIRE(knobs.set("vec_nbuffer_setting", passes::IntMap{{-1, 64}}).ok());
+  REQUIRE(knobs.set("vec_nbuffer_setting", passes::GroupSetting{{-1, 64}}).ok());
   absl::StatusOr<tune::SearchSpace> space = session::deriveSearchSpace(s, kSoftmax, "", knobs);
   REQUIRE(space.ok());
   std::optional<tune::Config> written = tune::writtenConfig(*space, kSoftmax, knobs);
@@ -470,13 +471,13 @@ TEST_CASE("a kernel's own merge settings are a config of its space", "[tuner]") 
   std::optional<tune::Config> none = tune::writtenConfig(*space, kSoftmax, off);
   REQUIRE(none);
   CHECK_THAT(space->configToString(*none), Catch::Contains(R"("vec_nbuffer[0]":1)"));
-  REQUIRE(knobs.set("vec_nbuffer_setting", passes::IntMap{{-1, 64}, {0, 2}}).ok());
+  REQUIRE(knobs.set("vec_nbuffer_setting", passes::GroupSetting{{-1, 64}, {0, 2}}).ok());
   std::optional<tune::Config> exact = tune::writtenConfig(*space, kSoftmax, knobs);
   REQUIRE(exact);
   CHECK_THAT(space->configToString(*exact), Catch::Contains(R"("vec_nbuffer[0]":2)"));
   // A search starts from it: its first evaluation is the kernel as compiled with its
   // own knobs, the baseline.
-  REQUIRE(knobs.set("vec_nbuffer_setting", passes::IntMap{{-1, 64}}).ok());
+  REQUIRE(knobs.set("vec_nbuffer_setting", passes::GroupSetting{{-1, 64}}).ok());
   TempDir results;
   session::TuneOptions options = searchOptions(results, 4, tune::Strategy::Random);
   options.baseKnobs = knobs;
@@ -937,4 +938,125 @@ TEST_CASE("bank records without device_sched_parallelism load and keep the kerne
   CHECK(hit8->bankHit);
   REQUIRE(hit8->best);
   CHECK(hit8->best->schedParallelism == 8);
+}
+
+namespace {
+
+/// A control function (function 0) running two loops whose bodies are alike: each cuts
+/// its 8x64 window into eight 1x64 rows, one AIV group of eight subgraphs per body,
+/// func1_0 in @rows_a and func2_0 in @rows_b (test/loops/settings.pto's module).
+constexpr const char *kTwoBodies = R"pto(
+func @ctl(%x: tensor<16x64xf32>, %y: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %w = gm_tensor : tensor<16x64xf32>
+  %a = loop %x, %w {body = "rows_a", name = "a", stop = 2, ins = [{of = 0, offsets = ["a * 8", 0], sizes = [8, 64]}], outs = [{of = 1, offsets = ["a * 8", 0], sizes = [8, 64]}]} : tensor<16x64xf32>
+  %b = loop %a, %y {body = "rows_b", name = "b", stop = 2, ins = [{of = 0, offsets = ["b * 8", 0], sizes = [8, 64]}], outs = [{of = 1, offsets = ["b * 8", 0], sizes = [8, 64]}]} : tensor<16x64xf32>
+  return %b
+}
+func @rows_a(%r: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %e = exp %r {vec_tile = [1, 64]} : tensor<8x64xf32>
+  return %e
+}
+func @rows_b(%r: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %e = neg %r {vec_tile = [1, 64]} : tensor<8x64xf32>
+  return %e
+}
+)pto";
+
+/// The size of the group named `key` in `kernel`'s compile statistics (-1: none).
+int64_t groupSize(const session::Kernel &kernel, llvm::StringRef key) {
+  for (const session::GroupStats &g : kernel.stats.groups)
+    if (g.key == key) return g.size;
+  return -1;
+}
+
+} // namespace
+
+TEST_CASE("a module with several root functions gets a merge knob per body", "[tuner]") {
+  session::Session s = tinySession();
+  absl::StatusOr<tune::SearchSpace> space = session::deriveSearchSpace(s, kTwoBodies);
+  REQUIRE(space.ok());
+  // One knob per body's group, keyed as the summary prints it; no knob that would set
+  // both bodies at once.
+  const tune::Dimension &a = dimension(*space, "vec_nbuffer[func1_0]");
+  const tune::Dimension &b = dimension(*space, "vec_nbuffer[func2_0]");
+  CHECK(space->findDimension("vec_nbuffer[0]") < 0);
+  CHECK(contains(a, std::string("auto")));
+  CHECK(contains(b, int64_t(4)));
+
+  // Body 1's group in pairs, body 2's four at a time: each body gets its own count.
+  absl::StatusOr<session::TunedConfig> applied = tune::applyConfigValues(
+      {{"vec_nbuffer[func1_0]", int64_t(2)}, {"vec_nbuffer[func2_0]", int64_t(4)}}, kTwoBodies,
+      {});
+  REQUIRE(applied.ok());
+  CHECK(std::get<int64_t>(applied->knobs.values().at("vec_nbuffer_mode")) == 2);
+  CHECK(std::get<passes::GroupSetting>(applied->knobs.values().at("vec_nbuffer_setting")) ==
+        passes::GroupSetting{{passes::GroupKey::inFunc(1, 0), 2},
+                             {passes::GroupKey::inFunc(2, 0), 4}});
+  session::CompileOptions compile;
+  compile.knobs = applied->knobs;
+  absl::StatusOr<session::Kernel> k = s.compileText(applied->moduleText, "cand.pto", compile);
+  REQUIRE(k.ok());
+  CHECK(groupSize(*k, "func1_0") == 4);
+  CHECK(groupSize(*k, "func2_0") == 2);
+  CHECK(k->warnings.empty());
+
+  // The kernel's own setting, a plain key and one for body 2, is the written config:
+  // body 1 takes the plain key, body 2 its own.
+  session::PassKnobs own;
+  REQUIRE(own.set("vec_nbuffer_mode", int64_t(2)).ok());
+  REQUIRE(own.set("vec_nbuffer_setting",
+                  passes::GroupSetting{{0, 4}, {passes::GroupKey::inFunc(2, 0), 8}})
+              .ok());
+  absl::StatusOr<tune::SearchSpace> ownSpace =
+      session::deriveSearchSpace(s, kTwoBodies, "", own);
+  REQUIRE(ownSpace.ok());
+  std::optional<tune::Config> written = tune::writtenConfig(*ownSpace, kTwoBodies, own);
+  REQUIRE(written);
+  std::string writtenJson = ownSpace->configToString(*written);
+  CHECK_THAT(writtenJson, Catch::Contains(R"("vec_nbuffer[func1_0]":4)"));
+  CHECK_THAT(writtenJson, Catch::Contains(R"("vec_nbuffer[func2_0]":8)"));
+
+  // A custom space may name a body's group too; a key that is no group name is not a knob.
+  CHECK(tune::parseSearchSpace(R"({"vec_nbuffer[func2_0]": [1, 2]})").ok());
+  for (const char *bad : {R"({"vec_nbuffer[func2]": [1]})", R"({"vec_nbuffer[-1]": [1]})",
+                          R"({"vec_nbuffer[\"func2_0\"]": [1]})"}) {
+    INFO(bad);
+    absl::StatusOr<tune::SearchSpace> parsed = tune::parseSearchSpace(bad);
+    REQUIRE_FALSE(parsed.ok());
+    CHECK_THAT(std::string(parsed.status().message()),
+               Catch::Contains("unknown search space knob"));
+  }
+}
+
+TEST_CASE("per-body merge knobs round-trip through the tune result file and the bank",
+          "[tuner]") {
+  session::Session s = tinySession();
+  TempDir temp;
+  session::TuneOptions options = bankOptions(temp, 6, tune::Strategy::Random);
+  absl::StatusOr<session::TuneReport> first = session::tuneModule(s, kTwoBodies, options);
+  REQUIRE(first.ok());
+  REQUIRE(first->best);
+  REQUIRE(!first->resultPath.empty());
+
+  // The file names the knobs per body, and its best config applies to the same knobs.
+  auto text = llvm::MemoryBuffer::getFile(first->resultPath);
+  REQUIRE(text);
+  absl::StatusOr<tune::TuneResultFile> file = tune::parseTuneResult((*text)->getBuffer());
+  REQUIRE(file.ok());
+  CHECK(file->space.findDimension("vec_nbuffer[func1_0]") >= 0);
+  CHECK(file->space.findDimension("vec_nbuffer[func2_0]") >= 0);
+  REQUIRE(file->result.bestEvaluation());
+  absl::StatusOr<session::TunedConfig> fromFile =
+      tune::applyConfig(file->space, file->result.bestEvaluation()->config, kTwoBodies, {});
+  REQUIRE(fromFile.ok());
+  CHECK(fromFile->knobs.values() == first->best->knobs.values());
+  CHECK(fromFile->moduleText == first->best->moduleText);
+
+  // The bank answers the same tuning with the same knobs.
+  absl::StatusOr<session::TuneReport> second = session::tuneModule(s, kTwoBodies, options);
+  REQUIRE(second.ok());
+  CHECK(second->bankHit);
+  REQUIRE(second->best);
+  CHECK(second->best->knobs.values() == first->best->knobs.values());
+  CHECK(second->bestUs == first->bestUs);
 }

@@ -28,13 +28,16 @@ llvm::StringRef countSourceName(CountSource s);
 struct MergeCount {
   int64_t n = 1;
   CountSource source = CountSource::Off;
+  /// The setting entry it came from (SettingKey: `3` or `func1_3`; SettingDefault: -1).
+  GroupKey key;
 };
 
-/// The one count rule of the `*_mode` / `*_setting` knobs: mode 0 -> 1; mode 1 ->
-/// `automatic`; mode 2 -> `setting[hashOrder]`, else `setting[-1]`, else `automatic`
-/// (an exact key beats the default, which beats automatic).
-MergeCount chooseMergeCount(int64_t mode, const IntMap &setting, int64_t hashOrder,
-                            int64_t automatic);
+/// The one count rule of the `*_mode` / `*_setting` knobs, for group `hashOrder` of
+/// the root function at position `funcIndex` of its module: mode 0 -> 1; mode 1 ->
+/// `automatic`; mode 2 -> the setting's entry (lookupGroupSetting: `func<F>_<order>`,
+/// else the plain hash order, else -1), else `automatic`.
+MergeCount chooseMergeCount(int64_t mode, const GroupSetting &setting, unsigned funcIndex,
+                            int64_t hashOrder, int64_t automatic);
 
 /// NBuffer merges' automatic count for a group of `groupSize` subgraphs with `cores`
 /// cores to fill: 1 (no merge) if groupSize <= cores; else start at

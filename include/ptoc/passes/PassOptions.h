@@ -10,15 +10,15 @@
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/StringRef.h"
+#include "ptoc/passes/GroupSetting.h"
 
 namespace ptoc::passes {
 
-/// The value types a pass option can have. IntMap is the `*_setting` form
-/// `{0: 4, -1: 2}` (hash order -> N; -1 = default).
-enum class OptionKind : uint8_t { Bool, Int, Float, String, IntMap };
+/// The value types a pass option can have. GroupSetting is the `*_setting` form
+/// `{0: 4, func1_2: 8, -1: 2}` (group -> count; GroupSetting.h).
+enum class OptionKind : uint8_t { Bool, Int, Float, String, GroupSetting };
 
-using IntMap = std::map<int64_t, int64_t>;
-using OptionValue = std::variant<bool, int64_t, double, std::string, IntMap>;
+using OptionValue = std::variant<bool, int64_t, double, std::string, GroupSetting>;
 
 /// One option a pass accepts. Names use dashes (`pg-lower-bound`); the parser also
 /// accepts underscores (`pg_lower_bound`), the spelling of the Python API.
@@ -65,7 +65,7 @@ public:
   int64_t getInt(llvm::StringRef name) const;
   double getFloat(llvm::StringRef name) const;
   const std::string &getString(llvm::StringRef name) const;
-  const IntMap &getIntMap(llvm::StringRef name) const;
+  const GroupSetting &getGroupSetting(llvm::StringRef name) const;
   /// Whether `name` was set explicitly (not left at its default).
   bool isExplicit(llvm::StringRef name) const;
 
@@ -88,7 +88,7 @@ private:
 /// declarations and the factory's struct from it.
 template <typename Options> struct OptionRow {
   using Field = std::variant<bool Options::*, int64_t Options::*, double Options::*,
-                             std::string Options::*, IntMap Options::*>;
+                             std::string Options::*, GroupSetting Options::*>;
   const char *name;
   Field field;
   const char *help;
@@ -113,7 +113,7 @@ std::vector<PassOptionDecl> declareOptions(const OptionRow<Options> (&rows)[N]) 
           d.kind = std::is_same_v<T, bool>      ? OptionKind::Bool
                    : std::is_same_v<T, int64_t> ? OptionKind::Int
                    : std::is_same_v<T, double>  ? OptionKind::Float
-                   : std::is_same_v<T, IntMap>  ? OptionKind::IntMap
+                   : std::is_same_v<T, GroupSetting> ? OptionKind::GroupSetting
                                                 : OptionKind::String;
           d.defaultValue = defaults.*member;
         },
@@ -134,7 +134,8 @@ Options readOptions(const OptionRow<Options> (&rows)[N], const PassOptionValues 
           if constexpr (std::is_same_v<T, bool>) out.*member = values.getBool(row.name);
           else if constexpr (std::is_same_v<T, int64_t>) out.*member = values.getInt(row.name);
           else if constexpr (std::is_same_v<T, double>) out.*member = values.getFloat(row.name);
-          else if constexpr (std::is_same_v<T, IntMap>) out.*member = values.getIntMap(row.name);
+          else if constexpr (std::is_same_v<T, GroupSetting>)
+            out.*member = values.getGroupSetting(row.name);
           else out.*member = values.getString(row.name);
         },
         row.field);

@@ -60,9 +60,10 @@ struct L1ReuseMergeOptions {
   /// fewer GM reads, a choice the user makes), 1 automatic merge count per group,
   /// 2 per-group count from `setting`.
   int64_t mode = 0;
-  /// cube_l1_reuse_setting: hash order -> members per anchor (-1 = default for
-  /// groups without a key). Mode 2 only.
-  IntMap setting;
+  /// cube_l1_reuse_setting: group -> members per anchor (GroupSetting.h: a plain hash
+  /// order in every root function, `func<F>_<order>` in one, which wins; -1 = default
+  /// for groups without a key). Mode 2 only.
+  GroupSetting setting;
   /// mg_copyin_upper_bound: a merged subgraph may copy in at most this many bytes
   /// (-1: no cap). 1 MiB is PyPTO's early default; later PyPTO versions raised it to
   /// 100 MiB.
@@ -103,8 +104,10 @@ std::unique_ptr<Pass> createPartitionPass(const PartitionOptions &options = {});
 struct NBufferMergeOptions {
   /// vec_nbuffer_mode: 0 off, 1 automatic N per group, 2 N from `setting`.
   int64_t mode = 0;
-  /// vec_nbuffer_setting: hash order -> N (-1 = default for groups without a key).
-  IntMap setting;
+  /// vec_nbuffer_setting: group -> N (GroupSetting.h: a plain hash order in every root
+  /// function, `func<F>_<order>` in one, which wins; -1 = default for groups without a
+  /// key).
+  GroupSetting setting;
   /// mg_vec_parallel_lb: the automatic N keeps at least this many subgraphs per
   /// group; -1 = the device's AIV core count.
   int64_t parallelLowerBound = -1;
@@ -123,8 +126,8 @@ struct CubeNBufferMergeOptions {
   /// cube_nbuffer_mode: 0 off, 1 automatic N per group (keeps at least the
   /// device's AIC core count of subgraphs), 2 N from `setting`.
   int64_t mode = 0;
-  /// cube_nbuffer_setting: hash order -> N (-1 = default for groups without a key).
-  IntMap setting;
+  /// cube_nbuffer_setting: group -> N, keyed as vec_nbuffer_setting.
+  GroupSetting setting;
   /// mg_copyin_upper_bound: no merged subgraph copies in more bytes; -1 = no cap.
   int64_t copyInUpperBound = -1;
   /// Merges allowed before the pass stops (bisection); -1 = unlimited.

@@ -161,6 +161,10 @@ struct BodySummary {
 /// A run with loops: its bodies and the AICPU control thread (docs/runtime.md "Loops").
 struct LoopSummary {
   std::vector<BodySummary> bodies; ///< in Program::bodies order (bodies without tasks left out)
+  /// The program's root functions (bodies and segments, with or without tasks): with
+  /// more than one, advice names a group by its `func<F>_<order>` key (a plain hash
+  /// order would set that group of every root function). Not in the JSON.
+  int rootFunctions = 0;
   int tasksOutsideBodies = 0;      ///< tasks of no loop iteration
   int stitches = 0;
   double controlBusyUs = 0;  ///< the control thread building every stitch

@@ -22,6 +22,8 @@ namespace ptoc::session {
 struct GroupStats {
   std::string key;            ///< `func<F>_<order>`, the key of `*_setting` maps
   int64_t hashOrder = -1;     ///< the `<order>` part
+  /// The `<F>` part: the root function's position in its module (analysis::hashOrderKey).
+  unsigned funcIndex = 0;
   target::CoreKind core = target::CoreKind::None;
   int64_t size = 0;           ///< members (tasks)
   int64_t cycles = 0;         ///< estimated cycles of its largest member

@@ -149,7 +149,9 @@ struct Kernel {
   /// when it is the function as written; the scheduler mode the bank measured it with.
   std::string bankConfig;
   std::optional<int> bankSchedMode;
-  /// What the compile warns about (an unusable bank, a stale bank record).
+  /// What the compile warns about (an unusable bank, a stale bank record) and the
+  /// passes' warnings ("file:line:col: message", e.g. a `*_setting` key that names no
+  /// group).
   std::vector<std::string> warnings;
   /// What the passes remark on ("file:line:col: remark: ..."), e.g. a whole-shape
   /// vec_tile that expand-tiles split to fit UB.

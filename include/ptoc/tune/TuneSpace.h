@@ -31,8 +31,11 @@ namespace ptoc::tune {
 inline constexpr const char *kVecTileDim = "vec_tile";
 inline constexpr const char *kCubeTileDim = "cube_tile";
 /// Merge counts: `vec_nbuffer[k]` / `cube_nbuffer[k]` for the AIV / AIC group of hash
-/// order k (vec_nbuffer_setting / cube_nbuffer_setting `{k: N}`); without an index
-/// (custom spaces only), every group of that core kind (`{-1: N}`).
+/// order k (vec_nbuffer_setting / cube_nbuffer_setting `{k: N}`: that order in every
+/// root function), `vec_nbuffer[func<F>_<k>]` for group k of root function F only
+/// (`{func<F>_<k>: N}`, what the derived space of a module with several root functions
+/// holds); without an index (custom spaces only), every group of that core kind
+/// (`{-1: N}`).
 inline constexpr const char *kVecNBufferDim = "vec_nbuffer";
 inline constexpr const char *kCubeNBufferDim = "cube_nbuffer";
 inline constexpr const char *kSchedDim = "device_sched_mode";
@@ -58,6 +61,10 @@ struct TunedConfig {
 /// A hash-order group of two or more subgraphs that the merge passes could fold (of
 /// the function as written, partitioned with merging off): a merge-count knob each.
 struct MergeGroup {
+  /// The root function it belongs to (its position in the module: the F of
+  /// `func<F>_<order>`), or passes::GroupKey::kEveryFunc for a knob that sets hash order
+  /// `hashOrder` in every root function (a module with one root function).
+  int64_t func = passes::GroupKey::kEveryFunc;
   int64_t hashOrder = 0;
   target::CoreKind core = target::CoreKind::None;
   int64_t size = 0;
@@ -108,7 +115,8 @@ absl::StatusOr<SearchSpace> deriveSearchSpace(
 /// rest other), or the array form of a tune_result file's `space`. Knobs:
 /// vec_tile / cube_tile (every site) or vec_tile[k] / cube_tile[k] (the k-th distinct
 /// shape; a cube tile is [mL0, mL1, kL0, kL1, nL0, nL1]), vec_nbuffer[k] /
-/// cube_nbuffer[k] (the group of hash order k; without [k]: every group),
+/// cube_nbuffer[k] (the group of hash order k; [func<F>_<k>]: that group of root
+/// function F only; without [k]: every group),
 /// device_sched_mode, device_sched_parallelism (values 1..8) and any scalar pass
 /// option (pg_upper_bound, fuse_local, ...). Errors name the knob (and a value out of
 /// its range).

@@ -60,8 +60,11 @@ def warn_ignored(names):
 
 
 def _setting(name, value, ignored):
-    """PyPTO's {"DEFAULT": N, "func<M>_<order>": N, label: N} as ptoc's
-    {-1: N, order: N}; semantic-label keys are ignored."""
+    """PyPTO's {"DEFAULT": N, "func<F>_<order>": N, order: N, label: N} as ptoc's
+    {-1: N, "func<F>_<order>": N, order: N}: a "func<F>_<order>" key keeps its function
+    (ptoc numbers root functions as PyPTO does: F is the function's position in the
+    module, and the summary prints the same keys), so it sets that function's group
+    only; semantic-label keys are ignored."""
     if not isinstance(value, dict):
         raise OptionError(f"pass option '{name}' must be a dict like {{'DEFAULT': 2, "
                           f"'func0_1': 4}}, got {value!r}")
@@ -72,7 +75,8 @@ def _setting(name, value, ignored):
         elif isinstance(key, int) and not isinstance(key, bool):
             out[key] = n
         elif isinstance(key, str) and _FUNC_KEY.match(key):
-            out[int(_FUNC_KEY.match(key).group(2))] = n
+            func, order = _FUNC_KEY.match(key).groups()
+            out[f"func{int(func)}_{int(order)}"] = n
         else:
             ignored.append(f"pass_options.{name}[{key!r}] (semantic-label keys)")
     return out
