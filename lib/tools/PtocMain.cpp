@@ -120,7 +120,8 @@ CommandSpec runSpec(RunArgs &a) {
            "simulate only; no outputs are computed or written"},
           {"max-tile-ops", &a.compile.budget.maxTileOps, "N",
            "stop compiling a function past N tile ops (about 750 bytes of host memory each)",
-           Bounds::atLeast(1)},
+           Bounds::between(passes::CompileBudget::kMinMaxTileOps,
+                           passes::CompileBudget::kMaxMaxTileOps)},
           {"tune-bank", OptionalValue{&a.compile.consultBank, &a.compile.bankPath}, "DIR",
            "consult the tuning knowledge bank (DIR, default $PTOC_TUNE_BANK_PATH or "
            "~/.cache/ptoc/bank): a function it knows on this device runs with its best config "

@@ -85,7 +85,7 @@ HOST_OPTIONS = _table("host_options", {
     "compile_stage": (_stage, "stop compiling after this stage: tensor, tile, partitioned, codegen"),
     "double_buffer": (_boolean, "ping-pong local buffers (transfers overlap compute)"),
     "verify_each": (_boolean, "verify the IR after every pass that changed it"),
-    "max_tile_ops": (_int_in(1, 2**62),
+    "max_tile_ops": (_int_in(_ptoc.MIN_MAX_TILE_OPS, _ptoc.MAX_MAX_TILE_OPS),
                      "stop compiling a function past this many tile ops (about 750 bytes of "
                      "host memory each): a tile shape far too small for its tensor is an "
                      "error, not an exhausted host"),

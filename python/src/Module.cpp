@@ -16,6 +16,7 @@
 #include "TuneBindings.h"
 #include "ptoc/passes/Pass.h"
 #include "ptoc/profile/OutputDir.h"
+#include "ptoc/profile/Summary.h"
 #include "ptoc/profile/TraceAnalysis.h"
 #include "ptoc/runtime/Executor.h"
 #include "ptoc/runtime/Simulator.h"
@@ -107,6 +108,9 @@ PYBIND11_MODULE(_ptoc, m) {
   m.attr("MIN_SCHED_PARALLELISM") = runtime::kMinSchedParallelism;
   m.attr("MAX_SCHED_PARALLELISM") = runtime::kMaxSchedParallelism;
   m.attr("MAX_TOP") = profile::kMaxTop;
+  m.attr("DEFAULT_TOP") = profile::SummaryOptions{}.topTasks;
+  m.attr("MIN_MAX_TILE_OPS") = passes::CompileBudget::kMinMaxTileOps;
+  m.attr("MAX_MAX_TILE_OPS") = passes::CompileBudget::kMaxMaxTileOps;
   m.def(
       "check_pass_option",
       [](const py::handle &nameObj, const py::handle &value) {

@@ -111,3 +111,46 @@ def test_cli_help_shows_the_cpp_defaults():
     report = cli_defaults("prof", "report")
     assert report["--sched-mode"] == str(CPP["runtime_options"]["device_sched_mode"])
     assert report["--device"] == _ptoc.DEFAULT_DEVICE
+
+
+def test_analyze_lists_as_many_tasks_as_ptoc_prof_by_default():
+    """ptoc.analyze's `top` is SummaryOptions::topTasks, like `ptoc prof --top`."""
+    top = inspect.signature(ptoc.profile.analyze).parameters["top"].default
+    assert top == _ptoc.DEFAULT_TOP == keyword_defaults(_ptoc.analyze_trace)["top"]
+    assert cli_defaults("prof", "x")["--top"] == str(top)
+
+
+def test_max_tile_ops_bounds_are_the_same_on_every_face(tmp_path):
+    """CompileBudget's bounds: Python's host option, `ptoc run` and `ptoc-opt` accept the
+    same range and reject the values just outside it."""
+    lo, hi = _ptoc.MIN_MAX_TILE_OPS, _ptoc.MAX_MAX_TILE_OPS
+    assert (lo, hi) == (1, 2**62)
+    check = OPTIONS.HOST_OPTIONS["max_tile_ops"][0]
+    for good in (lo, hi):
+        check("max_tile_ops", good)
+    for bad in (lo - 1, hi + 1):
+        with pytest.raises(ptoc.OptionError, match=rf"max_tile_ops.*{lo}.*{hi}"):
+            check("max_tile_ops", bad)
+    build = os.environ.get("PTOC_BUILD_DIR")
+    if not build:
+        pytest.skip("the ptoc CLI not found: set PTOC_BUILD_DIR to the build folder")
+    source = tmp_path / "k.pto"
+    source.write_text("func @k(%x: tensor<16x64xf32>) -> tensor<16x64xf32> {\n"
+                      "  %y = exp %x {vec_tile = [16, 64]} : tensor<16x64xf32>\n"
+                      "  return %y\n}\n")
+    for tool, args in (("ptoc", ["run", str(source), "--no-numerics"]),
+                       ("ptoc-opt", [str(source), "--pipeline=default"])):
+        refusal = f"--max-tile-ops must be an integer in [{lo}, {hi}]"
+        for value in (lo - 1, hi + 1):
+            proc = subprocess.run([os.path.join(build, "tools", tool), *args,
+                                   "--max-tile-ops", str(value)], capture_output=True, text=True)
+            assert proc.returncode != 0 and refusal in proc.stderr, (tool, value, proc.stderr)
+        # In bounds: hi compiles; lo is accepted, then the compile runs out of budget.
+        for value, ok in ((hi, True), (lo, False)):
+            proc = subprocess.run([os.path.join(build, "tools", tool), *args,
+                                   "--max-tile-ops", str(value)], capture_output=True, text=True)
+            assert (proc.returncode == 0) == ok and refusal not in proc.stderr, \
+                (tool, value, proc.stderr)
+            if not ok:
+                assert "tile ops a compile may create" in proc.stderr, (tool, proc.stderr)
+
