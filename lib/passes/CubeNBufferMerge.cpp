@@ -10,6 +10,7 @@
 // The pass object and the chunking are nbuffer-merge's (NBufferMerge.cpp); only
 // the core kind and option names differ.
 // `--debug-only=cube-nbuffer-merge` logs each group's N and every decision.
+#include "ptoc/passes/MergeOptions.h"
 #include "ptoc/passes/Passes.h"
 
 #include "NBufferMerge.h"
@@ -34,10 +35,8 @@ void registerCubeNBufferMergePass(PassRegistry &registry) {
        0, 2},
       {"cube-nbuffer-setting", &CubeNBufferMergeOptions::setting,
        "mode 2: {hash_order: N, -1: default}; groups without an entry use the automatic N", 1},
-      {"mg-copyin-upper-bound", &CubeNBufferMergeOptions::copyInUpperBound,
-       "byte cap on the copy-in of a merged subgraph; -1 no cap", -1},
-      {"merge-fuel", &CubeNBufferMergeOptions::fuel,
-       "merges allowed before stopping (bisection); -1 unlimited", -1},
+      copyInUpperBoundRow(&CubeNBufferMergeOptions::copyInUpperBound),
+      mergeFuelRow(&CubeNBufferMergeOptions::fuel),
   };
   registry.add({"cube-nbuffer-merge",
                 "Merge isomorphic AIC subgraphs N at a time (fewer, larger cube tasks)",

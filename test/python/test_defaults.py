@@ -154,3 +154,17 @@ def test_max_tile_ops_bounds_are_the_same_on_every_face(tmp_path):
             if not ok:
                 assert "tile ops a compile may create" in proc.stderr, (tool, proc.stderr)
 
+
+def test_pass_option_default_reports_a_per_pass_default():
+    """mg_copyin_upper_bound is capped at 1 MiB in l1-reuse-merge only; a knob whose
+    passes agree has one default."""
+    cap = _ptoc.pass_option_default("mg_copyin_upper_bound")
+    assert cap == {"partition": -1, "nbuffer-merge": -1, "cube-nbuffer-merge": -1,
+                   "l1-reuse-merge": 1 << 20}
+    assert _ptoc.pass_option_default("mg_copyin_upper_bound", "l1-reuse-merge") == 1 << 20
+    assert _ptoc.pass_option_default("mg_copyin_upper_bound", "partition") == -1
+    assert _ptoc.pass_option_default("merge_fuel") == -1
+    assert _ptoc.pass_option_default("pg_lower_bound") == 512
+    assert _ptoc.pass_option_default("pg_lower_bound", "l1-reuse-merge") is None
+    assert _ptoc.pass_option_default("no_such_option") is None
+
