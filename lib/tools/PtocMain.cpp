@@ -16,7 +16,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "ptoc/ir/Context.h"
@@ -30,6 +29,7 @@
 #include "ptoc/runtime/Simulator.h"
 #include "ptoc/session/Session.h"
 #include "ptoc/session/Version.h"
+#include "ptoc/support/ReadFile.h"
 #include "ptoc/target/DeviceSpec.h"
 #include "ptoc/tools/ArgParser.h"
 #include "ptoc/tools/CalibrateMain.h"
@@ -193,14 +193,12 @@ int runCommand(const std::vector<std::string> &argv) {
   absl::StatusOr<Session> session = Session::create(args.device);
   if (!session.ok()) return fail(ir::messageOf(session.status()));
 
-  auto buffer = llvm::MemoryBuffer::getFile(args.file, /*IsText=*/true);
-  if (!buffer)
-    return fail(absl::StrCat("cannot read '", args.file, "': ", buffer.getError().message()));
-  std::string text = (*buffer)->getBuffer().str();
+  absl::StatusOr<std::string> text = support::readFile(args.file, support::kMaxSourceBytes);
+  if (!text.ok()) return fail(ir::messageOf(text.status()));
 
   if (absl::Status st = setPassOptions(args.passOptions, args.compile.knobs); !st.ok())
     return fail(std::string(st.message()));
-  absl::StatusOr<Kernel> kernel = session->compileText(text, args.file, args.compile);
+  absl::StatusOr<Kernel> kernel = session->compileText(*text, args.file, args.compile);
   if (!kernel.ok()) return fail(ir::messageOf(kernel.status()));
   for (const std::string &w : kernel->warnings) llvm::errs() << "ptoc: warning: " << w << "\n";
   if (!kernel->bankConfig.empty()) {
@@ -263,7 +261,7 @@ int runCommand(const std::vector<std::string> &argv) {
     // the function is the one compiled (with loops: the entry, its bodies in the module).
     ir::Context ctx;
     absl::StatusOr<std::unique_ptr<ir::Module>> module =
-        ir::parseModuleOrError(text, args.file, ctx);
+        ir::parseModuleOrError(*text, args.file, ctx);
     if (!module.ok()) return fail(ir::messageOf(module.status()));
     ir::Func *func = (*module)->lookup(kernel->funcName);
     if (!func)
