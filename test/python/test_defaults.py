@@ -77,8 +77,8 @@ def test_python_keyword_defaults_are_the_cpp_defaults():
     assert inspect.signature(ptoc.jit).parameters["device"].default == _ptoc.DEFAULT_DEVICE
 
 
-def cli_defaults(*args):
-    """--flag -> the default `ptoc <args> --help` shows for it (the [..] ending its text)."""
+def cli_help(*args):
+    """--flag -> its text in `ptoc <args> --help` (wrapped lines joined)."""
     build = os.environ.get("PTOC_BUILD_DIR")
     if not build:
         pytest.skip("the ptoc CLI not found: set PTOC_BUILD_DIR to the build folder")
@@ -94,7 +94,12 @@ def cli_defaults(*args):
             blocks[current] += " " + line.strip()
         else:
             current = None
-    return {flag: m.group(1) for flag, block in blocks.items()
+    return blocks
+
+
+def cli_defaults(*args):
+    """--flag -> the default `ptoc <args> --help` shows for it (the [..] ending its text)."""
+    return {flag: m.group(1) for flag, block in cli_help(*args).items()
             if (m := re.search(r"\[([^\]]*)\]$", block))}
 
 
@@ -168,3 +173,48 @@ def test_pass_option_default_reports_a_per_pass_default():
     assert _ptoc.pass_option_default("pg_lower_bound", "l1-reuse-merge") is None
     assert _ptoc.pass_option_default("no_such_option") is None
 
+
+def test_python_and_cli_views_of_the_option_table_agree():
+    """The runtime, debug and host options are one C++ table (session/OptionTable.h):
+    Python's dicts and `ptoc run`'s flags show its names, bounds, help and defaults."""
+    table = _ptoc.option_table()
+    for kind, view in (("runtime_options", OPTIONS.RUNTIME_OPTIONS),
+                       ("debug_options", OPTIONS.DEBUG_OPTIONS),
+                       ("host_options", OPTIONS.HOST_OPTIONS)):
+        assert list(view) == [row["name"] for row in table if row["dict"] == kind]
+    blocks = cli_help("run")
+    defaults = cli_defaults("run")
+    flagged = [row for row in table if row["flag"]]
+    assert {row["name"] for row in flagged} >= {"device_sched_mode", "runtime_debug_mode",
+                                                  "output_dir", "run_numerics", "max_tile_ops"}
+    for row in table:
+        check, default, meaning = OPTIONS._TABLES[row["dict"]][row["name"]]
+        assert default == row["default"] and meaning.startswith(row["help"]), row["name"]
+        if row["kind"] == "int":
+            check(row["name"], row["min"])
+            check(row["name"], row["max"])
+            with pytest.raises(ptoc.OptionError, match=re.escape(f"[{row['min']}, {row['max']}]")):
+                check(row["name"], row["max"] + 1)
+        if not row["flag"]:
+            continue
+        flag = "--" + row["flag"]
+        block = " ".join(blocks[flag].split())
+        said = " ".join(f"{row['name']}: {row['help']}".split())
+        assert said in block, (flag, block)
+        if row["flag"].startswith("no-"):
+            assert row["kind"] == "bool" and row["default"] is True
+            assert f"clears {row['name']}" in block
+        elif row["shown_default"]:
+            assert defaults[flag] == row["shown_default"]
+        elif row["kind"] == "int":
+            assert defaults[flag] == str(row["default"]), flag
+    build = os.environ["PTOC_BUILD_DIR"]
+    for row in flagged:
+        if row["kind"] != "int":
+            continue
+        proc = subprocess.run([os.path.join(build, "tools", "ptoc"), "run", "x.pto",
+                               "--" + row["flag"], str(row["max"] + 1)],
+                              capture_output=True, text=True)
+        assert proc.returncode == 2, (row["name"], proc.stderr)
+        assert f"--{row['flag']} must be an integer in [{row['min']}, {row['max']}]" in \
+            proc.stderr, proc.stderr
