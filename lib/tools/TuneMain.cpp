@@ -23,7 +23,6 @@
 #include "ptoc/ir/Printer.h"
 #include "ptoc/runtime/Executor.h"
 #include "ptoc/session/Session.h"
-#include "ptoc/session/TuneProgress.h"
 #include "ptoc/session/Tuner.h"
 #include "ptoc/session/Version.h"
 #include "ptoc/support/BoundedJson.h"
@@ -31,12 +30,13 @@
 #include "ptoc/target/DeviceSpec.h"
 #include "ptoc/tools/ArgParser.h"
 #include "ptoc/tune/Bank.h"
+#include "ptoc/tune/TuneProgress.h"
 
 namespace ptoc::tools {
 
 using session::Session;
 using session::TuneOptions;
-using session::TuneProgress;
+using tune::TuneProgress;
 using session::TuneReport;
 using session::tuneModule;
 using session::version;
