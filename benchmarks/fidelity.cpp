@@ -151,7 +151,7 @@ int main(int argc, char **argv) {
   }
   std::sort(files.begin(), files.end());
 
-  session::MeasurementSimulator sim;
+  calibrate::MeasurementSimulator sim = session::measurementSimulator();
   std::vector<double> allMeasured, allSimulated;
   std::map<std::string, calibrate::SetFidelity> results;
   std::vector<std::string> componentFiles;

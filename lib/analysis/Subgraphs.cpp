@@ -155,6 +155,16 @@ SubgraphGraph SubgraphGraph::fromSubgraphs(ir::Func &f, const CostModel &cost,
 // Puts every subgraph's ops in body order, sets its core, and computes the edges
 // and levels. Everything becomes dirty (summarise() computes hashes and costs).
 // Leaves each op's body position in its walkMark (posBase_ + 1 + position).
+void SubgraphGraph::resetMergeScratch(size_t n) {
+  mergeEpoch_ = 1;
+  producersEpoch_.assign(n, mergeEpoch_);
+  consumersEpoch_.assign(n, mergeEpoch_);
+  parent_.resize(n);
+  std::iota(parent_.begin(), parent_.end(), int64_t(0));
+  visited_.assign(n, 0);
+  visitStamp_ = 0;
+}
+
 void SubgraphGraph::build() {
   size_t n = subgraphs_.size();
   ir::Func &f = *func_;
@@ -210,15 +220,9 @@ void SubgraphGraph::build() {
     ++live_;
     s.core = s.ops.front()->coreKind();
   }
-  mergeEpoch_ = 1;
-  producersEpoch_.assign(n, mergeEpoch_);
-  consumersEpoch_.assign(n, mergeEpoch_);
-  parent_.resize(n);
-  std::iota(parent_.begin(), parent_.end(), int64_t(0));
+  resetMergeScratch(n);
   dirty_.assign(n, 1);
   attrId_.assign(n, -1);
-  visited_.assign(n, 0);
-  visitStamp_ = 0;
   groups_.clear();
 
   // Kahn's algorithm: level = 1 + the highest level among the producers.
@@ -514,13 +518,7 @@ void SubgraphGraph::renumber() {
   level_ = std::move(level);
   attrId_ = std::move(attrId);
   dirty_ = std::move(dirty);
-  mergeEpoch_ = 1;
-  producersEpoch_.assign(n, mergeEpoch_);
-  consumersEpoch_.assign(n, mergeEpoch_);
-  parent_.resize(n);
-  std::iota(parent_.begin(), parent_.end(), int64_t(0));
-  visited_.assign(n, 0);
-  visitStamp_ = 0;
+  resetMergeScratch(n);
   if (cycleMember_ >= 0) cycleMember_ = newId[cycleMember_];
 }
 

@@ -23,8 +23,6 @@ using llvm::json::Array;
 using llvm::json::Object;
 using llvm::json::Value;
 
-/// Largest .pto file a "pto" kernel may name.
-constexpr size_t kMaxPtoBytes = size_t(64) << 20;
 /// Largest tensor dimension a template accepts (the compiler has its own budget; this
 /// only keeps the generated text sane).
 constexpr int64_t kMaxDim = int64_t(1) << 31;
@@ -249,7 +247,7 @@ absl::Status ptoPoint(const Reader &r, const Scope &s, MeasuredKernel &out, size
     full = llvm::sys::path::parent_path(r.path());
     llvm::sys::path::append(full, name);
   }
-  absl::StatusOr<std::string> text = support::readFileBounded(full, kMaxPtoBytes);
+  absl::StatusOr<std::string> text = support::readFileBounded(full, support::kMaxSourceBytes);
   if (!text.ok())
     return r.error(field, absl::StrCat("cannot read '", std::string(full), "': ",
                                        text.status().message()));

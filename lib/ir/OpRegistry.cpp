@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "ptoc/ir/CastMode.h"
 #include "ptoc/ir/Context.h"
@@ -137,6 +138,23 @@ bool sameDType(llvm::ArrayRef<Type> ops, RuleError &error) {
       return fail(error, "operand element types differ (" + typeList(ops) +
                              "); insert a cast so they match", DiagCategory::DType);
   return true;
+}
+
+/// The `offsets` attribute (the start of the op's region), or nullopt after an error.
+std::optional<llvm::ArrayRef<int64_t>> needOffsets(const TypeRuleInput &in, RuleError &error) {
+  Attribute off = in.attrs ? in.attrs.lookup("offsets") : Attribute();
+  if (!off || !off.isIntArray()) {
+    fail(error, "needs an 'offsets' attribute");
+    return std::nullopt;
+  }
+  return off.getIntArray();
+}
+
+/// Whether `dim` is a dimension of `x`; else an error naming the valid ones.
+bool checkDim(int64_t dim, Type x, RuleError &error) {
+  if (dim >= 0 && dim < int64_t(x.rank())) return true;
+  return fail(error, "dim " + std::to_string(dim) + " is out of range for " + x.str() +
+                         " (valid: 0.." + std::to_string(int64_t(x.rank()) - 1) + ")");
 }
 
 Type needDeclared(const TypeRuleInput &in, RuleError &error, const char *what) {
@@ -488,28 +506,22 @@ bool checkRegion(llvm::ArrayRef<int64_t> offsets, llvm::ArrayRef<int64_t> region
 Type viewRule(const TypeRuleInput &in, RuleError &error) {
   Type d = needDeclared(in, error, "the slice shape");
   if (!d) return {};
-  Attribute off = in.attrs ? in.attrs.lookup("offsets") : Attribute();
-  if (!off || !off.isIntArray()) {
-    fail(error, "needs an 'offsets' attribute");
-    return {};
-  }
+  std::optional<llvm::ArrayRef<int64_t>> off = needOffsets(in, error);
+  if (!off) return {};
   if (d.dtype() != in.operands[0].dtype()) {
     fail(error, "changes the element type; use cast for that", DiagCategory::DType);
     return {};
   }
-  if (!checkRegion(off.getIntArray(), d.shape(), in.operands[0], "the slice", error)) return {};
+  if (!checkRegion(*off, d.shape(), in.operands[0], "the slice", error)) return {};
   return in.ctx.withShape(in.operands[0], d.shape());
 }
 
 Type assembleRule(const TypeRuleInput &in, RuleError &error) {
   Type dst = in.operands[0], src = in.operands[1];
   if (!sameKind(in.operands, error) || !sameDType(in.operands, error)) return {};
-  Attribute off = in.attrs ? in.attrs.lookup("offsets") : Attribute();
-  if (!off || !off.isIntArray()) {
-    fail(error, "needs an 'offsets' attribute");
-    return {};
-  }
-  if (!checkRegion(off.getIntArray(), src.shape(), dst, "the source", error)) return {};
+  std::optional<llvm::ArrayRef<int64_t>> off = needOffsets(in, error);
+  if (!off) return {};
+  if (!checkRegion(*off, src.shape(), dst, "the source", error)) return {};
   return dst;
 }
 
@@ -616,12 +628,9 @@ Type copyInRule(const TypeRuleInput &in, RuleError &error) {
       fail(error, "waits only on copy_out tokens (gm tiles), got " + dep.str());
       return {};
     }
-  Attribute off = in.attrs ? in.attrs.lookup("offsets") : Attribute();
-  if (!off || !off.isIntArray()) {
-    fail(error, "needs an 'offsets' attribute");
-    return {};
-  }
-  if (!checkRegion(off.getIntArray(), d.shape(), src, "the tile", error)) return {};
+  std::optional<llvm::ArrayRef<int64_t>> off = needOffsets(in, error);
+  if (!off) return {};
+  if (!checkRegion(*off, d.shape(), src, "the tile", error)) return {};
   return d;
 }
 
@@ -661,12 +670,9 @@ Type copyOutRule(const TypeRuleInput &in, RuleError &error) {
                     (t.space() == MemSpace::UB ? "; cast the tile first" : ""), DiagCategory::DType);
     return {};
   }
-  Attribute off = in.attrs ? in.attrs.lookup("offsets") : Attribute();
-  if (!off || !off.isIntArray()) {
-    fail(error, "needs an 'offsets' attribute");
-    return {};
-  }
-  if (!checkRegion(off.getIntArray(), t.shape(), dst, "the tile", error)) return {};
+  std::optional<llvm::ArrayRef<int64_t>> off = needOffsets(in, error);
+  if (!off) return {};
+  if (!checkRegion(*off, t.shape(), dst, "the tile", error)) return {};
   return in.ctx.tileType(dst.dtype(), t.shape(), MemSpace::GM);
 }
 
@@ -691,11 +697,7 @@ Type selectRule(const TypeRuleInput &in, RuleError &error, DType dtype) {
     return {};
   }
   int64_t dim = dimAttr.getInt(), k = kAttr.getInt();
-  if (dim < 0 || dim >= int64_t(x.rank())) {
-    fail(error, "dim " + std::to_string(dim) + " is out of range for " + x.str() +
-                    " (valid: 0.." + std::to_string(int64_t(x.rank()) - 1) + ")");
-    return {};
-  }
+  if (!checkDim(dim, x, error)) return {};
   if (k < 1 || k > x.dim(dim)) {
     fail(error, "k = " + std::to_string(k) + " is not in 1.." + std::to_string(x.dim(dim)) +
                     " (the size of dimension " + std::to_string(dim) + " of " + x.str() +
@@ -744,11 +746,7 @@ Type gatherRule(const TypeRuleInput &in, RuleError &error) {
     return {};
   }
   int64_t dim = dimAttr.getInt();
-  if (dim < 0 || dim >= int64_t(x.rank())) {
-    fail(error, "dim " + std::to_string(dim) + " is out of range for " + x.str() +
-                    " (valid: 0.." + std::to_string(int64_t(x.rank()) - 1) + ")");
-    return {};
-  }
+  if (!checkDim(dim, x, error)) return {};
   for (unsigned d = 0; d < x.rank(); ++d)
     if (int64_t(d) != dim && index.dim(d) > x.dim(d)) {
       fail(error, "index " + index.str() + " is larger than the input " + x.str() +
@@ -785,11 +783,7 @@ Type scatterRule(const TypeRuleInput &in, RuleError &error) {
     return {};
   }
   int64_t dim = dimAttr.getInt();
-  if (dim < 0 || dim >= int64_t(x.rank())) {
-    fail(error, "dim " + std::to_string(dim) + " is out of range for " + x.str() +
-                    " (valid: 0.." + std::to_string(int64_t(x.rank()) - 1) + ")");
-    return {};
-  }
+  if (!checkDim(dim, x, error)) return {};
   for (unsigned d = 0; d < x.rank(); ++d) {
     if (int64_t(d) != dim && index.dim(d) > x.dim(d)) {
       fail(error, "index " + index.str() + " is larger than the input " + x.str() +

@@ -35,6 +35,18 @@ private:
     pos_ += token.size();
     return true;
   }
+  /// The name at the cursor (letters, digits, '_', and '.' after its first character),
+  /// consumed; empty when there is none or it starts with a digit (the cursor then
+  /// stands after what was scanned, where the error points).
+  llvm::StringRef scanName() {
+    size_t start = pos_;
+    while (pos_ < text_.size() &&
+           (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
+            (pos_ > start && text_[pos_] == '.')))
+      ++pos_;
+    if (pos_ == start || std::isdigit(static_cast<unsigned char>(text_[start]))) return {};
+    return text_.slice(start, pos_);
+  }
   void fail(llvm::StringRef expected) {
     if (!error_.empty()) return;
     error_ = absl::StrCat("expected ", expected.str(), " at column ", pos_ + 1);
@@ -98,30 +110,21 @@ private:
       n.value = v;
       return add(std::move(n));
     }
-    size_t start = pos_;
-    while (pos_ < text_.size() &&
-           (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
-            (pos_ > start && text_[pos_] == '.')))
-      ++pos_;
-    if (pos_ == start || std::isdigit(static_cast<unsigned char>(text_[start]))) {
+    llvm::StringRef name = scanName();
+    if (name.empty()) {
       fail("a number, a name, '(', '-', min(...) or max(...)");
       return -1;
     }
-    llvm::StringRef name = text_.slice(start, pos_);
     if (name == "dim" && eat("(")) { // the size of a dynamic axis: dim(tensor, axis)
       skipSpace();
-      size_t t0 = pos_;
-      while (pos_ < text_.size() &&
-             (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
-              (pos_ > t0 && text_[pos_] == '.')))
-        ++pos_;
-      if (pos_ == t0 || std::isdigit(static_cast<unsigned char>(text_[t0]))) {
+      llvm::StringRef tensor = scanName();
+      if (tensor.empty()) {
         fail("a tensor name as the first argument of dim");
         return -1;
       }
       SymExpr::Node n;
       n.kind = Kind::Dim;
-      n.name = text_.slice(t0, pos_).str();
+      n.name = tensor.str();
       if (!eat(",")) fail("',' between the tensor and the axis of dim");
       skipSpace();
       size_t a0 = pos_;

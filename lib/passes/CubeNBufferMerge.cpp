@@ -11,6 +11,7 @@
 // The pass object and the chunking are nbuffer-merge's (NBufferMerge.cpp); only
 // the core kind and option names differ.
 // `--debug-only=cube-nbuffer-merge` logs each group's N and every decision.
+#include "ptoc/passes/MergeOptions.h"
 #include "ptoc/passes/Passes.h"
 
 #include "NBufferMerge.h"
@@ -36,10 +37,8 @@ void registerCubeNBufferMergePass(PassRegistry &registry) {
       {"cube-nbuffer-setting", &CubeNBufferMergeOptions::setting,
        "mode 2: {hash_order: N, func<F>_<order>: N, -1: default} (a func<F>_ key wins in "
        "its root function); groups without an entry use the automatic N", 1},
-      {"mg-copyin-upper-bound", &CubeNBufferMergeOptions::copyInUpperBound,
-       "byte cap on the copy-in of a merged subgraph; -1 no cap", -1},
-      {"merge-fuel", &CubeNBufferMergeOptions::fuel,
-       "merges allowed before stopping (bisection); -1 unlimited", -1},
+      copyInUpperBoundRow(&CubeNBufferMergeOptions::copyInUpperBound),
+      mergeFuelRow(&CubeNBufferMergeOptions::fuel),
   };
   registry.add({"cube-nbuffer-merge",
                 "Merge isomorphic AIC subgraphs N at a time (fewer, larger cube tasks)",

@@ -35,6 +35,7 @@
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Func.h"
 #include "ptoc/ir/Level.h"
+#include "ptoc/passes/MergeOptions.h"
 #include "ptoc/passes/MergeRules.h"
 #include "ptoc/target/DeviceSpec.h"
 
@@ -555,10 +556,8 @@ void registerL1ReuseMergePass(PassRegistry &registry) {
        "default} (a func<F>_ key wins in its root function); groups without an entry use the "
        "automatic count",
        1},
-      {"mg-copyin-upper-bound", &L1ReuseMergeOptions::copyInUpperBound,
-       "byte cap on the copy-in of a merged subgraph; -1 no cap", -1},
-      {"merge-fuel", &L1ReuseMergeOptions::fuel,
-       "merges allowed before stopping (bisection); -1 unlimited", -1},
+      copyInUpperBoundRow(&L1ReuseMergeOptions::copyInUpperBound),
+      mergeFuelRow(&L1ReuseMergeOptions::fuel),
   };
   registry.add({"l1-reuse-merge",
                 "Merge cube subgraphs that copy the same GM region into L1, so it is loaded once",

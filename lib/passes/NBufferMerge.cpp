@@ -28,6 +28,7 @@
 #include "ptoc/analysis/Subgraphs.h"
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Level.h"
+#include "ptoc/passes/MergeOptions.h"
 #include "ptoc/passes/Passes.h"
 #include "ptoc/target/DeviceSpec.h"
 
@@ -282,10 +283,8 @@ void registerNBufferMergePass(PassRegistry &registry) {
        "automatic N keeps at least this many subgraphs per group; -1 = the device's AIV core "
        "count",
        -1},
-      {"mg-copyin-upper-bound", &NBufferMergeOptions::copyInUpperBound,
-       "byte cap on the copy-in of a merged subgraph; -1 no cap", -1},
-      {"merge-fuel", &NBufferMergeOptions::fuel,
-       "merges allowed before stopping (bisection); -1 unlimited", -1},
+      copyInUpperBoundRow(&NBufferMergeOptions::copyInUpperBound),
+      mergeFuelRow(&NBufferMergeOptions::fuel),
   };
   registry.add({"nbuffer-merge",
                 "Merge isomorphic AIV subgraphs N at a time (fewer, larger vector tasks)",

@@ -39,6 +39,7 @@
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Func.h"
 #include "ptoc/ir/Level.h"
+#include "ptoc/passes/MergeOptions.h"
 #include "ptoc/passes/MergeRules.h"
 
 namespace ptoc::passes {
@@ -505,10 +506,8 @@ void registerPartitionPass(PassRegistry &registry) {
        "groups of different sizes merge only if the smaller has at least this many members "
        "(or is tiny in total: <= pg-lower-bound cycles)",
        0},
-      {"mg-copyin-upper-bound", &PartitionOptions::copyInUpperBound,
-       "byte cap on the copy-in of a merged subgraph; -1 no cap", -1},
-      {"merge-fuel", &PartitionOptions::fuel,
-       "merges allowed before stopping (bisection); -1 unlimited", -1},
+      copyInUpperBoundRow(&PartitionOptions::copyInUpperBound),
+      mergeFuelRow(&PartitionOptions::fuel),
   };
   registry.add({"partition",
                 "Group tile ops into subgraphs (one task each) and merge small ones within "

@@ -72,6 +72,15 @@ const PassOptionDecl *PassKnobs::find(llvm::StringRef name) {
   return nullptr;
 }
 
+std::vector<std::pair<std::string, OptionValue>> PassKnobs::defaults(llvm::StringRef name) {
+  std::string key = underscored(name);
+  std::vector<std::pair<std::string, OptionValue>> out;
+  for (const PassInfo *info : table().passes)
+    for (const PassOptionDecl &d : info->options)
+      if (underscored(d.name) == key) out.emplace_back(info->argument, d.defaultValue);
+  return out;
+}
+
 absl::Status PassKnobs::set(llvm::StringRef name, const OptionValue &value) {
   std::string key = underscored(name);
   if (key == kScopeKnob) return scopeAdvice();

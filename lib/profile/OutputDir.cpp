@@ -13,6 +13,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "ptoc/support/ErrorCategory.h"
+
 namespace ptoc::profile {
 
 std::string outputBase(llvm::StringRef option) {
@@ -23,12 +25,13 @@ std::string outputBase(llvm::StringRef option) {
 
 absl::StatusOr<std::string> createRunOutputDir(llvm::StringRef base) {
   if (std::error_code ec = llvm::sys::fs::create_directories(base))
-    return absl::InvalidArgumentError(absl::StrCat("cannot create output folder '", base.str(),
-                                                   "': ", ec.message(),
-                                                   " (set another base folder or PTOC_OUTPUT_DIR)"));
+    return support::ioError(absl::StrCat("cannot create output folder '", base.str(), "': ",
+                                         ec.message(),
+                                         " (set another base folder or PTOC_OUTPUT_DIR)"));
   // The timestamp names the run; the microseconds and pid keep concurrent runs
   // apart, and a suffix covers two runs within one microsecond.
-  for (int attempt = 0; attempt < 1000; ++attempt) {
+  constexpr int kAttempts = 1000;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
     auto now = std::chrono::system_clock::now();
     std::time_t secs = std::chrono::system_clock::to_time_t(now);
     auto usec = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch())
@@ -44,11 +47,13 @@ absl::StatusOr<std::string> createRunOutputDir(llvm::StringRef base) {
     std::error_code ec = llvm::sys::fs::create_directory(path, /*IgnoreExisting=*/false);
     if (!ec) return std::string(path);
     if (ec != std::errc::file_exists)
-      return absl::InvalidArgumentError(
+      return support::ioError(
           absl::StrCat("cannot create output folder '", std::string(path), "': ", ec.message()));
   }
-  return absl::InternalError(absl::StrCat("could not find a fresh output folder name under '",
-                                          base.str(), "'"));
+  // A thousand names taken within one microsecond: the folder is not ours to fill.
+  return support::ioError(absl::StrCat("could not find a fresh output folder name under '",
+                                       base.str(), "' after ", kAttempts, " tries (clear it out or "
+                                       "set another base folder)"));
 }
 
 } // namespace ptoc::profile

@@ -9,7 +9,6 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "ptoc/profile/OutputDir.h"
 #include "ptoc/profile/RunOutputs.h"
@@ -72,22 +71,9 @@ std::string join(llvm::StringRef folder, llvm::StringRef file) {
   return std::string(path);
 }
 
-absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> readFile(const std::string &path) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return absl::NotFoundError(absl::StrCat("swimlane.html: cannot read '", path,
-                                            "': ", buffer.getError().message()));
-  return std::move(*buffer);
-}
-
 /// summary.json or analysis.json: small, so read whole with a size limit.
-absl::StatusOr<std::string> readJsonFile(const std::string &path) {
-  absl::StatusOr<std::string> text = support::readFileBounded(path, support::kMaxJsonBytes);
-  if (!text.ok())
-    return absl::NotFoundError(
-        absl::StrCat("swimlane.html: cannot read '", path, "': ", text.status().message()));
-  return text;
+absl::StatusOr<std::string> readJsonFile(const std::string &path, llvm::StringRef what) {
+  return support::readFile(path, support::kMaxJsonBytes, what);
 }
 
 } // namespace
@@ -116,19 +102,22 @@ absl::Status writeSwimlaneHtml(llvm::raw_ostream &os, const SwimlaneHtmlInputs &
 }
 
 absl::Status writeSwimlaneHtmlFile(llvm::StringRef folder) {
-  absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> trace = readFile(join(folder, kSwimlaneFile));
+  // The trace can be GBs (it is embedded whole): no limit but its size.
+  absl::StatusOr<std::string> trace =
+      support::readFile(join(folder, kSwimlaneFile), support::kNoLimit, "swimlane.html's trace");
   if (!trace.ok()) return trace.status();
-  absl::StatusOr<std::string> summary = readJsonFile(join(folder, kSummaryJsonFile));
+  absl::StatusOr<std::string> summary =
+      readJsonFile(join(folder, kSummaryJsonFile), "swimlane.html's summary");
   if (!summary.ok()) return summary.status();
   std::string analysis;
   std::string analysisPath = join(folder, kAnalysisFile);
   if (llvm::sys::fs::exists(analysisPath)) {
-    absl::StatusOr<std::string> read = readJsonFile(analysisPath);
+    absl::StatusOr<std::string> read = readJsonFile(analysisPath, "swimlane.html's analysis");
     if (!read.ok()) return read.status();
     analysis = *std::move(read);
   }
   SwimlaneHtmlInputs inputs;
-  inputs.traceJson = (*trace)->getBuffer();
+  inputs.traceJson = *trace;
   inputs.summaryJson = *summary;
   inputs.analysisJson = analysis;
   return support::writeFileAtomically(join(folder, kSwimlaneHtmlFile), [&](llvm::raw_ostream &os) {

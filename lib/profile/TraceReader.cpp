@@ -12,7 +12,6 @@
 #include "absl/strings/str_join.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "ptoc/profile/RunOutputs.h"
 #include "ptoc/support/BoundedJson.h"
@@ -214,12 +213,12 @@ absl::StatusOr<Timeline> loadTrace(llvm::StringRef path, const TraceReadOptions 
   std::string note;
   absl::StatusOr<std::string> file = findTrace(path, &note);
   if (!file.ok()) return file.status();
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer = llvm::MemoryBuffer::getFile(*file);
-  if (!buffer)
-    return absl::NotFoundError(
-        absl::StrCat("cannot read trace ", *file, ": ", buffer.getError().message(),
-                     " (give a merged_swimlane.json or the run folder holding it)"));
-  absl::StatusOr<Timeline> trace = parseTrace((*buffer)->getBuffer(), *file, options);
+  // Traces can be GBs (read event at a time): no limit but the file's size.
+  absl::StatusOr<std::string> text =
+      support::readFile(*file, support::kNoLimit, "trace",
+                        "give a merged_swimlane.json or the run folder holding it");
+  if (!text.ok()) return text.status();
+  absl::StatusOr<Timeline> trace = parseTrace(*text, *file, options);
   if (!trace.ok()) return trace;
   if (!note.empty()) trace->notes.insert(trace->notes.begin(), note);
   if (trace->family == TimelineFamily::PtocTrace) readRunSummary(*file, *trace);

@@ -11,11 +11,11 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include "ptoc/support/AtomicWrite.h"
+#include "ptoc/support/ReadFile.h"
 
 namespace ptoc::runtime {
 
@@ -335,30 +335,17 @@ std::string serializeNpy(const HostTensor &tensor) {
   return out;
 }
 
-namespace {
-
-absl::StatusOr<std::unique_ptr<llvm::MemoryBuffer>> readFile(llvm::StringRef path) {
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                         /*RequiresNullTerminator=*/false);
-  if (!buf)
-    return absl::NotFoundError(
-        absl::StrCat("cannot read '", path.str(), "': ", buf.getError().message()));
-  return std::move(*buf);
-}
-
-} // namespace
-
 absl::StatusOr<HostTensor> readNpy(llvm::StringRef path, std::optional<DType> dtype) {
-  auto buf = readFile(path);
-  if (!buf.ok()) return buf.status();
-  return parseNpy((*buf)->getBuffer(), path, dtype);
+  absl::StatusOr<std::string> bytes = support::readFile(path, support::kNoLimit);
+  if (!bytes.ok()) return bytes.status();
+  return parseNpy(*bytes, path, dtype);
 }
 
 absl::StatusOr<HostTensor> readNpyAs(llvm::StringRef path, DType dtype,
                                      llvm::ArrayRef<int64_t> shape) {
-  auto buf = readFile(path);
-  if (!buf.ok()) return buf.status();
-  return parseNpyAs((*buf)->getBuffer(), path, dtype, shape);
+  absl::StatusOr<std::string> bytes = support::readFile(path, support::kNoLimit);
+  if (!bytes.ok()) return bytes.status();
+  return parseNpyAs(*bytes, path, dtype, shape);
 }
 
 absl::Status writeNpy(llvm::StringRef path, const HostTensor &tensor) {

@@ -102,7 +102,7 @@ llvm::StringRef stageName(Stage s) {
 }
 
 absl::StatusOr<Stage> parseStage(llvm::StringRef name) {
-  for (Stage s : {Stage::Tensor, Stage::Tile, Stage::Partitioned, Stage::Codegen})
+  for (Stage s : kAllStages)
     if (name == stageName(s)) return s;
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown compile stage '", name.str(), "' (valid: tensor, tile, partitioned, codegen)"));

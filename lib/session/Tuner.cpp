@@ -7,7 +7,6 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/raw_ostream.h"
 #include "ptoc/ir/Context.h"
@@ -16,15 +15,16 @@
 #include "ptoc/runtime/Executor.h"
 #include "ptoc/runtime/Simulator.h"
 #include "ptoc/session/Version.h"
-#include "ptoc/support/BoundedJson.h"
 #include "ptoc/tune/Bank.h"
+#include "ptoc/tune/BankLookup.h"
+#include "ptoc/tune/CandidateCompiler.h"
 #include "ptoc/tune/TuneResult.h"
 #include "ptoc/tune/TuneSpace.h"
-#include "CandidateCompiler.h"
 
 namespace ptoc::session {
 
 using tune::applyConfig;
+using tune::CompiledCandidate;
 using tune::applyConfigValues;
 using tune::checkSpaceApplies;
 using tune::parseFunc;
@@ -39,6 +39,75 @@ namespace {
 /// busy while the configs that share a compile (they differ only in the scheduler
 /// mode) simulate its one program.
 constexpr std::size_t kOrderFreeBatchPerThread = 8;
+
+/// The name compile errors of candidates carry (the text is the rewritten function,
+/// whose ops keep the user's locations when it was given with them).
+constexpr const char *kCandidateFileName = "<tune candidate>";
+
+/// What every candidate is instantiated with (TuneOptions::argShapes, argData,
+/// stitchMaxNum): the sizes of a kernel's dynamic axes, the data a kernel whose loops
+/// read its inputs needs (one pointer per argument, laid out as argShapes says; empty
+/// when the caller gave none) and the stitch size of its loops.
+struct CandidateInputs {
+  std::vector<std::vector<int64_t>> argShapes;
+  std::vector<const void *> argData;
+  int64_t stitchMaxNum = runtime::kDefaultStitchMaxNum;
+};
+
+/// `compiled` instantiated with `inputs` and `parallelism`, prepared for simulation.
+absl::StatusOr<runtime::PreparedProgram> prepareCandidate(const Session &session,
+                                                          const absl::StatusOr<Kernel> &compiled,
+                                                          const CandidateInputs &inputs,
+                                                          int parallelism) {
+  if (!compiled.ok()) return compiled.status();
+  const Kernel *kernel = &*compiled;
+  // A kernel whose loops read values of its inputs is instantiated with the call's
+  // data; one with dynamic axes for the sizes being tuned.
+  const std::vector<std::vector<int64_t>> &argShapes = inputs.argShapes;
+  bool readsTensors = kernel->loops && kernel->loops->readsTensors;
+  if (readsTensors && (inputs.argData.size() != kernel->args.size() ||
+                       argShapes.size() != kernel->args.size()))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kernel '", kernel->funcName, "' has loops that read values of its inputs (t[i, j] "
+        "in a bound or an offset), so its iterations depend on them: give the tuner its ",
+        kernel->args.size(), " arguments with their data (TuneOptions::argShapes and argData; "
+        "ptoc.tune passes the call's), the inputs to tune for"));
+  std::vector<runtime::ConstTensorRef> args;
+  if (readsTensors || (kernel->loops && kernel->loops->dynamicShapes)) {
+    if (argShapes.size() != kernel->args.size())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "kernel '", kernel->funcName, "' has dynamic axes: give the tuner the shapes of its ",
+          kernel->args.size(), " arguments (TuneOptions::argShapes; ptoc.tune passes the "
+          "call's), the sizes to tune for"));
+    for (size_t i = 0; i < argShapes.size(); ++i)
+      args.emplace_back(kernel->args[i].dtype, argShapes[i],
+                        readsTensors ? inputs.argData[i] : nullptr);
+  }
+  absl::StatusOr<std::shared_ptr<const codegen::Program>> program = kernel->runnable(
+      static_cast<int>(inputs.stitchMaxNum), parallelism, args);
+  if (!program.ok()) return program.status();
+  return runtime::PreparedProgram::prepare(**program, session.device());
+}
+
+/// The tuner's compile of a candidate on `session` (tune::CandidateCompiler's
+/// callback): no IR text, no statistics, no per-pass verification (candidates are only
+/// simulated); each preparation instantiates the kernel with `inputs`.
+tune::CompileCandidate compileCandidates(const Session &session, CandidateInputs inputs) {
+  auto shared = std::make_shared<const CandidateInputs>(std::move(inputs));
+  return [&session, shared](const TunedConfig &config) -> tune::PrepareCandidate {
+    CompileOptions compile;
+    compile.knobs = config.knobs;
+    // Codegen still verifies the partitioned function it is given.
+    compile.verifyEach = false;
+    compile.keepIr = false;
+    compile.collectStats = false;
+    auto kernel = std::make_shared<const absl::StatusOr<Kernel>>(
+        session.compileText(config.moduleText, kCandidateFileName, compile));
+    return [&session, shared, kernel](int parallelism) {
+      return prepareCandidate(session, *kernel, *shared, parallelism);
+    };
+  };
+}
 
 /// Simulates `program` (prepared for the session's device, with the config's
 /// device_sched_parallelism) with the config's scheduler mode; the error when it did not compile or does not simulate (a tile
@@ -62,65 +131,6 @@ bool cubeDominated(const runtime::RunRecord &record) {
   for (size_t core = 0; core < record.coreBusyCycles.size(); ++core)
     (int(core) < record.aicCores ? cube : vector) += record.coreBusyCycles[core];
   return cube > vector;
-}
-
-/// The bank key of the function of `moduleText`.
-struct ModuleFacts {
-  tune::BankKey key;
-};
-
-absl::StatusOr<ModuleFacts> moduleFacts(const Session &session, llvm::StringRef moduleText) {
-  absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText);
-  if (!parsed.ok()) return parsed.status();
-  ir::Func *func = parsed->func;
-  ModuleFacts facts;
-  facts.key.ptocVersion = version().str();
-  facts.key.deviceHash = session.device().contentHash();
-  facts.key.deviceName = session.device().name;
-  facts.key.graphHash = tune::graphHash(*func);
-  facts.key.signature = tune::signatureOf(*func);
-  return facts;
-}
-
-/// The knob values of a bank record's config (a JSON object of knob -> value).
-absl::StatusOr<std::map<std::string, tune::KnobValue>> configValues(llvm::StringRef text) {
-  absl::StatusOr<llvm::json::Value> json = support::parseJson(text, "");
-  if (!json.ok()) return json.status();
-  const llvm::json::Object *object = json->getAsObject();
-  if (!object) return absl::InvalidArgumentError("a config must be a JSON object");
-  std::map<std::string, tune::KnobValue> values;
-  for (const auto &[name, value] : *object) {
-    absl::StatusOr<tune::KnobValue> v = tune::knobValueFromJson(value, name.str());
-    if (!v.ok()) return v.status();
-    values[name.str()] = *std::move(v);
-  }
-  return values;
-}
-
-/// The bank's best record of `key`, applied to `moduleText`; nullopt on a miss. A
-/// record that no longer applies (its tile count differs from the function's) is a
-/// miss, with a warning (appended to `warnings`, as are the bank's own).
-absl::StatusOr<std::optional<BankAnswer>> answerFromBank(tune::Bank &bank, const tune::BankKey &key,
-                                                         llvm::StringRef moduleText,
-                                                         const PassKnobs &baseKnobs,
-                                                         std::vector<std::string> &warnings) {
-  absl::StatusOr<std::optional<tune::BankRecord>> best = bank.lookupBest(key);
-  warnings.insert(warnings.end(), bank.warnings().begin(), bank.warnings().end());
-  if (!best.ok()) return best.status();
-  if (!*best) return std::optional<BankAnswer>();
-  absl::StatusOr<std::map<std::string, tune::KnobValue>> values = configValues((*best)->config);
-  absl::StatusOr<TunedConfig> applied = values.ok()
-                                            ? applyConfigValues(*values, moduleText, baseKnobs)
-                                            : absl::StatusOr<TunedConfig>(values.status());
-  if (!applied.ok()) {
-    warnings.push_back(absl::StrCat("bank record ", (*best)->config,
-                                    " does not apply to this function (",
-                                    std::string(applied.status().message()), "); ignoring it"));
-    return std::optional<BankAnswer>();
-  }
-  applied->configJson = (*best)->config;
-  return std::optional<BankAnswer>(
-      BankAnswer{*std::move(applied), (*best)->simulatedUs, (*best)->strategy});
 }
 
 /// The groups of two or more subgraphs of the function as written, partitioned with
@@ -177,11 +187,11 @@ absl::StatusOr<std::optional<BankAnswer>> lookupTuned(const Session &session,
                                                       llvm::StringRef bankPath,
                                                       const PassKnobs &baseKnobs,
                                                       std::vector<std::string> &warnings) {
-  absl::StatusOr<ModuleFacts> facts = moduleFacts(session, moduleText);
-  if (!facts.ok()) return facts.status();
+  absl::StatusOr<tune::BankKey> key = tune::bankKeyOf(moduleText, session.device(), version());
+  if (!key.ok()) return key.status();
   absl::StatusOr<tune::Bank> bank = tune::Bank::open(bankPath);
   if (!bank.ok()) return bank.status();
-  return answerFromBank(*bank, facts->key, moduleText, baseKnobs, warnings);
+  return tune::answerFromBank(*bank, *key, moduleText, baseKnobs, warnings);
 }
 
 absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef moduleText,
@@ -192,8 +202,8 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
                                                    runtime::kMaxHostThreads, ", got ",
                                                    options.threads));
   if (absl::Status s = runtime::checkSchedParallelism(options.schedParallelism); !s.ok()) return s;
-  absl::StatusOr<ModuleFacts> facts = moduleFacts(session, moduleText);
-  if (!facts.ok()) return facts.status();
+  absl::StatusOr<tune::BankKey> key = tune::bankKeyOf(moduleText, session.device(), version());
+  if (!key.ok()) return key.status();
 
   TuneReport report;
   // The function as written, for comparison (not an evaluation of the search).
@@ -209,9 +219,9 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
   llvm::ThreadPool pool(llvm::hardware_concurrency(threads));
   // The written function's compile is shared with the search's first seed (the same
   // function, the same knobs).
-  CandidateCompiler compiler(session, options.programCacheBytes,
-                             {options.argShapes, options.argData, options.stitchMaxNum,
-                              options.schedParallelism});
+  tune::CandidateCompiler compiler(
+      compileCandidates(session, {options.argShapes, options.argData, options.stitchMaxNum}),
+      options.programCacheBytes, options.schedParallelism);
   absl::StatusOr<runtime::RunRecord> baseline =
       simulateConfig(written, *compiler.compileBatch({&written}, pool)[0]);
   if (!baseline.ok()) {
@@ -251,7 +261,7 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
   if (bank && !space) {
     std::vector<std::string> warnings;
     absl::StatusOr<std::optional<BankAnswer>> answer =
-        answerFromBank(*bank, facts->key, moduleText, options.baseKnobs, warnings);
+        tune::answerFromBank(*bank, *key, moduleText, options.baseKnobs, warnings);
     for (const std::string &w : warnings) llvm::errs() << "ptoc tune: warning: " << w << "\n";
     if (!answer.ok()) return answer.status();
     if (*answer) {
@@ -352,13 +362,13 @@ absl::StatusOr<TuneReport> tuneModule(const Session &session, llvm::StringRef mo
 
   if (bank) {
     if (asWritten) {
-      tune::BankRecord record{facts->key, theSpace.configToString(*asWritten), report.baselineUs,
+      tune::BankRecord record{*key, theSpace.configToString(*asWritten), report.baselineUs,
                               report.result.strategy, ""};
       if (absl::Status s = bank->record(record); !s.ok()) return s;
     }
     for (const tune::Evaluation &e : report.result.evaluations) {
       if (!e.micros) continue;
-      tune::BankRecord record{facts->key, theSpace.configToString(e.config), *e.micros,
+      tune::BankRecord record{*key, theSpace.configToString(e.config), *e.micros,
                               report.result.strategy, ""};
       if (absl::Status s = bank->record(record); !s.ok()) return s;
     }

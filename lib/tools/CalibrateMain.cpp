@@ -23,7 +23,7 @@
 
 namespace ptoc::tools {
 
-using session::MeasurementSimulator;
+using calibrate::MeasurementSimulator;
 namespace {
 
 /// `ptoc calibrate` arguments: the fit's options are calibrate::CalibrationOptions, so
@@ -129,7 +129,7 @@ int calibrateMain(const std::vector<std::string> &argv) {
                << (sets.size() == 1 ? "" : "s") << "\n";
   llvm::outs().flush();
 
-  MeasurementSimulator simulator;
+  MeasurementSimulator simulator = session::measurementSimulator();
   simulator.fixTransferCostsForCompile(*start);
   calibrate::KernelSimulator simulate = [&](const calibrate::MeasurementSet &set,
                                             const calibrate::MeasuredKernel &kernel,

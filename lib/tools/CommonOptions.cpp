@@ -1,13 +1,61 @@
 // Options several `ptoc` commands share (see CommonOptions.h).
 #include "CommonOptions.h"
 
+#include <cstdlib>
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "ptoc/runtime/ExpandLoops.h"
-#include "ptoc/runtime/Simulator.h"
+#include "ptoc/session/OptionTable.h"
 #include "ptoc/target/DeviceSpec.h"
 
 namespace ptoc::tools {
+namespace {
+
+const session::SessionOption &tableRow(llvm::StringRef name) {
+  const session::SessionOption *row = session::findSessionOption(name);
+  // The commands name rows of the table that have flags: a unit test runs every
+  // command's --help, so a wrong name fails there.
+  if (!row || !*row->flag) {
+    llvm::errs() << "internal error in ptoc (a bug; please report it): no session option '"
+                 << name << "' with a flag\n";
+    std::abort();
+  }
+  return *row;
+}
+
+} // namespace
+
+ArgOption tableOption(llvm::StringRef name, ArgTarget target) {
+  const session::SessionOption &row = tableRow(name);
+  llvm::StringRef flag = row.flag;
+  bool clears = flag.startswith("no-");
+  if (clears)
+    if (bool **field = std::get_if<bool *>(&target)) target = Negated{*field};
+  Bounds bounds;
+  bounds.min = row.min;
+  bounds.max = row.max;
+  return {flag.str(), target, row.valueName,
+          absl::StrCat(clears ? "clears " : "", row.name, ": ", row.help), bounds,
+          row.shownDefault};
+}
+
+ArgOption tableOption(llvm::StringRef name, session::CompileOptions &compile,
+                      session::RunOptions &run) {
+  session::OptionField field = tableRow(name).field(compile, run);
+  std::optional<ArgTarget> target;
+  if (bool **p = std::get_if<bool *>(&field)) target = *p;
+  else if (int **p = std::get_if<int *>(&field)) target = *p;
+  else if (unsigned **p = std::get_if<unsigned *>(&field)) target = *p;
+  else if (int64_t **p = std::get_if<int64_t *>(&field)) target = *p;
+  else if (std::string **p = std::get_if<std::string *>(&field)) target = *p;
+  if (!target) {
+    llvm::errs() << "internal error in ptoc (a bug; please report it): session option '" << name
+                 << "' has no field a flag can set\n";
+    std::abort();
+  }
+  return tableOption(name, *target);
+}
 
 ArgOption deviceOption(std::string *device) {
   return {"device", device, "NAME|FILE.json",
@@ -15,16 +63,10 @@ ArgOption deviceOption(std::string *device) {
                        ") or device file")};
 }
 
-ArgOption schedModeOption(int *mode) {
-  return {"sched-mode", mode, "N", "AICPU scheduler: 0 FIFO, 1 L2 affinity, 2 fair, 3 both",
-          Bounds::between(runtime::kMinSchedMode, runtime::kMaxSchedMode)};
-}
+ArgOption schedModeOption(int *mode) { return tableOption("device_sched_mode", mode); }
 
 ArgOption schedParallelismOption(int *parallelism) {
-  return {"device-sched-parallelism", parallelism, "P",
-          "device_sched_parallelism: iterations of a parallel loop that may run at once "
-          "(modules with parallel loops)",
-          Bounds::between(runtime::kMinSchedParallelism, runtime::kMaxSchedParallelism)};
+  return tableOption("device_sched_parallelism", parallelism);
 }
 
 ArgOption funcOption(std::string *name) {
@@ -52,7 +94,7 @@ ArgOption passOptionOption(PassOptionTexts *options) {
 }
 
 ArgOption noDoubleBufferOption(bool *doubleBuffer) {
-  return {"no-double-buffer", Negated{doubleBuffer}, "", "codegen without ping-pong buffers"};
+  return tableOption("double_buffer", doubleBuffer);
 }
 
 absl::Status setPassOptions(const PassOptionTexts &options, passes::PassKnobs &knobs) {

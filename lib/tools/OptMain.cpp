@@ -463,8 +463,11 @@ int optMain(int argc, char **argv) {
   // The IR was verified after parsing and, with --verify-each, after every pass.
   config.codegen.verify = !verifyEach;
   config.pm.verifyEach = verifyEach;
-  if (maxTileOps < 1) {
-    llvm::errs() << "ptoc-opt: --max-tile-ops must be at least 1, got " << maxTileOps << "\n";
+  if (maxTileOps < passes::CompileBudget::kMinMaxTileOps ||
+      maxTileOps > passes::CompileBudget::kMaxMaxTileOps) {
+    llvm::errs() << "ptoc-opt: --max-tile-ops must be an integer in ["
+                 << passes::CompileBudget::kMinMaxTileOps << ", "
+                 << passes::CompileBudget::kMaxMaxTileOps << "], got " << maxTileOps << "\n";
     return 1;
   }
   config.pm.budget.maxTileOps = maxTileOps;

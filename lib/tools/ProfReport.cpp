@@ -14,7 +14,6 @@
 #include "llvm/ADT/Optional.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
@@ -42,6 +41,9 @@ namespace {
 
 /// The 40 hex digits of a git commit id.
 constexpr size_t kCommitLength = 40;
+/// What of `git rev-parse HEAD`'s output is read: one line is expected, and a few KB
+/// tell it from anything else.
+constexpr size_t kGitOutputBytes = 4096;
 
 /// `ptoc prof report` arguments: what to compile and run is the session's
 /// ReportRunsOptions, so its defaults are the session's.
@@ -137,21 +139,13 @@ std::string detectCommit(llvm::StringRef path) {
   int rc = llvm::sys::ExecuteAndWait(*git, gitArgs, llvm::None, redirects);
   std::string commit = "unknown";
   if (rc == 0)
-    if (auto buf = llvm::MemoryBuffer::getFile(out)) {
-      llvm::StringRef text = (*buf)->getBuffer().trim();
-      if (text.size() == kCommitLength) commit = text.str();
-    }
+    if (absl::StatusOr<std::string> text = support::readFile(out, kGitOutputBytes); text.ok())
+      if (llvm::StringRef line = llvm::StringRef(*text).trim(); line.size() == kCommitLength)
+        commit = line.str();
   llvm::sys::fs::remove(out);
   return commit;
 }
 
-absl::StatusOr<std::string> readFile(llvm::StringRef path) {
-  absl::StatusOr<std::string> text = support::readFileBounded(path, support::kMaxJsonBytes);
-  if (!text.ok())
-    return absl::NotFoundError(
-        absl::StrCat("cannot read '", path.str(), "': ", text.status().message()));
-  return text;
-}
 
 /// A report from an existing run folder (or its summary.json): no rerun.
 absl::StatusOr<profile::PerfReport> reportFromFolder(const ReportArgs &args) {
@@ -166,7 +160,7 @@ absl::StatusOr<profile::PerfReport> reportFromFolder(const ReportArgs &args) {
           "'", args.input, "' is a folder without ", profile::kSummaryJsonFile,
           "; give a run folder written with --debug-mode 1 or 2, or a .pto file"));
   }
-  absl::StatusOr<std::string> text = readFile(path);
+  absl::StatusOr<std::string> text = support::readFile(path, support::kMaxJsonBytes);
   if (!text.ok()) return text.status();
   return profile::reportFromSummaryJson(*text, path);
 }
@@ -176,7 +170,7 @@ absl::StatusOr<profile::PerfReport> reportFromFolder(const ReportArgs &args) {
 absl::StatusOr<profile::PerfReport> reportFromRuns(ReportArgs &args) {
   absl::StatusOr<Session> session = Session::create(args.device);
   if (!session.ok()) return session.status();
-  absl::StatusOr<std::string> text = readFile(args.input);
+  absl::StatusOr<std::string> text = support::readFile(args.input, support::kMaxSourceBytes);
   if (!text.ok()) return text.status();
   if (absl::Status st = setPassOptions(args.passOptions, args.runs.compile.knobs); !st.ok())
     return st;
@@ -236,7 +230,7 @@ int profCompareMain(const std::vector<std::string> &argv) {
   const profile::CompareOptions &options = args.options;
   profile::PerfReport reports[2];
   for (int i = 0; i < 2; ++i) {
-    absl::StatusOr<std::string> text = readFile(files[i]);
+    absl::StatusOr<std::string> text = support::readFile(files[i], support::kMaxJsonBytes);
     absl::StatusOr<profile::PerfReport> r =
         text.ok() ? profile::parsePerfReport(*text, files[i])
                   : absl::StatusOr<profile::PerfReport>(text.status());

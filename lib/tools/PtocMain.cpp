@@ -16,7 +16,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "ptoc/ir/Context.h"
@@ -30,6 +29,7 @@
 #include "ptoc/runtime/Simulator.h"
 #include "ptoc/session/Session.h"
 #include "ptoc/session/Version.h"
+#include "ptoc/support/ReadFile.h"
 #include "ptoc/target/DeviceSpec.h"
 #include "ptoc/tools/ArgParser.h"
 #include "ptoc/tools/CalibrateMain.h"
@@ -98,29 +98,19 @@ CommandSpec runSpec(RunArgs &a) {
           {"inputs", &a.inputs, "DIR", "read argument i from DIR/<name>.npy or DIR/arg<i>.npy",
            {}, "random inputs from --seed"},
           {"seed", &a.seed, "S", "seed for random inputs", Bounds::atMost(INT64_MAX)},
-          {"debug-mode", &a.run.debugMode, "N",
-           "runtime_debug_mode: 1 writes the swimlane and summary, 2 also per-pipe lanes",
-           Bounds::between(0, session::kMaxDebugMode)},
-          {"output-dir", &a.run.outputDir, "DIR", "base folder of run folders", {},
-           "$PTOC_OUTPUT_DIR, else ./output"},
+          tableOption("runtime_debug_mode", a.compile, a.run),
+          tableOption("output_dir", a.compile, a.run),
           {"outputs", &a.outputs, "DIR", "where result<i>.npy go", {}, "the run folder"},
           funcOption(&a.compile.funcName),
           pipelineOption(&a.compile.pipeline),
           passOptionOption(&a.passOptions),
           noDoubleBufferOption(&a.compile.codegen.doubleBuffer),
-          {"stitch-function-max-num", &a.run.stitchMaxNum, "N",
-           "stitch_function_max_num: loop iterations per stitch, the scheduling unit the "
-           "control thread builds (modules with loops)",
-           Bounds::between(runtime::kMinStitchMaxNum, runtime::kMaxStitchMaxNum)},
-          schedParallelismOption(&a.run.schedParallelism),
-          {"threads", &a.run.hostThreads, "N", "host threads for numerics (0 = all cores)",
-           Bounds::atMost(runtime::kMaxHostThreads)},
+          tableOption("stitch_function_max_num", a.compile, a.run),
+          tableOption("device_sched_parallelism", a.compile, a.run),
+          tableOption("host_threads", a.compile, a.run),
           {"check", &a.check, "", "compare the outputs with a whole-tensor reference"},
-          {"no-numerics", Negated{&a.run.numerics}, "",
-           "simulate only; no outputs are computed or written"},
-          {"max-tile-ops", &a.compile.budget.maxTileOps, "N",
-           "stop compiling a function past N tile ops (about 750 bytes of host memory each)",
-           Bounds::atLeast(1)},
+          tableOption("run_numerics", a.compile, a.run),
+          tableOption("max_tile_ops", a.compile, a.run),
           {"tune-bank", OptionalValue{&a.compile.consultBank, &a.compile.bankPath}, "DIR",
            "consult the tuning knowledge bank (DIR, default $PTOC_TUNE_BANK_PATH or "
            "~/.cache/ptoc/bank): a function it knows on this device runs with its best config "
@@ -192,14 +182,12 @@ int runCommand(const std::vector<std::string> &argv) {
   absl::StatusOr<Session> session = Session::create(args.device);
   if (!session.ok()) return fail(ir::messageOf(session.status()));
 
-  auto buffer = llvm::MemoryBuffer::getFile(args.file, /*IsText=*/true);
-  if (!buffer)
-    return fail(absl::StrCat("cannot read '", args.file, "': ", buffer.getError().message()));
-  std::string text = (*buffer)->getBuffer().str();
+  absl::StatusOr<std::string> text = support::readFile(args.file, support::kMaxSourceBytes);
+  if (!text.ok()) return fail(ir::messageOf(text.status()));
 
   if (absl::Status st = setPassOptions(args.passOptions, args.compile.knobs); !st.ok())
     return fail(std::string(st.message()));
-  absl::StatusOr<Kernel> kernel = session->compileText(text, args.file, args.compile);
+  absl::StatusOr<Kernel> kernel = session->compileText(*text, args.file, args.compile);
   if (!kernel.ok()) return fail(ir::messageOf(kernel.status()));
   for (const std::string &w : kernel->warnings) llvm::errs() << "ptoc: warning: " << w << "\n";
   if (!kernel->bankConfig.empty()) {
@@ -262,7 +250,7 @@ int runCommand(const std::vector<std::string> &argv) {
     // the function is the one compiled (with loops: the entry, its bodies in the module).
     ir::Context ctx;
     absl::StatusOr<std::unique_ptr<ir::Module>> module =
-        ir::parseModuleOrError(text, args.file, ctx);
+        ir::parseModuleOrError(*text, args.file, ctx);
     if (!module.ok()) return fail(ir::messageOf(module.status()));
     ir::Func *func = (*module)->lookup(kernel->funcName);
     if (!func)

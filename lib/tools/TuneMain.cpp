@@ -16,14 +16,13 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include "ptoc/ir/Context.h"
+#include "ptoc/ir/Diagnostics.h"
 #include "ptoc/ir/Parser.h"
 #include "ptoc/ir/Printer.h"
 #include "ptoc/runtime/Executor.h"
 #include "ptoc/session/Session.h"
-#include "ptoc/session/TuneProgress.h"
 #include "ptoc/session/Tuner.h"
 #include "ptoc/session/Version.h"
 #include "ptoc/support/BoundedJson.h"
@@ -31,12 +30,13 @@
 #include "ptoc/target/DeviceSpec.h"
 #include "ptoc/tools/ArgParser.h"
 #include "ptoc/tune/Bank.h"
+#include "ptoc/tune/TuneProgress.h"
 
 namespace ptoc::tools {
 
 using session::Session;
 using session::TuneOptions;
-using session::TuneProgress;
+using tune::TuneProgress;
 using session::TuneReport;
 using session::tuneModule;
 using session::version;
@@ -359,10 +359,11 @@ int searchCommand(const std::vector<std::string> &argv) {
   if (std::optional<int> status = parser.parse(argv)) return *status;
   if (parser.given("bank") && parser.given("no-bank"))
     return parser.usageError("--bank and --no-bank contradict each other; give one");
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer = llvm::MemoryBuffer::getFile(args.file);
-  if (!buffer) {
-    llvm::errs() << "ptoc tune: cannot read '" << args.file << "': " << buffer.getError().message()
-                 << " (give a .pto file to tune, or a subcommand: show, merge, add, lookup)\n";
+  absl::StatusOr<std::string> source = support::readFile(
+      args.file, support::kMaxSourceBytes, "",
+      "give a .pto file to tune, or a subcommand: show, merge, add, lookup");
+  if (!source.ok()) {
+    llvm::errs() << "ptoc tune: " << ir::messageOf(source.status()) << "\n";
     return kExitError;
   }
   absl::StatusOr<Session> session = Session::create(args.device);
@@ -379,11 +380,9 @@ int searchCommand(const std::vector<std::string> &argv) {
 
   std::optional<tune::SearchSpace> space;
   if (!args.spaceFile.empty()) {
-    absl::StatusOr<std::string> text =
-        support::readFileBounded(args.spaceFile, support::kMaxJsonBytes);
+    absl::StatusOr<std::string> text = support::readFile(args.spaceFile, support::kMaxJsonBytes);
     if (!text.ok()) {
-      llvm::errs() << "ptoc tune: --space: cannot read '" << args.spaceFile
-                   << "': " << std::string(text.status().message()) << "\n";
+      llvm::errs() << "ptoc tune: --space: " << ir::messageOf(text.status()) << "\n";
       return kExitError;
     }
     absl::StatusOr<tune::SearchSpace> parsed = tune::parseSearchSpace(*text);
@@ -398,7 +397,7 @@ int searchCommand(const std::vector<std::string> &argv) {
   {
     ir::Context ctx;
     absl::StatusOr<std::unique_ptr<ir::Module>> module =
-        ir::parseModuleOrError((*buffer)->getBuffer(), args.file, ctx);
+        ir::parseModuleOrError(*source, args.file, ctx);
     if (!module.ok()) {
       llvm::errs() << std::string(module.status().message()) << "\n";
       return kExitError;

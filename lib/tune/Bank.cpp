@@ -26,13 +26,13 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include "ptoc/support/AtomicWrite.h"
 #include "ptoc/support/BoundedJson.h"
 #include "ptoc/support/ErrorCategory.h"
+#include "ptoc/support/ReadFile.h"
 
 namespace ptoc::tune {
 namespace {
@@ -132,14 +132,12 @@ absl::StatusOr<BankRecord> parseLine(llvm::StringRef line, bool &foreign) {
 absl::StatusOr<FileContents> readFile(llvm::StringRef path, std::vector<std::string> &warnings,
                                       std::optional<uint64_t> expectedDeviceHash) {
   FileContents contents;
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!buffer) {
-    if (buffer.getError() == std::errc::no_such_file_or_directory) return contents;
-    return support::ioError(absl::StrCat("cannot read bank file '", path.str(), "': ",
-                                         buffer.getError().message()));
-  }
-  llvm::StringRef rest = (*buffer)->getBuffer();
+  // A bank grows with every tuning run: no limit but the file's size. A bank file not
+  // written yet holds nothing.
+  absl::StatusOr<std::string> text = support::readFile(path, support::kNoLimit, "bank file");
+  if (absl::IsNotFound(text.status())) return contents;
+  if (!text.ok()) return text.status();
+  llvm::StringRef rest = *text;
   for (size_t lineNo = 1; !rest.empty(); ++lineNo) {
     auto [line, tail] = rest.split('\n');
     rest = tail;

@@ -14,7 +14,6 @@ from . import _ptoc
 from .errors import OptionError
 from .tracing import current_trace
 
-STAGES = ("tensor", "tile", "partitioned", "codegen")
 # The largest value a C++ int64 holds (tile sizes, scope ids, pass option values).
 INT64_MAX = 2**63 - 1
 
@@ -39,62 +38,47 @@ def _string(name, v):
     return v
 
 
-def _stage(name, v):
-    if v not in STAGES:
-        raise OptionError(f"option '{name}' must be one of {', '.join(STAGES)}, got {v!r}")
-    return v
+def _one_of(choices):
+    def check(name, v):
+        if v not in choices:
+            raise OptionError(f"option '{name}' must be one of {', '.join(choices)}, got {v!r}")
+        return v
+    return check
 
 
-# The defaults of every option, from the C++ option structs (python/src/Defaults.cpp):
-# declared there once, read here.
+# The runtime, debug and host options, declared once in C++ (session/OptionTable.h):
+# name, dict, kind, bounds, default and help. The tables below are views of it.
+_OPTION_TABLE = _ptoc.option_table()
+# The defaults of every option, from the C++ option structs (python/src/Defaults.cpp).
 _DEFAULTS = _ptoc.default_options()
+STAGES = tuple(next(row["choices"] for row in _OPTION_TABLE if row["kind"] == "stage"))
 
 
-def _table(kind, rows):
-    """name -> (checker, default, meaning): `rows` gives (checker, meaning); the default
-    is the C++ one. An option without a C++ default, or one C++ declares that Python
-    does not, is a bug of this file or of Defaults.cpp."""
-    defaults = _DEFAULTS[kind]
-    if set(rows) != set(defaults):
-        raise ImportError(f"{kind}: the Python options {sorted(rows)} and the C++ defaults "
-                          f"{sorted(defaults)} (_ptoc.default_options()) differ")
-    return {name: (check, defaults[name], meaning) for name, (check, meaning) in rows.items()}
+def _checker(row):
+    if row["kind"] == "bool":
+        return _boolean
+    if row["kind"] == "str":
+        return _string
+    if row["kind"] == "stage":
+        return _one_of(tuple(row["choices"]))
+    return _int_in(row["min"], row["max"])
 
 
-RUNTIME_OPTIONS = _table("runtime_options", {
-    "device_sched_mode": (_int_in(_ptoc.MIN_SCHED_MODE, _ptoc.MAX_SCHED_MODE),
-                          "0 FIFO, 1 L2 affinity, 2 fair across AICPU threads, 3 both"),
-    "host_threads": (_int_in(0, _ptoc.MAX_HOST_THREADS),
-                     "host threads computing the numerics (0 = all cores)"),
-    "run_numerics": (_boolean,
-                     "compute the outputs; False simulates timing only (outputs untouched)"),
-    "stitch_function_max_num": (_int_in(_ptoc.MIN_STITCH, _ptoc.MAX_STITCH),
-                                "loop iterations the AICPU control thread submits per stitch"),
-    "device_sched_parallelism": (_int_in(_ptoc.MIN_SCHED_PARALLELISM, _ptoc.MAX_SCHED_PARALLELISM),
-                                 "iterations of a parallel loop (ptoc.loop(..., parallel=True)) "
-                                 "that may run at once"),
-})
-DEBUG_OPTIONS = _table("debug_options", {
-    "runtime_debug_mode": (_int_in(0, _ptoc.MAX_DEBUG_MODE),
-                           "0 off, 1 swimlane + summary in a run folder, 2 also pipe lanes"),
-    "compile_debug_mode": (_int_in(0, 1),
-                           "1: the IR after every pass is written into a run folder"),
-    "output_dir": (_string, "base folder of run folders (default $PTOC_OUTPUT_DIR or ./output)"),
-})
-HOST_OPTIONS = _table("host_options", {
-    "compile_stage": (_stage, "stop compiling after this stage: tensor, tile, partitioned, codegen"),
-    "double_buffer": (_boolean, "ping-pong local buffers (transfers overlap compute)"),
-    "verify_each": (_boolean, "verify the IR after every pass that changed it"),
-    "max_tile_ops": (_int_in(1, 2**62),
-                     "stop compiling a function past this many tile ops (about 750 bytes of "
-                     "host memory each): a tile shape far too small for its tensor is an "
-                     "error, not an exhausted host"),
-    "use_tune_bank": (_boolean,
-                      "compile the knowledge bank's best config for this signature, if it "
-                      "has one (docs/tuning.md); False compiles the function as written"),
-    "tune_bank_path": (_string, "the knowledge bank folder (default $PTOC_TUNE_BANK_PATH "
-                                "or ~/.cache/ptoc/bank)"),
-})
+def _meaning(row):
+    if row["shown_default"]:
+        return f"{row['help']} (default {row['shown_default']})"
+    return row["help"]
+
+
+def _table(kind):
+    """name -> (checker, default, meaning) of the options of one dict."""
+    return {row["name"]: (_checker(row), row["default"], _meaning(row))
+            for row in _OPTION_TABLE if row["dict"] == kind}
+
+
+RUNTIME_OPTIONS = _table("runtime_options")
+DEBUG_OPTIONS = _table("debug_options")
+HOST_OPTIONS = _table("host_options")
 # ptoc.tune's keyword defaults (strategy, budget, seed, threads, use_bank).
 TUNE_DEFAULTS = dict(_DEFAULTS["tune"])
 _TABLES = {"runtime_options": RUNTIME_OPTIONS, "debug_options": DEBUG_OPTIONS,

@@ -20,7 +20,7 @@ class TraceError(Error, ValueError):
     """A trace that cannot be analysed: missing, malformed, truncated or not from ptoc."""
 
 
-def analyze(path, top=10, write=False, device=None):
+def analyze(path, top=_ptoc.DEFAULT_TOP, write=False, device=None):
     """The analysis of a run's trace as a dict (the keys of analysis.json).
 
     ``top``: how many tasks to list by duration and by scheduling wait. ``write``: also

@@ -16,8 +16,10 @@ inline const session::CompileOptions kCompileDefaults{};
 inline const session::RunOptions kRunDefaults{};
 inline const session::TuneOptions kTuneDefaults{};
 
-/// Adds `default_options()` ({"runtime_options": {...}, "debug_options": {...},
-/// "host_options": {...}, "tune": {...}}) and DEFAULT_DEVICE to the module.
+/// Adds `option_table()` (the runtime, debug and host options of
+/// session/OptionTable.h, which python/ptoc/options.py views), `default_options()`
+/// ({"runtime_options": {...}, "debug_options": {...}, "host_options": {...},
+/// "tune": {...}}) and DEFAULT_DEVICE to the module.
 void bindDefaults(pybind11::module_ &m);
 
 } // namespace ptoc::python

@@ -1,5 +1,8 @@
 // The `ptoc._ptoc` extension module: a thin face over the session (compile, run),
 // the builder the tracer drives, and conversions. The `ptoc` package wraps it.
+#include <algorithm>
+#include <optional>
+
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -16,6 +19,7 @@
 #include "TuneBindings.h"
 #include "ptoc/passes/Pass.h"
 #include "ptoc/profile/OutputDir.h"
+#include "ptoc/profile/Summary.h"
 #include "ptoc/profile/TraceAnalysis.h"
 #include "ptoc/runtime/Executor.h"
 #include "ptoc/runtime/Simulator.h"
@@ -107,6 +111,9 @@ PYBIND11_MODULE(_ptoc, m) {
   m.attr("MIN_SCHED_PARALLELISM") = runtime::kMinSchedParallelism;
   m.attr("MAX_SCHED_PARALLELISM") = runtime::kMaxSchedParallelism;
   m.attr("MAX_TOP") = profile::kMaxTop;
+  m.attr("DEFAULT_TOP") = profile::SummaryOptions{}.topTasks;
+  m.attr("MIN_MAX_TILE_OPS") = passes::CompileBudget::kMinMaxTileOps;
+  m.attr("MAX_MAX_TILE_OPS") = passes::CompileBudget::kMaxMaxTileOps;
   m.def(
       "check_pass_option",
       [](const py::handle &nameObj, const py::handle &value) {
@@ -122,12 +129,25 @@ PYBIND11_MODULE(_ptoc, m) {
       "Raises if `name` is not a pass option or `value` is not valid for it.");
   m.def(
       "pass_option_default",
-      [](const std::string &name) -> py::object {
-        const passes::PassOptionDecl *d = passes::PassKnobs::find(name);
-        if (!d) return py::none();
-        return optionValueToPython(d->defaultValue);
+      [](const std::string &name, const std::optional<std::string> &passName) -> py::object {
+        auto defaults = passes::PassKnobs::defaults(name);
+        if (passName) {
+          for (const auto &[pass, value] : defaults)
+            if (pass == *passName) return optionValueToPython(value);
+          return py::none();
+        }
+        if (defaults.empty()) return py::none();
+        bool one = std::all_of(defaults.begin(), defaults.end(),
+                               [&](const auto &d) { return d.second == defaults[0].second; });
+        if (one) return optionValueToPython(defaults[0].second);
+        py::dict byPass;
+        for (const auto &[pass, value] : defaults) byPass[py::str(pass)] = optionValueToPython(value);
+        return byPass;
       },
-      "The default of a pass option (None for an unknown name).");
+      py::arg("name"), py::arg("pass_name") = py::none(),
+      "The default of a pass option: one value when every pass declaring it agrees, else "
+      "{pass: default} (mg_copyin_upper_bound: 1 MiB in l1-reuse-merge, -1 elsewhere); with "
+      "pass_name, that pass's default. None for an unknown name or a pass without it.");
   m.def("device_presets", &target::DeviceSpec::presetNames);
   m.def("float_to_bf16", &floatToBF16, "float32 array -> bf16 bit patterns (uint16), nearest-even");
   m.def("bf16_to_float", &bf16ToFloat, "bf16 bit patterns (uint16) -> float32 array");

@@ -12,7 +12,7 @@
 #include "Errors.h"
 #include "KernelBindings.h"
 #include "llvm/Support/raw_ostream.h"
-#include "ptoc/session/TuneProgress.h"
+#include "ptoc/tune/TuneProgress.h"
 #include "ptoc/session/Tuner.h"
 
 namespace py = pybind11;
@@ -21,7 +21,7 @@ namespace ptoc::python {
 
 namespace {
 
-/// session::TuneProgress drawing into text the caller writes (Python writes it to its
+/// tune::TuneProgress drawing into text the caller writes (Python writes it to its
 /// own sys.stderr, which tests and notebooks may have replaced).
 class TuneProgressText {
 public:
@@ -51,14 +51,14 @@ private:
   }
   std::string text_;
   llvm::raw_string_ostream os_; // unbuffered: every write lands in text_
-  session::TuneProgress bar_;
+  tune::TuneProgress bar_;
 };
 
 } // namespace
 
 void bindTune(py::module_ &m) {
   py::class_<TuneProgressText>(m, "TuneProgress",
-                               "A search's progress bar (session::TuneProgress): report() and "
+                               "A search's progress bar (tune::TuneProgress): report() and "
                                "finish() return the text to write.")
       .def(py::init<std::string, bool>(), py::arg("label"), py::arg("interactive"))
       .def("report", &TuneProgressText::report, py::arg("used"), py::arg("planned"),

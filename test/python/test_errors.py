@@ -579,3 +579,18 @@ def test_uncategorised_errors_take_the_class_of_what_was_done():
     assert type(from_status("option", "invalid_argument", "m")) is ptoc.OptionError
     assert type(from_status("compile", "internal", "m", "shape")) is ptoc.InternalError
 
+
+
+def test_a_run_folder_that_cannot_be_created_is_a_file_error(tmp_path):
+    # /proc refuses new folders, and a regular file cannot hold one: both are the
+    # disk's answer, not a bug in ptoc and not a bad option value.
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    for base in ("/proc/nope", str(blocker / "runs")):
+        @ptoc.jit(device=TINY, debug_options={"runtime_debug_mode": 1, "output_dir": base})
+        def double(x):
+            ptoc.set_vec_tile_shapes(32, 64)
+            return x * 2.0
+        e = raises(ptoc.FileError, OSError, double, A)
+        assert f"cannot create output folder '{base}'" in str(e), str(e)
+        assert "PTOC_OUTPUT_DIR" in str(e)

@@ -26,7 +26,7 @@ std::string errorOf(const std::string &json) {
   return std::string(s.status().message());
 }
 
-calibrate::KernelSimulator simulatorOf(session::MeasurementSimulator &sim) {
+calibrate::KernelSimulator simulatorOf(calibrate::MeasurementSimulator &sim) {
   return [&sim](const calibrate::MeasurementSet &set, const calibrate::MeasuredKernel &k,
                 const target::DeviceSpec &d) { return sim.simulate(set, k, d); };
 }
@@ -216,7 +216,7 @@ TEST_CASE("calibrate recovers known device fields from measurements the simulato
   truth.plainBlockCycles = 1400;
   // As `ptoc calibrate` does: the kernels keep the structure the start device gives
   // them; only their simulation follows the fitted fields.
-  session::MeasurementSimulator sim;
+  calibrate::MeasurementSimulator sim = session::measurementSimulator();
   sim.fixTransferCostsForCompile(b3);
 
   calibrate::MeasurementSet cube, vector;
@@ -280,7 +280,7 @@ TEST_CASE("calibrate never returns a device that fails the checks", "[calibrate]
   target::DeviceSpec truth = start;
   truth.memory.l2LatencyCycles = 0;
   truth.memory.gmLatencyCycles = 130;
-  session::MeasurementSimulator sim;
+  calibrate::MeasurementSimulator sim = session::measurementSimulator();
   calibrate::MeasurementSet set;
   set.name = "rows";
   set.device = "tiny";
@@ -300,7 +300,7 @@ TEST_CASE("calibrate never returns a device that fails the checks", "[calibrate]
 }
 
 TEST_CASE("calibrate errors name the field, the set and the point", "[calibrate]") {
-  session::MeasurementSimulator sim;
+  calibrate::MeasurementSimulator sim = session::measurementSimulator();
   calibrate::MeasurementSet set;
   set.name = "one";
   set.path = "one.json";

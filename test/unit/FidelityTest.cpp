@@ -35,7 +35,7 @@ Simulated simulateSet(const std::string &name) {
   REQUIRE(set.ok());
   absl::StatusOr<target::DeviceSpec> device = target::DeviceSpec::load(set->device);
   REQUIRE(device.ok());
-  session::MeasurementSimulator sim;
+  calibrate::MeasurementSimulator sim = session::measurementSimulator();
   Simulated out{*set, {}, {}};
   for (const calibrate::MeasuredKernel &k : set->points) {
     absl::StatusOr<calibrate::SimulatedKernel> s = sim.simulate(*set, k, *device);

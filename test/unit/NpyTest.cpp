@@ -13,6 +13,7 @@
 
 #include "ptoc/runtime/Npy.h"
 #include "ptoc/runtime/Reference.h"
+#include "ptoc/support/ErrorCategory.h"
 
 using namespace ptoc;
 using ir::DType;
@@ -300,4 +301,7 @@ TEST_CASE("npy: files are written atomically and read back", "[npy]") {
   REQUIRE_FALSE(missing.ok());
   CHECK(std::string(missing.status().message()).find("cannot read '" + dir.file("nope.npy") +
                                                      "': ") == 0);
+  // Read through support::readFile: an io error, NotFound for a missing file.
+  CHECK(ptoc::support::categoryOf(missing.status()) == ptoc::support::DiagCategory::IO);
+  CHECK(absl::IsNotFound(missing.status()));
 }

@@ -2,6 +2,12 @@
 // to the default pipeline.
 #include <catch2/catch.hpp>
 
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ptoc/passes/MergeOptions.h"
 #include "ptoc/passes/Passes.h"
 #include "ptoc/passes/PassKnobs.h"
 
@@ -73,4 +79,43 @@ TEST_CASE("the pipeline carries each knob into every pass declaring it", "[knobs
   std::string tile = knobs.pipeline(/*throughExpandTiles=*/true);
   CHECK_THAT(tile, Catch::EndsWith("expand-tiles"));
   CHECK_THAT(tile, !Catch::Contains("partition"));
+}
+
+TEST_CASE("a knob shared by the merge passes reports each pass's default", "[knobs]") {
+  // mg_copyin_upper_bound is capped by default in l1-reuse-merge only (MergeOptions.h).
+  std::vector<std::pair<std::string, passes::OptionValue>> caps = PassKnobs::defaults("mg_copyin_upper_bound");
+  std::map<std::string, int64_t> byPass;
+  for (const auto &[pass, value] : caps) byPass[pass] = std::get<int64_t>(value);
+  CHECK(byPass == std::map<std::string, int64_t>{{"partition", passes::kNoCopyInCap},
+                                                  {"nbuffer-merge", passes::kNoCopyInCap},
+                                                  {"cube-nbuffer-merge", passes::kNoCopyInCap},
+                                                  {"l1-reuse-merge", int64_t(1) << 20}});
+  CHECK(caps.front().first == "partition"); // pipeline order
+  for (const auto &[pass, value] : PassKnobs::defaults("merge-fuel"))
+    CHECK(std::get<int64_t>(value) == -1);
+  CHECK(PassKnobs::defaults("merge_fuel").size() == 4);
+  CHECK(PassKnobs::defaults("pg_lower_bound").size() == 1);
+  CHECK(PassKnobs::defaults("no_such_knob").empty());
+}
+
+TEST_CASE("a shared merge option has one name, help and bounds in every pass", "[knobs]") {
+  passes::PassRegistry registry;
+  passes::registerAllPasses(registry);
+  for (llvm::StringRef name : {"mg-copyin-upper-bound", "merge-fuel"}) {
+    std::vector<const passes::PassOptionDecl *> rows;
+    for (llvm::StringRef pass : {"partition", "nbuffer-merge", "cube-nbuffer-merge", "l1-reuse-merge"}) {
+      const passes::PassInfo *info = registry.lookup(pass);
+      REQUIRE(info);
+      for (const passes::PassOptionDecl &d : info->options)
+        if (d.name == name) rows.push_back(&d);
+    }
+    REQUIRE(rows.size() == 4);
+    for (const passes::PassOptionDecl *d : rows) {
+      CHECK(d->help == rows[0]->help);
+      CHECK(d->min == rows[0]->min);
+      CHECK(d->max == rows[0]->max);
+      CHECK(d->kind == passes::OptionKind::Int);
+    }
+    CHECK(rows[0]->min == -1);
+  }
 }

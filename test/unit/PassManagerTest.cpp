@@ -306,6 +306,10 @@ TEST_CASE("check-change-claims catches a pass that lies about changing the IR", 
                              "bug in the pass"));
   CHECK(pm.timings().size() == 3); // stopped at the liar
   CHECK(h.diags->diagnostics().size() == 1);
+  // The lie is a bug in ptoc, never the user's mistake: the status says so.
+  absl::Status status = h.diags->toStatus();
+  CHECK(ir::categoryOf(status) == ir::DiagCategory::Internal);
+  CHECK(status.code() == absl::StatusCode::kInternal);
 
   SECTION("unchecked, the lie goes unnoticed") {
     Harness h2;
@@ -331,6 +335,10 @@ TEST_CASE("verify-each names the pass that broke the IR", "[passmanager]") {
   CHECK(diags[0].loc.isKnown()); // re-emitted at the op's location
   CHECK(diags[0].loc.line == 2);
   CHECK(h.output().empty());
+  // Invalid IR after a pass is the pass's bug, whatever the verifier's own category.
+  absl::Status status = h.diags->toStatus();
+  CHECK(ir::categoryOf(status) == ir::DiagCategory::Internal);
+  CHECK(status.code() == absl::StatusCode::kInternal);
 
   SECTION("without verify-each the broken IR passes through") {
     Harness h2;

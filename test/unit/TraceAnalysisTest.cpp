@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "llvm/Support/JSON.h"
 #include "ptoc/profile/TraceAnalysis.h"
+#include "ptoc/support/ErrorCategory.h"
 
 using namespace ptoc::profile;
 
@@ -595,7 +596,9 @@ TEST_CASE("trace analysis: fuzzed traces never crash", "[trace-analysis]") {
 TEST_CASE("trace analysis: loadTrace reads a file or a run folder", "[trace-analysis]") {
   absl::StatusOr<Timeline> missing = loadTrace("/nonexistent/ptoc/trace.json");
   REQUIRE_FALSE(missing.ok());
-  CHECK(missing.status().message().find("cannot read trace") != std::string::npos);
+  CHECK(missing.status().message().find("cannot read trace '/nonexistent/ptoc/trace.json'") !=
+        std::string::npos);
+  CHECK(ptoc::support::categoryOf(missing.status()) == ptoc::support::DiagCategory::IO);
   absl::StatusOr<Timeline> emptyFolder = loadTrace(PTOC_SOURCE_DIR "/docs");
   REQUIRE_FALSE(emptyFolder.ok());
   CHECK(emptyFolder.status().message().find("no merged_swimlane.json in folder") !=

@@ -134,6 +134,9 @@ public:
 private:
   void build();
   void renumber();
+  /// Fresh merge bookkeeping for `n` ids, none merged: edge-list epochs, union-find,
+  /// search marks (after build() and renumber()).
+  void resetMergeScratch(size_t n);
   uint64_t hashSubgraph(const Subgraph &s) const;
   int64_t findRoot(int64_t id) const;
   llvm::ArrayRef<int64_t> compacted(std::vector<int64_t> &list, uint64_t &epoch,

@@ -42,6 +42,11 @@ struct CompileBudget {
   static constexpr int64_t kBytesPerTileOp = 750;
   /// The default: 2^23 tile ops, about 6 GiB at kBytesPerTileOp.
   static constexpr int64_t kDefaultMaxTileOps = int64_t(1) << 23;
+  /// The bounds of maxTileOps every face checks (Python's host option, `ptoc run` and
+  /// `ptoc-opt --max-tile-ops`): at least one tile op, and at most 2^62, far past any
+  /// host's memory while leaving headroom below INT64_MAX for the counts added to it.
+  static constexpr int64_t kMinMaxTileOps = 1;
+  static constexpr int64_t kMaxMaxTileOps = int64_t(1) << 62;
   /// Tile ops one function may have after expand-tiles (host option max_tile_ops;
   /// ptoc-opt / ptoc run --max-tile-ops).
   int64_t maxTileOps = kDefaultMaxTileOps;

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -39,6 +40,11 @@ public:
   /// The knob's declaration (kind, default, bounds, help) from the first pass of the
   /// pipeline declaring it, or null for an unknown name or `sg_set_scope`.
   static const PassOptionDecl *find(llvm::StringRef name);
+  /// The knob's default in each pass of the pipeline declaring it, as (pass argument,
+  /// default) in pipeline order; empty for an unknown name. A shared knob usually has
+  /// one default; `mg_copyin_upper_bound` has a documented per-pass one (1 MiB in
+  /// l1-reuse-merge, no cap elsewhere: MergeOptions.h).
+  static std::vector<std::pair<std::string, OptionValue>> defaults(llvm::StringRef name);
 
 private:
   std::map<std::string, OptionValue> values_;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "ptoc/passes/MergeOptions.h"
 #include "ptoc/passes/Pass.h"
 #include "ptoc/passes/PassRegistry.h"
 
@@ -65,11 +66,11 @@ struct L1ReuseMergeOptions {
   /// for groups without a key). Mode 2 only.
   GroupSetting setting;
   /// mg_copyin_upper_bound: a merged subgraph may copy in at most this many bytes
-  /// (-1: no cap). 1 MiB is PyPTO's early default; later PyPTO versions raised it to
-  /// 100 MiB.
-  int64_t copyInUpperBound = int64_t(1) << 20;
-  /// Merges allowed before the pass stops (bisection); -1 = unlimited.
-  int64_t fuel = -1;
+  /// (-1: no cap). Unlike the other merge passes, capped by default: 1 MiB
+  /// (kL1ReuseCopyInCap, MergeOptions.h).
+  int64_t copyInUpperBound = kL1ReuseCopyInCap;
+  /// merge-fuel: merges allowed before the pass stops (bisection); -1 = unlimited.
+  int64_t fuel = kUnlimitedFuel;
 };
 
 /// Merges AIC subgraphs of one isomorphism group that copy the same GM region into
@@ -91,9 +92,9 @@ struct PartitionOptions {
   /// lowerBound).
   int64_t parallelLowerBound = 20;
   /// mg_copyin_upper_bound: no merge makes a subgraph copy in more bytes; -1 = no cap.
-  int64_t copyInUpperBound = -1;
-  /// Merges allowed before the pass stops merging (bisection); -1 = unlimited.
-  int64_t fuel = -1;
+  int64_t copyInUpperBound = kNoCopyInCap;
+  /// merge-fuel: merges allowed before the pass stops merging (bisection); -1 = unlimited.
+  int64_t fuel = kUnlimitedFuel;
 };
 
 /// Groups the tile ops of each function into subgraphs (tasks for one core) and
@@ -112,9 +113,9 @@ struct NBufferMergeOptions {
   /// group; -1 = the device's AIV core count.
   int64_t parallelLowerBound = -1;
   /// mg_copyin_upper_bound: no merged subgraph copies in more bytes; -1 = no cap.
-  int64_t copyInUpperBound = -1;
-  /// Merges allowed before the pass stops (bisection); -1 = unlimited.
-  int64_t fuel = -1;
+  int64_t copyInUpperBound = kNoCopyInCap;
+  /// merge-fuel: merges allowed before the pass stops (bisection); -1 = unlimited.
+  int64_t fuel = kUnlimitedFuel;
 };
 
 /// Merges consecutive members of each isomorphism group of AIV subgraphs N at a
@@ -129,9 +130,9 @@ struct CubeNBufferMergeOptions {
   /// cube_nbuffer_setting: group -> N, keyed as vec_nbuffer_setting.
   GroupSetting setting;
   /// mg_copyin_upper_bound: no merged subgraph copies in more bytes; -1 = no cap.
-  int64_t copyInUpperBound = -1;
-  /// Merges allowed before the pass stops (bisection); -1 = unlimited.
-  int64_t fuel = -1;
+  int64_t copyInUpperBound = kNoCopyInCap;
+  /// merge-fuel: merges allowed before the pass stops (bisection); -1 = unlimited.
+  int64_t fuel = kUnlimitedFuel;
 };
 
 /// The AIC counterpart of nbuffer-merge.

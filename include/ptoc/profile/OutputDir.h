@@ -17,7 +17,8 @@ std::string outputBase(llvm::StringRef option);
 
 /// Creates a fresh folder `output_<YYYYmmdd_HHMMSS>_<usec>_<pid>` under `base`
 /// (creating `base` as needed) and returns its path. Two runs in one process get
-/// different folders. Errors name the folder and the reason.
+/// different folders. Errors are io errors (support::ioError) naming the folder and
+/// the reason.
 absl::StatusOr<std::string> createRunOutputDir(llvm::StringRef base);
 
 } // namespace ptoc::profile

@@ -42,7 +42,8 @@ absl::StatusOr<HostTensor> parseNpyAs(llvm::StringRef bytes, llvm::StringRef nam
 /// `tensor`; its header is padded so the data starts at a multiple of 64 bytes.
 std::string serializeNpy(const HostTensor &tensor);
 
-/// Reads a .npy file (see parseNpy).
+/// Reads a .npy file (see parseNpy). A file that cannot be read is an io error
+/// (support::readFile: NotFound when it is missing) naming it.
 absl::StatusOr<HostTensor> readNpy(llvm::StringRef path,
                                    std::optional<ir::DType> dtype = std::nullopt);
 /// Reads a .npy file that must hold a tensor of `dtype` and `shape` (see parseNpyAs).

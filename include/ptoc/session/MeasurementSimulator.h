@@ -1,58 +1,25 @@
-// MeasurementSimulator: simulates a measured kernel (calibrate::MeasuredKernel) on a
-// device the way it ran on the real one (plain or AICPU-scheduled), for the fidelity
-// benchmark and `ptoc calibrate`. Compiled programs are cached per kernel and per the
-// device fields compilation reads, so calibrating fields the compiler does not read
-// (bandwidths, latencies, scheduler and launch costs) only re-simulates.
+// Measured kernels compiled by the session: calibrate::MeasurementSimulator's compile
+// callback, and a simulator that uses it (for `ptoc calibrate` and the fidelity
+// benchmark).
 #pragma once
 
-#include <cstdint>
-#include <list>
-#include <map>
-#include <memory>
-#include <optional>
-#include <string>
-#include <utility>
+#include <cstddef>
 
 #include "absl/status/statusor.h"
-#include "ptoc/calibrate/Fidelity.h"
 #include "ptoc/calibrate/Measurements.h"
+#include "ptoc/calibrate/MeasurementSimulator.h"
 #include "ptoc/codegen/Program.h"
 #include "ptoc/target/DeviceSpec.h"
 
 namespace ptoc::session {
 
-class MeasurementSimulator {
-public:
-  /// `maxCachedPrograms` bounds the compiled programs kept (least recently used go).
-  explicit MeasurementSimulator(size_t maxCachedPrograms = 64)
-      : maxCached_(maxCachedPrograms) {}
+/// Compiles `kernel` (its text, function and pass options, set as the default
+/// pipeline's knobs) for `device`: no IR text, no statistics. A pass option that does
+/// not parse is an error naming it.
+absl::StatusOr<codegen::Program> compileMeasuredKernel(const calibrate::MeasuredKernel &kernel,
+                                                       const target::DeviceSpec &device);
 
-  /// Compile every kernel with the transfer costs (pipes, per-core HBM rate) of
-  /// `device` instead of the simulated device's. The partitioner reads them only for
-  /// its estimates, and a measured kernel's structure does not change when a model of
-  /// its transfers does: calibrating transfer fields then re-simulates the same
-  /// programs (smoothly) instead of recompiling them into others.
-  void fixTransferCostsForCompile(const target::DeviceSpec &device) {
-    compileTransfers_ = device;
-  }
-
-  /// Compiles `kernel` for `device` (or takes it from the cache) and simulates it as a
-  /// kernel of `set`'s kind. Errors name the set and the point.
-  absl::StatusOr<calibrate::SimulatedKernel> simulate(const calibrate::MeasurementSet &set,
-                                                      const calibrate::MeasuredKernel &kernel,
-                                                      const target::DeviceSpec &device);
-
-  /// Compilations so far (cache misses).
-  int compilations() const { return compilations_; }
-
-private:
-  using Key = std::pair<uint64_t, uint64_t>; ///< (kernel text, device fields compilation reads)
-  size_t maxCached_;
-  std::list<Key> lru_;
-  std::map<Key, std::pair<std::shared_ptr<const codegen::Program>, std::list<Key>::iterator>>
-      cache_;
-  int compilations_ = 0;
-  std::optional<target::DeviceSpec> compileTransfers_;
-};
+/// A MeasurementSimulator whose kernels compileMeasuredKernel compiles.
+calibrate::MeasurementSimulator measurementSimulator(size_t maxCachedPrograms = 64);
 
 } // namespace ptoc::session

@@ -40,6 +40,9 @@ using passes::PassKnobs;
 
 /// How far compile() goes (host_options compile_stage).
 enum class Stage { Tensor, Tile, Partitioned, Codegen };
+/// Every stage, in pipeline order.
+inline constexpr Stage kAllStages[] = {Stage::Tensor, Stage::Tile, Stage::Partitioned,
+                                       Stage::Codegen};
 /// "tensor", "tile", "partitioned", "codegen".
 llvm::StringRef stageName(Stage s);
 /// Parses a stage name; the error lists the valid names.

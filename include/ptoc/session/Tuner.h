@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "ptoc/runtime/ExpandLoops.h"
 #include "ptoc/session/Session.h"
+#include "ptoc/tune/BankLookup.h"
 #include "ptoc/tune/Search.h"
 #include "ptoc/tune/SearchSpace.h"
 #include "ptoc/tune/TuneSpace.h"
@@ -103,11 +104,7 @@ absl::StatusOr<tune::SearchSpace> deriveSearchSpace(
     const PassKnobs &baseKnobs = {}, int schedParallelism = runtime::kDefaultSchedParallelism);
 
 /// A config the knowledge bank knows for a function, applied to it.
-struct BankAnswer {
-  TunedConfig config;
-  double simulatedUs = 0;
-  std::string strategy;
-};
+using tune::BankAnswer;
 
 /// The bank's best config for the function of `moduleText` (bank folder `bankPath`,
 /// "" = the default), applied to it; nullopt when the bank has no record of its key

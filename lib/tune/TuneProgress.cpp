@@ -1,16 +1,16 @@
 // TuneProgress: a search's progress bar (in place on a terminal, tenths in a log).
-#include "ptoc/session/TuneProgress.h"
+#include "ptoc/tune/TuneProgress.h"
 
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
 
-namespace ptoc::session {
+namespace ptoc::tune {
 namespace {
 constexpr int kBarWidth = 20;
 } // namespace
 
-std::string TuneProgress::line(const tune::SearchProgress &p) const {
+std::string TuneProgress::line(const SearchProgress &p) const {
   uint64_t planned = std::max<uint64_t>(p.evaluationsPlanned, 1);
   uint64_t used = std::min(p.evaluationsUsed, planned);
   int filled = static_cast<int>(used * kBarWidth / planned);
@@ -23,7 +23,7 @@ std::string TuneProgress::line(const tune::SearchProgress &p) const {
   return text;
 }
 
-void TuneProgress::report(const tune::SearchProgress &p) {
+void TuneProgress::report(const SearchProgress &p) {
   last_ = p;
   if (interactive_) {
     // "\r" and clear to the end of the line: the new text may be shorter.
@@ -48,4 +48,4 @@ void TuneProgress::finish() {
   pending_ = false;
 }
 
-} // namespace ptoc::session
+} // namespace ptoc::tune

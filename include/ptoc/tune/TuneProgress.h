@@ -7,7 +7,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "ptoc/tune/Search.h"
 
-namespace ptoc::session {
+namespace ptoc::tune {
 
 /// Draws a search's progress from its reports (tune::Progress), after a label:
 ///
@@ -23,23 +23,23 @@ public:
   TuneProgress(llvm::raw_ostream &os, bool interactive, std::string label = "tune")
       : os_(os), interactive_(interactive), label_(std::move(label)) {}
 
-  void report(const tune::SearchProgress &progress);
+  void report(const SearchProgress &progress);
   /// Ends the display once the search is over: the in-place line gets its newline, a
   /// log gets the last report if it was not written yet.
   void finish();
 
   /// The text of one report: label, bar, counts, best time, pruned configs.
-  std::string line(const tune::SearchProgress &progress) const;
+  std::string line(const SearchProgress &progress) const;
 
 private:
   llvm::raw_ostream &os_;
   bool interactive_;
   std::string label_;
   /// The last report, and whether it still has to be ended (in place) or written (log).
-  tune::SearchProgress last_;
+  SearchProgress last_;
   bool pending_ = false;
   /// Non-interactive: the next tenth to report at.
   uint64_t nextTenth_ = 1;
 };
 
-} // namespace ptoc::session
+} // namespace ptoc::tune

@@ -1,14 +1,13 @@
 // Simulating measured kernels with a cache of compiled programs (see
 // MeasurementSimulator.h).
-#include "ptoc/session/MeasurementSimulator.h"
+#include "ptoc/calibrate/MeasurementSimulator.h"
 
 #include "absl/strings/str_cat.h"
 #include "llvm/Support/xxhash.h"
 #include "ptoc/calibrate/MeasuredPipes.h"
 #include "ptoc/runtime/Simulator.h"
-#include "ptoc/session/Session.h"
 
-namespace ptoc::session {
+namespace ptoc::calibrate {
 namespace {
 
 /// The device with every field compilation does not read reset to a2's: the passes
@@ -34,10 +33,9 @@ uint64_t compileKey(const target::DeviceSpec &device) {
 
 } // namespace
 
-absl::StatusOr<calibrate::SimulatedKernel>
-MeasurementSimulator::simulate(const calibrate::MeasurementSet &set,
-                               const calibrate::MeasuredKernel &kernel,
-                               const target::DeviceSpec &device) {
+absl::StatusOr<SimulatedKernel> MeasurementSimulator::simulate(const MeasurementSet &set,
+                                                               const MeasuredKernel &kernel,
+                                                               const target::DeviceSpec &device) {
   auto where = [&](const absl::Status &s) {
     return absl::Status(s.code(), absl::StrCat(set.path, ": ", kernel.label, ": ", s.message()));
   };
@@ -55,19 +53,10 @@ MeasurementSimulator::simulate(const calibrate::MeasurementSet &set,
     lru_.splice(lru_.begin(), lru_, it->second.second);
     program = it->second.first;
   } else {
-    CompileOptions options;
-    options.keepIr = false;
-    options.collectStats = false;
-    options.funcName = kernel.funcName;
-    for (const auto &[name, value] : kernel.passOptions)
-      if (absl::Status st = options.knobs.setText(name, value); !st.ok())
-        return where(absl::InvalidArgumentError(
-            absl::StrCat("pass option ", name, "=", value, ": ", st.message())));
-    absl::StatusOr<Kernel> compiled =
-        Session(compileDevice).compileText(kernel.ptoText, kernel.label, options);
+    absl::StatusOr<codegen::Program> compiled = compile_(kernel, compileDevice);
     if (!compiled.ok()) return where(compiled.status());
     ++compilations_;
-    program = std::make_shared<const codegen::Program>(std::move(compiled->program));
+    program = std::make_shared<const codegen::Program>(*std::move(compiled));
     lru_.push_front(key);
     cache_[key] = {program, lru_.begin()};
     if (cache_.size() > maxCached_) {
@@ -82,11 +71,11 @@ MeasurementSimulator::simulate(const calibrate::MeasurementSet &set,
   absl::StatusOr<runtime::RunRecord> record = runtime::simulate(*program, device, options);
   if (!record.ok()) return where(record.status());
 
-  calibrate::SimulatedKernel out;
+  SimulatedKernel out;
   out.kernelUs = record->kernelUs();
   if (options.recordPipes) {
     const double span = record->makespanCycles - record->bound.headCycles;
-    for (const calibrate::MeasuredPipe &p : calibrate::kMeasuredPipes) {
+    for (const MeasuredPipe &p : kMeasuredPipes) {
       if (!kernel.measuredBusy.count(p.name)) continue;
       double busy = 0;
       for (const runtime::PipeRecord &pr : record->pipes)
@@ -99,4 +88,4 @@ MeasurementSimulator::simulate(const calibrate::MeasurementSet &set,
   return out;
 }
 
-} // namespace ptoc::session
+} // namespace ptoc::calibrate
