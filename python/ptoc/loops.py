@@ -452,29 +452,41 @@ def _escaped_message(tensor):
 
 # ----------------------------------------------------------------- the loop
 
-def _range(what, bounds, symbolic):
-    """(start, stop, step) of ``what``'s (stop) / (start, stop) / (start, stop, step);
-    each an int, or with ``symbolic`` also a SymInt (but the step)."""
+def _range(what, bounds, symbolic, step=None):
+    """(start, stop, step) of ``what``'s (stop) / (start, stop) / (start, stop, step),
+    with ``step=`` also accepted as a keyword (PyPTO's ``loop(start, end, step=1)``);
+    start and stop each an int, or with ``symbolic`` also a SymInt; the step a
+    positive int."""
     if not 1 <= len(bounds) <= 3:
         raise Error(located(f"{what} takes (stop), (start, stop) or (start, stop, step), "
                             f"got {len(bounds)} values"))
-    start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (
-        bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1)
+    if step is not None and len(bounds) == 3:
+        raise Error(located(f"{what}: the step is given twice (the third value and step=); "
+                            "give it once"))
+    start, stop = (0, bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
+    if len(bounds) == 3:
+        step = bounds[2]
+    elif step is None:
+        step = 1
     for name, v in (("start", start), ("stop", stop), ("step", step)):
         is_int = isinstance(v, numbers.Integral) and not isinstance(v, bool)
         if not (is_int or (symbolic and name != "step" and isinstance(v, SymInt))):
             kind = "an int or a symbolic scalar" if symbolic and name != "step" else (
-                "an int" if name == "step" else "an int (a static trip count)")
+                "a positive int (a step known when tracing)" if name == "step"
+                else "an int (a static trip count)")
             raise Error(located(f"{what}: {name} must be {kind}, got {type(v).__name__}"))
     if step <= 0:
-        raise Error(located(f"{what}: step must be a positive int, got {step!r}"))
-    return start, stop, step
+        raise Error(located(
+            f"{what}: step must be a positive int, got {step!r}; loops count up: for a "
+            "descending index, loop up and use stop - 1 - i"))
+    return start, stop, int(step)
 
 
-def loop(*bounds, name=None, idx_name=None, parallel=False):
+def loop(*bounds, step=None, name=None, idx_name=None, parallel=False):
     """``for i in ptoc.loop(stop)`` / ``ptoc.loop(start, stop, step=1, name=...,
     idx_name=..., parallel=False)``: the body is compiled once and runs once per value
-    of ``i`` in ``range(start, stop, step)``. ``i`` is a SymInt.
+    of ``i`` in ``range(start, stop, step)``. ``i`` is a SymInt. The step (a positive
+    int) is the third value or ``step=``; ``ptoc.loop(8, step=2)`` is range(0, 8, 2).
 
     ``parallel=True`` promises that the iterations are independent (PyPTO's
     ``loop(..., parallel=True)``): the control thread submits each iteration as a
@@ -482,7 +494,7 @@ def loop(*bounds, name=None, idx_name=None, parallel=False):
     run at once instead of one stitch after another (docs/python.md, "Parallel
     loops"). Results stay exact even if the promise is false (the data dependencies
     between iterations are still kept); only the timing changes."""
-    start, stop, step = _range("ptoc.loop", bounds, symbolic=True)
+    start, stop, step = _range("ptoc.loop", bounds, symbolic=True, step=step)
     if not isinstance(parallel, bool):
         raise Error(located(f"ptoc.loop: parallel must be True or False, got {parallel!r}"))
     trace = current_trace("ptoc.loop")
@@ -728,8 +740,12 @@ def _clamp01(x):
         return x.max(0).min(1)
     return builtins.min(builtins.max(x, 0), 1)
 
+    """len(range(start, stop, step)): an int when stop - start is a constant."""
 
 def _loop_scope(i, what):
+    distance = SymInt._of(stop).constant_difference(start)
+    if distance is not None:
+        return len(range(0, distance, step))
     """The scope of the loop whose index is ``i``."""
     trace = current_trace(what)
     if isinstance(i, SymInt) and i.is_affine and not i._const and len(i._terms) == 1:
@@ -755,14 +771,23 @@ def is_loop_end(i):
     return _loop_scope(i, "ptoc.is_loop_end").paths.ask("end")
 
 
-def loop_unroll(*bounds, unroll_list=(1,), name=None, idx_name=None, parallel=False):
+def loop_unroll(*bounds, step=None, unroll_list=(1,), name=None, idx_name=None,
+                parallel=False):
     """``for i, f in ptoc.loop_unroll(start, stop, step, unroll_list=[4, 2, 1])``: the
     iterations of ``range(start, stop, step)`` covered greedily from the largest factor:
     a body traced for factor ``f`` processes ``f`` steps at once, from index ``i``
-    (``x[i:i + f]`` with step 1). Each factor's body is a loop of its own, compiled once;
-    the trip count must be static here. ``parallel=True``: each factor's loop is a
+    (``x[i:i + f]`` with step 1). Each factor's body is a loop of its own, compiled
+    once. ``step`` may also be given as ``step=``.
+
+    A static trip count is planned now (factors with no whole step left are skipped;
+    factors that cannot cover it are an error). A symbolic start or stop (a dynamic
+    axis, a value read from a tensor) gives every factor a loop whose trip count is
+    computed when the kernel runs: with T the trip count, factor f's loop runs
+    ``R // f`` times, where R is what the larger factors left (``T``, then ``T % f``
+    after each), so the smallest factor, which must then be 1, takes the tail. One
+    compiled kernel serves every size. ``parallel=True``: each factor's loop is a
     parallel loop (see ``loop``)."""
-    start, stop, step = _range("ptoc.loop_unroll", bounds, symbolic=False)
+    start, stop, step = _range("ptoc.loop_unroll", bounds, symbolic=True, step=step)
     try:
         factors = sorted({int(f) for f in unroll_list}, reverse=True)
     except (TypeError, ValueError):
@@ -771,22 +796,34 @@ def loop_unroll(*bounds, unroll_list=(1,), name=None, idx_name=None, parallel=Fa
             isinstance(f, bool) or not isinstance(f, numbers.Integral) for f in unroll_list):
         raise Error(located(f"ptoc.loop_unroll: unroll_list must be positive ints, got "
                             f"{unroll_list!r}"))
-    trip = len(range(start, stop, step))
+    if not isinstance(parallel, bool):
+        raise Error(located(f"ptoc.loop_unroll: parallel must be True or False, got {parallel!r}"))
     trace = current_trace("ptoc.loop_unroll")
     name = name or f"loop{trace.loop_count}"
     index = idx_name or name
-    covered, plan = 0, []
-    for f in factors:
-        count = (trip - covered) // f
-        if count:
-            plan.append((f, covered, count))
-            covered += count * f
-    if covered != trip:
-        raise Error(located(f"ptoc.loop_unroll: the factors {factors} cannot cover {trip} "
-                            f"iterations (a tail of {trip - covered} is left); add 1 to "
-                            "unroll_list"))
-    if not isinstance(parallel, bool):
-        raise Error(located(f"ptoc.loop_unroll: parallel must be True or False, got {parallel!r}"))
+    trip = _trip_count(start, stop, step)
+    plan = []  # (factor, iterations before its first one, its trip count)
+    if not is_symbolic(trip):
+        covered = 0
+        for f in factors:
+            count = (trip - covered) // f
+            if count:
+                plan.append((f, covered, count))
+                covered += count * f
+        if covered != trip:
+            raise Error(located(f"ptoc.loop_unroll: the factors {factors} cannot cover {trip} "
+                                f"iterations (a tail of {trip - covered} is left); add 1 to "
+                                "unroll_list"))
+    else:
+        if factors[-1] != 1:
+            raise Error(located(
+                f"ptoc.loop_unroll: the trip count {trip} is known only when the kernel runs, "
+                f"so the factors {factors} may leave a tail; add 1 to unroll_list (its loop "
+                "runs the tail, zero times when there is none)"))
+        rest = trip  # iterations the factors so far have not covered
+        for f in factors:
+            plan.append((f, trip - rest, rest // f))
+            rest = rest % f
     return _unrolled(plan, start, step, name, index, parallel)
 
 
