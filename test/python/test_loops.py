@@ -748,3 +748,26 @@ def test_loop_unroll_with_a_constant_distance_between_symbolic_bounds_is_planned
     with pytest.raises(ptoc.Error, match=r"cannot cover 5 iterations"):
         f(x, y)
 
+
+def test_two_identical_loop_bodies_keep_groups_of_their_own():
+    # Same body twice: each is a root function, so each has its own group 0 (func1_0,
+    # func2_0) in the compile statistics and the summary; nothing merges across bodies
+    # (test/loops/separate-bodies.pto checks the IR).
+    @ptoc.jit(device="tiny")
+    def f(x: ptoc.Tensor([8, 64], F32), y: ptoc.Tensor([8, 64], F32), z: ptoc.Tensor([8, 64], F32)):
+        ptoc.set_vec_tile_shapes(64)
+        for a in ptoc.loop(8, name="a"):
+            y[a] = ptoc.exp(x[a])
+        for b in ptoc.loop(8, name="b"):
+            z[b] = ptoc.exp(x[b])
+    x = rand(8, 64)
+    y, z = np.zeros_like(x), np.zeros_like(x)
+    k = f.compile(x, y, z)
+    assert [(g["key"], g["hash_order"], g["size"]) for g in k.stats["groups"]] == [
+        ("func1_0", 0, 1), ("func2_0", 0, 1)]
+    f(x, y, z)
+    np.testing.assert_allclose(y, np.exp(x), rtol=1e-6)
+    np.testing.assert_allclose(z, np.exp(x), rtol=1e-6)
+    groups = f.last_run.summary.split("\ngroups\n")[1].split("\n\n")[0]
+    assert [line.split()[:4] for line in groups.splitlines()[1:]] == [
+        ["func1_0", "AIV", "1", "8"], ["func2_0", "AIV", "1", "8"]]
