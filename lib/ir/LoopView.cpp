@@ -179,6 +179,18 @@ absl::StatusOr<LoopView> LoopView::of(const Operation &op) {
       return absl::InvalidArgumentError("'parallel' must be true or false");
     v.parallel = a.getBool();
   }
+  if (Attribute a = op.attr("locs")) {
+    size_t windows = v.ins.size() + v.outs.size();
+    bool strings = a.isArray() && llvm::all_of(a.getArray(), [](Attribute e) { return e.isString(); });
+    if (!(a.isIntArray() && a.getIntArray().empty()) &&
+        (!strings || a.getArray().size() != windows))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "'locs' must hold one \"file:line:col\" string per window (", windows,
+          ": ins then outs), got ", a.str()));
+    for (size_t i = 0; strings && i < windows; ++i)
+      (i < v.ins.size() ? v.ins[i] : v.outs[i - v.ins.size()]).loc =
+          a.getArray()[i].getString().str();
+  }
   v.written = writtenOperands(v.outs);
   return v;
 }
@@ -195,6 +207,14 @@ Attribute LoopView::toAttr(Context &ctx) const {
   if (!step.isConstant() || step.constantValue() != 1)
     attrs.push_back({ctx.id("step"), symAttr(ctx, step)});
   if (parallel) attrs.push_back({ctx.id("parallel"), ctx.boolAttr(true)});
+  std::vector<Attribute> locs;
+  bool anyLoc = false;
+  for (const std::vector<LoopWindow> *ws : {&ins, &outs})
+    for (const LoopWindow &w : *ws) {
+      locs.push_back(ctx.stringAttr(w.loc));
+      anyLoc |= !w.loc.empty();
+    }
+  if (anyLoc) attrs.push_back({ctx.id("locs"), ctx.arrayAttr(locs)});
   return ctx.dictAttr(attrs, /*sortByName=*/true);
 }
 

@@ -77,6 +77,9 @@ constexpr AttrSpec kLoopAttrs[] = {
     {"parallel", AttrShape::Bool, false,
      "iterations are independent: up to device_sched_parallelism of them run at once "
      "(default false)"},
+    {"locs", AttrShape::Locations, false,
+     "debug info: per window, ins then outs, the user's file:line:col that made it (\"\": "
+     "unknown); run-time errors about a window point there"},
 };
 constexpr AttrSpec kCastAttrs[] = {
     {"mode", AttrShape::String, false,

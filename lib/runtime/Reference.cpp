@@ -481,20 +481,22 @@ private:
   /// The values of `op`'s results (the written operands after every iteration).
   absl::Status runLoop(const ir::Func &f, const ir::Operation &op,
                        llvm::ArrayRef<const Dense *> in, std::vector<Dense> &out);
-  /// `<loc>: error: reference for @f: loop 'r' iteration r = 5[ (with b = 1)]`, in an
-  /// iteration (its index is the last binding).
+  /// `<loc>: error: reference for @f: loop 'r' iteration b = 1, r = 5`, in an
+  /// iteration: every enclosing loop's index, at the user's statement that made
+  /// window `w` when it is known, else at the loop.
   std::string where(const ir::Func &f, const ir::Operation &op, const ir::LoopView &lv,
-                    int64_t iteration) const;
+                    const ir::LoopWindow *w = nullptr) const;
   /// The row-major offset of window `w` of `operand` for the current bindings, and
   /// the extents of its valid part (its sizes without a valid_shape).
   absl::StatusOr<int64_t> windowBase(const ir::Func &f, const ir::Operation &op,
-                                     const ir::LoopView &lv, int64_t iteration,
+                                     const ir::LoopView &lv,
                                      const ir::LoopWindow &w, const char *side, size_t i,
                                      const Dense &operand, Shape &extents) const;
 
   const ir::Module *module_;
   ir::SymExpr::ElementReader reader_;
-  std::vector<ir::SymBinding> bindings_; ///< the indices of the enclosing loops
+  std::vector<ir::SymBinding> bindings_; ///< the enclosing loops' indices, dynamic sizes
+  std::vector<ir::SymBinding> loopIndices_; ///< the enclosing loops' indices, outermost first
   std::vector<const ir::Func *> active_;  ///< the functions being evaluated (a stack)
 };
 
@@ -606,27 +608,22 @@ absl::Status Evaluator::run(const ir::Func &f, std::vector<Dense> args,
 }
 
 std::string Evaluator::where(const ir::Func &f, const ir::Operation &op, const ir::LoopView &lv,
-                             int64_t iteration) const {
-  std::string s = absl::StrCat(op.loc().str(), ": error: reference for @", f.name().str(),
-                               ": loop '", lv.name, "' iteration ", lv.index, " = ", iteration);
-  // The last binding is this iteration's index; the ones before it the enclosing loops'.
-  if (bindings_.size() > 1) {
-    std::vector<std::string> outer;
-    for (size_t k = 0; k + 1 < bindings_.size(); ++k)
-      outer.push_back(absl::StrCat(bindings_[k].name, " = ", bindings_[k].lo));
-    absl::StrAppend(&s, " (with ", absl::StrJoin(outer, ", "), ")");
-  }
-  return s;
+                             const ir::LoopWindow *w) const {
+  std::vector<std::string> indices;
+  for (const ir::SymBinding &b : loopIndices_) indices.push_back(absl::StrCat(b.name, " = ", b.lo));
+  return absl::StrCat(w && !w->loc.empty() ? w->loc : op.loc().str(), ": error: reference for @",
+                      f.name().str(), ": loop '", lv.name, "' iteration ",
+                      absl::StrJoin(indices, ", "));
 }
 
 absl::StatusOr<int64_t> Evaluator::windowBase(const ir::Func &f, const ir::Operation &op,
-                                              const ir::LoopView &lv, int64_t iteration,
+                                              const ir::LoopView &lv,
                                               const ir::LoopWindow &w, const char *side, size_t i,
                                               const Dense &operand, Shape &extents) const {
   std::string name = valueName(op.operand(w.operand), w.operand);
   if (w.offsets.size() != operand.shape.size() || w.sizes.size() != operand.shape.size())
     return absl::InvalidArgumentError(absl::StrCat(
-        where(f, op, lv, iteration), ": ", side, " window ", i, " has ", w.offsets.size(),
+        where(f, op, lv, &w), ": ", side, " window ", i, " has ", w.offsets.size(),
         " offsets and ", w.sizes.size(), " sizes but ", name, " has ", operand.shape.size(),
         " dimensions; verify the module first"));
   llvm::SmallVector<int64_t, 4> sizes = ir::resolveWholeAxes(w.sizes, operand.shape);
@@ -634,13 +631,13 @@ absl::StatusOr<int64_t> Evaluator::windowBase(const ir::Func &f, const ir::Opera
       ir::evaluateValidExtents(w.valid, sizes, bindings_, reader_, side, i);
   if (!valid.ok())
     return absl::InvalidArgumentError(
-        absl::StrCat(where(f, op, lv, iteration), ": ", valid.status().message()));
+        absl::StrCat(where(f, op, lv, &w), ": ", valid.status().message()));
   extents = Shape(valid->begin(), valid->end());
   absl::StatusOr<llvm::SmallVector<int64_t, 4>> offsets = ir::evaluateWindow(
       w.offsets, *valid, operand.shape, name, bindings_, reader_, side, i);
   if (!offsets.ok())
     return absl::InvalidArgumentError(
-        absl::StrCat(where(f, op, lv, iteration), ": ", offsets.status().message()));
+        absl::StrCat(where(f, op, lv, &w), ": ", offsets.status().message()));
   Shape strides = rowMajorStrides(operand.shape);
   int64_t base = 0;
   for (size_t d = 0; d < offsets->size(); ++d) base += (*offsets)[d] * strides[d];
@@ -700,21 +697,22 @@ absl::Status Evaluator::runLoop(const ir::Func &f, const ir::Operation &op,
 
   for (int64_t i = *start; i < *stop; i += *step) {
     bindings_.push_back({lv.index, i, i});
+    loopIndices_.push_back({lv.index, i, i});
     struct Unbind {
       std::vector<ir::SymBinding> &b;
       ~Unbind() { b.pop_back(); }
-    } unbind{bindings_};
+    } unbind{bindings_}, unbindIndex{loopIndices_};
     // Every window's place first: a window out of range fails before the body runs.
     std::vector<int64_t> inBase, outBase;
     std::vector<Shape> inValid(lv.ins.size()), outValid(lv.outs.size());
     for (size_t k = 0; k < lv.ins.size(); ++k) {
       absl::StatusOr<int64_t> b =
-          windowBase(f, op, lv, i, lv.ins[k], "ins", k, current(lv.ins[k].operand), inValid[k]);
+          windowBase(f, op, lv, lv.ins[k], "ins", k, current(lv.ins[k].operand), inValid[k]);
       if (!b.ok()) return b.status();
       inBase.push_back(*b);
     }
     for (size_t k = 0; k < lv.outs.size(); ++k) {
-      absl::StatusOr<int64_t> b = windowBase(f, op, lv, i, lv.outs[k], "outs", k,
+      absl::StatusOr<int64_t> b = windowBase(f, op, lv, lv.outs[k], "outs", k,
                                              current(lv.outs[k].operand), outValid[k]);
       if (!b.ok()) return b.status();
       outBase.push_back(*b);

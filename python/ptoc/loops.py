@@ -20,7 +20,7 @@ import types
 from . import _ptoc
 
 from .errors import Error, ShapeError
-from .tracing import current_trace, located
+from .tracing import current_trace, located, user_position
 
 
 # ----------------------------------------------------------------- symbolic scalars
@@ -317,10 +317,11 @@ class Scope:
         self.operands = []        # parent value ids, in operand order
         self.operand_tensors = [] # the tensors they are the values of
         self.operand_pos = {}     # parent value id -> operand position
-        self.ins = []             # [operand pos, offsets (text), sizes, placeholder id, valid]
+        self.ins = []             # [operand pos, offsets (text), sizes, placeholder id, valid,
+        #                            where the user made it ("file:line:col")]
         self.in_of = {}           # (pos, offsets, sizes) -> placeholder id
         self.outs = []            # [operand pos, offsets, sizes, value id, outer tensor,
-        #                            offsets (objects), valid (texts, [] for all)]
+        #                            offsets (objects), valid (texts, [] for all), where]
         self.out_of = {}          # (pos, offsets, sizes) -> index into outs
         self.paths = None         # a loop body's _Paths (is_loop_begin / is_loop_end)
 
@@ -375,7 +376,7 @@ class Scope:
                 shape = [s for s in sizes if s != 1] or [1]
             pid = self.builder.placeholder(shape, tensor.dtype.ir_name, tensor._name or "w")
             self.in_of[key] = pid
-            self.ins.append([pos, list(key[1]), list(sizes), pid, valid_text])
+            self.ins.append([pos, list(key[1]), list(sizes), pid, valid_text, _where()])
         return pid
 
     def write(self, tensor, offsets, sizes, value_id, valid=None):
@@ -389,6 +390,7 @@ class Scope:
         if i is not None:
             self.outs[i][3] = value_id  # a later write of the same window replaces it
             self.outs[i][6] = _valid_text(valid, sizes)
+            self.outs[i][7] = _where()
             return
         overlap = self._written_overlap(pos, offsets, sizes)
         if overlap is not None:
@@ -397,12 +399,21 @@ class Scope:
                 f"from outside loop '{self.name}'; write each part once"))
         self.out_of[key] = len(self.outs)
         self.outs.append([pos, list(key[1]), list(sizes), value_id, tensor, list(offsets),
-                          _valid_text(valid, sizes)])
+                          _valid_text(valid, sizes), _where()])
+
+    def in_windows(self):
+        """The body's argument windows as the builder's loop takes them."""
+        return [(pos, offs, sizes, valid, where) for pos, offs, sizes, _, valid, where in self.ins]
+
+    def out_windows(self):
+        """The body's result windows as the builder's loop takes them."""
+        return [(pos, offs, sizes, valid, where)
+                for pos, offs, sizes, _, _, _, valid, where in self.outs]
 
     def _written_overlap(self, pos, offsets, sizes):
         """("same", i) when window i written this iteration is exactly this one,
         ("overlap", i) when one may overlap it, None when none can."""
-        for i, (p, offs, szs, _, _, objs, _) in enumerate(self.outs):
+        for i, (p, offs, szs, _, _, objs, _, _) in enumerate(self.outs):
             if p != pos:
                 continue
             if offs == [offset_text(o) for o in offsets] and szs == list(sizes):
@@ -419,6 +430,12 @@ def _whole_sizes(tensor):
 
 
 DYNAMIC_DIM = _ptoc.DYNAMIC_DIM  # a dynamic axis in the IR's types and window sizes (`?`)
+
+
+def _where():
+    """Where the user's code is now, as a window's location: "file:line:col"."""
+    file, line, col = user_position()
+    return f"{file}:{line}:{col}"
 
 
 def _valid_text(valid, sizes):
@@ -610,10 +627,9 @@ class _LoopIter:
             ids = wb.loop(
                 [current[p] for p in pos], body_name, self.name, f"{self.index}_p{k}", "0",
                 offset_text(self._guard(answers)), "1",
-                [(q, offs, sizes, valid) for q, offs, sizes, _, valid in scope.ins],
-                [(q, offs, sizes, valid) for q, offs, sizes, _, _, _, valid in scope.outs])
+                scope.in_windows(), scope.out_windows())
             order = []
-            for q, _, _, _, _, _, _ in scope.outs:
+            for q, *_ in scope.outs:
                 if q not in order:
                     order.append(q)
             for q, rid in zip(order, ids):
@@ -623,7 +639,7 @@ class _LoopIter:
         wb.finish_body([current[p] for p in written], placeholders)
         parent.builder.adopt_settings(wb)
         parent.builder.set_location(*location)
-        whole = lambda t: (["0"] * t.ndim, _whole_sizes(t), [])
+        whole = lambda t: (["0"] * t.ndim, _whole_sizes(t), [], "")
         ids = parent.builder.loop(
             [parent.value_of(t) for t in tensors], name, self.name, self.index,
             offset_text(self.start), offset_text(self.stop), offset_text(self.step),
@@ -645,13 +661,12 @@ class _LoopIter:
         ids = parent.builder.loop(
             operands, body_name, self.name, self.index, offset_text(start),
             offset_text(stop), offset_text(self.step),
-            [(pos, offs, sizes, valid) for pos, offs, sizes, _, valid in scope.ins],
-            [(pos, offs, sizes, valid) for pos, offs, sizes, _, _, _, valid in scope.outs],
+            scope.in_windows(), scope.out_windows(),
             self.parallel)
         # Each written tensor now holds the loop's result (an operand is written by
         # the outs naming its position; results follow their first appearance).
         order, tensors = [], {}
-        for pos, _, _, _, t, _, _ in scope.outs:
+        for pos, _, _, _, t, *_ in scope.outs:
             if pos not in tensors:
                 order.append(pos)
                 tensors[pos] = []
@@ -725,8 +740,12 @@ class _Paths:
 
 
 def _trip_count(start, stop, step):
+    """len(range(start, stop, step)): an int when stop - start is a constant."""
     if not is_symbolic(start) and not is_symbolic(stop):
         return len(range(start, stop, step))
+    distance = SymInt._of(stop).constant_difference(start)
+    if distance is not None:
+        return len(range(0, distance, step))
     return _max0((SymInt._of(stop) - start + (step - 1)) // step)
 
 
@@ -740,12 +759,8 @@ def _clamp01(x):
         return x.max(0).min(1)
     return builtins.min(builtins.max(x, 0), 1)
 
-    """len(range(start, stop, step)): an int when stop - start is a constant."""
 
 def _loop_scope(i, what):
-    distance = SymInt._of(stop).constant_difference(start)
-    if distance is not None:
-        return len(range(0, distance, step))
     """The scope of the loop whose index is ``i``."""
     trace = current_trace(what)
     if isinstance(i, SymInt) and i.is_affine and not i._const and len(i._terms) == 1:

@@ -771,3 +771,26 @@ def test_two_identical_loop_bodies_keep_groups_of_their_own():
     groups = f.last_run.summary.split("\ngroups\n")[1].split("\n\n")[0]
     assert [line.split()[:4] for line in groups.splitlines()[1:]] == [
         ["func1_0", "AIV", "1", "8"], ["func2_0", "AIV", "1", "8"]]
+
+
+# --- run-time errors name every enclosing index and the user's statement --------------
+
+def test_a_window_error_in_nested_loops_names_every_index_and_points_at_the_window():
+    import inspect
+
+    @ptoc.jit(device="tiny")
+    def f(x: ptoc.Tensor([ptoc.DYNAMIC, 64], F32), y: ptoc.Tensor([ptoc.DYNAMIC, 64], F32)):
+        ptoc.set_vec_tile_shapes(64)
+        for o in ptoc.loop(2, name="outer", idx_name="o"):
+            for i in ptoc.loop(x.shape[0], name="inner", idx_name="i"):
+                y[i] = x[i + o] + 1.0  # the window out of range at o = 1, i = 2
+    lines, first = inspect.getsourcelines(test_a_window_error_in_nested_loops_names_every_index_and_points_at_the_window)
+    at = next(k for k, s in enumerate(lines) if "the window out of range" in s)
+    line, col = first + at, lines[at].index("x[i + o]") + 1
+    x = rand(3, 64)
+    with pytest.raises(ptoc.RunError) as e:
+        f(x, np.zeros_like(x))
+    msg = str(e.value)
+    assert f"test_loops.py:{line}:{col}: error: loop 'inner' iteration o = 1, i = 2: ins window 0" in msg, msg
+    assert "outside [0, 3)" in msg
+

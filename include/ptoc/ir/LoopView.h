@@ -40,6 +40,10 @@ struct LoopWindow {
   std::vector<SymExpr> offsets;
   llvm::SmallVector<int64_t, 4> sizes;
   std::vector<SymExpr> valid;
+  /// Where the user made the window (`file:line:col`: a Python slice or view inside
+  /// the body), "" when unknown; run-time errors about the window point there. Debug
+  /// info: the loop's `locs` attribute, printed with locations only.
+  std::string loc;
 };
 
 struct LoopView {
