@@ -237,7 +237,7 @@ evaluateWindow(llvm::ArrayRef<SymExpr> offsets, llvm::ArrayRef<int64_t> sizes,
     if (!o.ok())
       return absl::InvalidArgumentError(absl::StrCat(side.str(), " window ", i, " offset ", d,
                                                      ": ", o.status().message()));
-    if (*o < 0 || sizes[d] < 1 || *o > shape[d] - sizes[d]) {
+    if (*o < 0 || sizes[d] < 0 || *o > shape[d] - sizes[d]) {
       std::vector<std::string> parts;
       for (size_t e = 0; e < offsets.size() && e < sizes.size(); ++e)
         parts.push_back(absl::StrCat(offsets[e].str(), " +", sizes[e]));
@@ -291,11 +291,11 @@ evaluateValidExtents(llvm::ArrayRef<SymExpr> valid, llvm::ArrayRef<int64_t> size
     if (!v.ok())
       return absl::InvalidArgumentError(absl::StrCat(side.str(), " window ", i, " valid extent ",
                                                      d, ": ", v.status().message()));
-    if (*v < 1 || *v > sizes[d])
+    if (*v < 0 || *v > sizes[d])
       return absl::InvalidArgumentError(absl::StrCat(
           side.str(), " window ", i, " valid extent ", d, " '", valid[d].str(), "' is ", *v,
-          ", outside [1, ", sizes[d], "] (the window's size); a valid_shape covers between one "
-          "element and the whole window in each dimension"));
+          ", outside [0, ", sizes[d], "] (the window's size); a valid_shape covers between none "
+          "of the window (nothing is read or written) and all of it in each dimension"));
     out[d] = *v;
   }
   return out;
@@ -555,11 +555,11 @@ private:
           if (!namesInScope(op, w.valid[d], inner.ranges, "valid")) return;
           if (d < w.sizes.size())
             if (auto b = w.valid[d].bounds(inner.ranges);
-                b && w.valid[d].boundsAreExact() && (b->first < 1 || b->second > w.sizes[d])) {
+                b && w.valid[d].boundsAreExact() && (b->first < 0 || b->second > w.sizes[d])) {
               error(op) << "valid extent " << d << " '" << w.valid[d].str() << "' ranges over ["
-                        << b->first << ", " << b->second << "], outside [1, " << w.sizes[d]
-                        << "] (the window's size); a valid_shape covers between one element "
-                        << "and the whole window";
+                        << b->first << ", " << b->second << "], outside [0, " << w.sizes[d]
+                        << "] (the window's size); a valid_shape covers between none of the "
+                        << "window (an empty one: nothing is read or written) and all of it";
               return;
             }
         }
