@@ -98,7 +98,7 @@ private:
                   op.loc().str(), ": loop operand ", w.operand,
                   " is not an argument, workspace or loop result of @", f.name().str(),
                   " (run outline-segments before codegen)"));
-            into.push_back({it->second, w.offsets, w.sizes, w.valid});
+            into.push_back({it->second, w.offsets, w.sizes, w.valid, w.loc});
           }
           return absl::OkStatus();
         };

@@ -141,6 +141,7 @@ private:
     if (std::optional<ir::ReduceView> reduce = ir::ReduceView::of(op)) {
       lo.axes.assign(reduce->axes.begin(), reduce->axes.end());
       lo.keepdim = reduce->keepdim;
+      lo.count = reduce->count;
     }
     if (ir::Attribute a = op.attr("perm"); a && a.isIntArray())
       lo.perm.assign(a.getIntArray().begin(), a.getIntArray().end());

@@ -179,6 +179,18 @@ absl::StatusOr<LoopView> LoopView::of(const Operation &op) {
       return absl::InvalidArgumentError("'parallel' must be true or false");
     v.parallel = a.getBool();
   }
+  if (Attribute a = op.attr("locs")) {
+    size_t windows = v.ins.size() + v.outs.size();
+    bool strings = a.isArray() && llvm::all_of(a.getArray(), [](Attribute e) { return e.isString(); });
+    if (!(a.isIntArray() && a.getIntArray().empty()) &&
+        (!strings || a.getArray().size() != windows))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "'locs' must hold one \"file:line:col\" string per window (", windows,
+          ": ins then outs), got ", a.str()));
+    for (size_t i = 0; strings && i < windows; ++i)
+      (i < v.ins.size() ? v.ins[i] : v.outs[i - v.ins.size()]).loc =
+          a.getArray()[i].getString().str();
+  }
   v.written = writtenOperands(v.outs);
   return v;
 }
@@ -195,6 +207,14 @@ Attribute LoopView::toAttr(Context &ctx) const {
   if (!step.isConstant() || step.constantValue() != 1)
     attrs.push_back({ctx.id("step"), symAttr(ctx, step)});
   if (parallel) attrs.push_back({ctx.id("parallel"), ctx.boolAttr(true)});
+  std::vector<Attribute> locs;
+  bool anyLoc = false;
+  for (const std::vector<LoopWindow> *ws : {&ins, &outs})
+    for (const LoopWindow &w : *ws) {
+      locs.push_back(ctx.stringAttr(w.loc));
+      anyLoc |= !w.loc.empty();
+    }
+  if (anyLoc) attrs.push_back({ctx.id("locs"), ctx.arrayAttr(locs)});
   return ctx.dictAttr(attrs, /*sortByName=*/true);
 }
 
@@ -217,7 +237,7 @@ evaluateWindow(llvm::ArrayRef<SymExpr> offsets, llvm::ArrayRef<int64_t> sizes,
     if (!o.ok())
       return absl::InvalidArgumentError(absl::StrCat(side.str(), " window ", i, " offset ", d,
                                                      ": ", o.status().message()));
-    if (*o < 0 || sizes[d] < 1 || *o > shape[d] - sizes[d]) {
+    if (*o < 0 || sizes[d] < 0 || *o > shape[d] - sizes[d]) {
       std::vector<std::string> parts;
       for (size_t e = 0; e < offsets.size() && e < sizes.size(); ++e)
         parts.push_back(absl::StrCat(offsets[e].str(), " +", sizes[e]));
@@ -271,11 +291,11 @@ evaluateValidExtents(llvm::ArrayRef<SymExpr> valid, llvm::ArrayRef<int64_t> size
     if (!v.ok())
       return absl::InvalidArgumentError(absl::StrCat(side.str(), " window ", i, " valid extent ",
                                                      d, ": ", v.status().message()));
-    if (*v < 1 || *v > sizes[d])
+    if (*v < 0 || *v > sizes[d])
       return absl::InvalidArgumentError(absl::StrCat(
           side.str(), " window ", i, " valid extent ", d, " '", valid[d].str(), "' is ", *v,
-          ", outside [1, ", sizes[d], "] (the window's size); a valid_shape covers between one "
-          "element and the whole window in each dimension"));
+          ", outside [0, ", sizes[d], "] (the window's size); a valid_shape covers between none "
+          "of the window (nothing is read or written) and all of it in each dimension"));
     out[d] = *v;
   }
   return out;
@@ -535,11 +555,11 @@ private:
           if (!namesInScope(op, w.valid[d], inner.ranges, "valid")) return;
           if (d < w.sizes.size())
             if (auto b = w.valid[d].bounds(inner.ranges);
-                b && w.valid[d].boundsAreExact() && (b->first < 1 || b->second > w.sizes[d])) {
+                b && w.valid[d].boundsAreExact() && (b->first < 0 || b->second > w.sizes[d])) {
               error(op) << "valid extent " << d << " '" << w.valid[d].str() << "' ranges over ["
-                        << b->first << ", " << b->second << "], outside [1, " << w.sizes[d]
-                        << "] (the window's size); a valid_shape covers between one element "
-                        << "and the whole window";
+                        << b->first << ", " << b->second << "], outside [0, " << w.sizes[d]
+                        << "] (the window's size); a valid_shape covers between none of the "
+                        << "window (an empty one: nothing is read or written) and all of it";
               return;
             }
         }

@@ -24,6 +24,13 @@ constexpr AttrSpec kReductionAttrs[] = {
     {"axes", AttrShape::IntArray, true, "dimensions to reduce, ascending, non-negative"},
     {"keepdim", AttrShape::Bool, false, "keep reduced dimensions with size 1"},
 };
+constexpr AttrSpec kMeanAttrs[] = {
+    {"axes", AttrShape::IntArray, true, "dimensions to reduce, ascending, non-negative"},
+    {"keepdim", AttrShape::Bool, false, "keep reduced dimensions with size 1"},
+    {"count", AttrShape::Int, false,
+     "divide by this many elements instead of the reduced ones (a positive integer): the "
+     "last step of a mean whose reduced axis expand-tiles split, over the partial sums"},
+};
 constexpr AttrSpec kMatmulAttrs[] = {
     {"transpose_a", AttrShape::Bool, false, "use the transpose of the left operand"},
     {"transpose_b", AttrShape::Bool, false, "use the transpose of the right operand"},
@@ -78,6 +85,9 @@ constexpr AttrSpec kLoopAttrs[] = {
     {"parallel", AttrShape::Bool, false,
      "iterations are independent: up to device_sched_parallelism of them run at once "
      "(default false)"},
+    {"locs", AttrShape::Locations, false,
+     "debug info: per window, ins then outs, the user's file:line:col that made it (\"\": "
+     "unknown); run-time errors about a window point there"},
 };
 constexpr AttrSpec kCastAttrs[] = {
     {"mode", AttrShape::String, false,
@@ -285,6 +295,10 @@ Type meanRule(const TypeRuleInput &in, RuleError &error) {
   if (!isFloat(in.operands[0].dtype())) {
     fail(error, "needs a floating-point operand, got " + in.operands[0].str() +
                     "; cast it to f32 first", DiagCategory::DType);
+    return {};
+  }
+  if (Attribute c = in.attrs ? in.attrs.lookup("count") : Attribute(); c && c.isInt() && c.getInt() < 1) {
+    fail(error, "'count' must be a positive number of elements, got " + c.str());
     return {};
   }
   return reductionRule(in, error);
@@ -933,7 +947,7 @@ std::vector<Entry> entries() {
       {OpCode::Sum, C::AIV, T::Vec, 1, 1, 1, kReductionAttrs, reductionRule},
       {OpCode::Amax, C::AIV, T::Vec, 1, 1, 1, kReductionAttrs, reductionRule},
       {OpCode::Amin, C::AIV, T::Vec, 1, 1, 1, kReductionAttrs, reductionRule},
-      {OpCode::Mean, C::AIV, T::Vec, 1, 1, 1, kReductionAttrs, meanRule},
+      {OpCode::Mean, C::AIV, T::Vec, 1, 1, 1, kMeanAttrs, meanRule},
       {OpCode::Reshape, C::AIV, T::Vec, 1, 1, 1, {}, reshapeRule},
       {OpCode::Transpose, C::AIV, T::Vec, 1, 1, 1, kTransposeAttrs, transposeRule},
       {OpCode::View, C::AIV, T::Vec, 1, 1, 1, kOffsetAttrs, viewRule},

@@ -61,6 +61,7 @@ std::optional<ReduceView> ReduceView::of(const Operation &op) {
   v.axes = axes.getIntArray();
   Attribute keepdim = op.attr("keepdim");
   v.keepdim = keepdim && keepdim.isBool() && keepdim.getBool();
+  if (Attribute count = op.attr("count"); count && count.isInt()) v.count = count.getInt();
   return v;
 }
 

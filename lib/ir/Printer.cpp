@@ -11,7 +11,9 @@
 #include "llvm/Support/Allocator.h"
 
 #include "Lexer.h"
+#include "llvm/ADT/STLExtras.h"
 #include "ptoc/ir/Context.h"
+#include "ptoc/ir/OpDef.h"
 #include "ptoc/ir/ValueNamer.h"
 
 namespace ptoc::ir {
@@ -110,12 +112,23 @@ private:
     bool hasAfter;    ///< entries after it
   };
 
+  /// Whether `op`'s attribute `name` is debug info (source locations) left out
+  /// unless locations are printed.
+  bool hidden(const Operation &op, llvm::StringRef name) const {
+    if (opts_.printLocations) return false;
+    const AttrSpec *spec = op.def().findAttr(name);
+    return spec && spec->shape == AttrShape::Locations;
+  }
+
   /// " {attrs}" for `op` (nothing when it has none): its dictionary with the
-  /// subgraph id merged in sorted key position.
+  /// subgraph id merged in sorted key position (debug-info attributes only with
+  /// locations).
   void appendAttrs(const Operation &op) {
     Attribute dict = op.attrDict();
     int64_t sg = op.subgraphId();
-    bool hasDict = dict && dict.isDict() && !dict.getDict().empty();
+    bool hasDict = dict && dict.isDict() &&
+                   llvm::any_of(dict.getDict(),
+                                [&](const NamedAttr &e) { return !hidden(op, e.name.str()); });
     if (!hasDict && sg < 0) return;
     out_ += ' ';
     if (!hasDict) {
@@ -131,6 +144,7 @@ private:
       t.split = 0;
       bool first = true;
       for (const NamedAttr &e : dict.getDict()) {
+        if (hidden(op, e.name.str())) continue;
         if (!t.split && llvm::StringRef("sg") < e.name.str()) {
           t.split = t.text.size();
           t.hasBefore = !first;

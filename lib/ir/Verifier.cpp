@@ -7,6 +7,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Allocator.h"
@@ -36,6 +37,7 @@ std::string attrShapeName(AttrShape s) {
   case AttrShape::SymInt: return "an integer or an expression string like \"i * 64\"";
   case AttrShape::Windows:
     return "an array of windows like [{of = 0, offsets = [\"i\", 0], sizes = [1, 64]}]";
+  case AttrShape::Locations: return "an array of \"file:line:col\" strings";
   }
   return "?";
 }
@@ -51,6 +53,9 @@ bool attrHasShape(Attribute a, AttrShape s) {
   case AttrShape::String: return a.isString();
   case AttrShape::SymInt: return a.isInt() || a.isString();
   case AttrShape::Windows: return isWindowList(a);
+  case AttrShape::Locations:
+    if (a.isIntArray()) return a.getIntArray().empty();
+    return a.isArray() && llvm::all_of(a.getArray(), [](Attribute e) { return e.isString(); });
   }
   return false;
 }

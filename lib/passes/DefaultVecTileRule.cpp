@@ -91,14 +91,14 @@ Dims regionOf(llvm::ArrayRef<int64_t> iterTile, llvm::ArrayRef<int64_t> shape) {
 }
 
 /// The UB buffers op `v` holds per step with chain tile `tile`: a reduction whose
-/// reduced axis the tile cuts holds the chunk, its partial and the running combine
-/// (and the 1/N tile for mean), as expand-tiles counts.
+/// reduced axis the tile cuts holds the chunk, its partial and the running combine,
+/// as expand-tiles counts.
 unsigned buffersWith(const VecOp &v, llvm::ArrayRef<int64_t> tile) {
   if (v.op->def().cls != OpClass::Reduction) return v.view.buffers;
   Dims held = heldTile(tile, v.view.iter);
   for (size_t i = 0; i < v.kept.size(); ++i)
     if (v.keptReduced[i] && held[v.kept[i]] < v.view.iter[v.kept[i]])
-      return v.op->code() == OpCode::Mean ? 4 : 3;
+      return 3;
   return v.view.buffers;
 }
 

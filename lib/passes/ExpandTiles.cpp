@@ -44,8 +44,8 @@
 //  - reductions: the input is tiled. No reduced axis split: one reduce per input
 //    tile (keepdim as written). A split reduced axis: per output tile, a keepdim
 //    reduce of every chunk (sum for mean), the partials combined pairwise (add /
-//    max / min), times a `full` 1/N for mean (N = all reduced elements), and a
-//    tile `reshape` for keepdim = false.
+//    max / min), for mean a `mean {count = N}` over the size-1 axes dividing by
+//    N = all reduced elements, and a tile `reshape` for keepdim = false.
 //  - matmul: operands in GM; per output tile (batch dims by 1, mL1 x nL1, tails) a
 //    K loop in kL1 steps: copy_in the A and B regions to L1 (transposes respected),
 //    `matmul` (accumulating from the second step) into an f32 (i32) L0C tile
@@ -93,8 +93,7 @@
 // result, each counted at the clamped tile size and the largest element size
 // (ir::checkVecTile, the verifier's rule; a vec_tile shorter than the op's rank
 // applies to its trailing dims, ir::adaptVecTile); a step of a split reduction
-// holds the chunk, its partial and the running combine (3 tiles; 4 for mean, with
-// the 1/N tile); a copy through UB (assemble, concat, a fill, returning an alias)
+// holds the chunk, its partial and the running combine (3 tiles); a copy through UB (assemble, concat, a fill, returning an alias)
 // holds 1 (ir::vecTileBuffers). A vec_tile covering the op's whole iteration shape
 // that does not fit is split instead (ir::splitWholeVecTile: leading dims halved
 // first, reduced axes never cut; a remark at the op, statistic whole-tile-splits);
@@ -1015,9 +1014,8 @@ private:
       std::string why = absl::StrCat(
           "splits reduction axis ", split[0], " (vec_tile ", in.tile[split[0]], " of ",
           X[split[0]], "), so each step holds a chunk, its partial result and the running "
-                       "combine",
-          op.code() == OpCode::Mean ? " and the 1/N tile" : "", ": ");
-      if (!checkVec(op, *vt, X, op.code() == OpCode::Mean ? 4 : 3, why)) return false;
+                       "combine: ");
+      if (!checkVec(op, *vt, X, 3, why)) return false;
     }
 
     // The output grid: the input tile with reduced axes at 1 (keepdim) or dropped.
@@ -1075,8 +1073,15 @@ private:
             absl::StrCat(", reduced axis ", absl::StrJoin(split, ", "), " split: ", chunks,
                          " partials per output tile, combined with '",
                          ctx_.opDef(combineCode).name.str(), "'",
-                         op.code() == OpCode::Mean ? absl::StrCat(", then x 1/", count) : ""));
-    Attribute scale = ctx_.floatAttr(1.0 / double(count));
+                         op.code() == OpCode::Mean ? absl::StrCat(", then / ", count) : ""));
+    // A mean's last step divides the combined sums by the whole reduced extent (a mean
+    // over the size-1 axes with `count`): the executor divides by the elements summed
+    // instead when a window's valid_shape left some out.
+    llvm::SmallVector<ir::NamedAttr, 4> ma{{axesId_, op.attr("axes")},
+                                           {ctx_.id("count"), ctx_.intAttr(count)},
+                                           {keepdimId_, ctx_.boolAttr(true)}};
+    if (s.scope) ma.push_back({scopeId_, s.scope});
+    Attribute meanAttrs = ctx_.dictAttr(ma, true);
     std::vector<Value *> partials, inUb;
     // Chunk c of an output tile's input region: the split axes cut by the tile.
     auto chunkBox = [&](const Box &region, int64_t c, Box &out) {
@@ -1134,10 +1139,7 @@ private:
         partials.resize(w);
       }
       Value *r = partials[0];
-      if (op.code() == OpCode::Mean) {
-        Value *k = fullTile(scale, dtype, keptShape, s.loc, s);
-        r = emit(OpCode::Mul, {r, k}, partialType, plainAttrs, s.loc);
-      }
+      if (op.code() == OpCode::Mean) r = emit(OpCode::Mean, {r}, partialType, meanAttrs, s.loc);
       if (!keepdim)
         r = emit(OpCode::Reshape, {r}, ctx_.tileType(dtype, ob.size, MemSpace::UB), plainAttrs,
                  s.loc);

@@ -9,6 +9,7 @@
 
 #include "GmAccess.h"
 #include "LeafPlan.h"
+#include "PartialTiles.h"
 #include "TaskGraph.h"
 #include "TileArena.h"
 #include "TileKernels.h"
@@ -193,6 +194,9 @@ absl::Status executeChecked(const Program &program, llvm::ArrayRef<ConstTensorRe
   unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
   unsigned workers = unsigned(std::max<size_t>(1, std::min<size_t>(std::max(threads, 1u), numCalls)));
   std::vector<TileArena> arenas(workers);
+  // A program with windows holding data only in part: each call also follows its
+  // tiles' valid extents (PartialTiles.h), per worker.
+  std::vector<PartialCalls> partial(gm.hasPartialData() ? workers : 0);
 
   auto runCall = [&](int c, unsigned worker) -> absl::Status {
     TileArena &arena = arenas[worker];
@@ -201,6 +205,10 @@ absl::Status executeChecked(const Program &program, llvm::ArrayRef<ConstTensorRe
     TileMemory mem = arena.memory();
     const codegen::Call &call = program.calls[c];
     const LeafPlan &plan = plans[call.leaf];
+    if (!partial.empty()) {
+      partial[worker].run(gm, call, plan, mem);
+      return absl::OkStatus();
+    }
     for (size_t i = 0; i < plan.ops.size(); ++i) {
       const OpPlan &op = plan.ops[i];
       if (op.code == ir::OpCode::CopyIn) gm.copyIn(call.regions[op.region], op, mem);

@@ -189,13 +189,19 @@ private:
     return int(out_.tensors.size()) - 1;
   }
 
-  std::string where(const LoopStep &s, int64_t iteration) const {
-    return absl::StrCat(s.location, ": error: loop '", s.name, "' iteration ", s.index, " = ",
-                        iteration);
+  /// `<loc>: error: loop 'r' iteration b = 1, r = 7`: every enclosing loop's index
+  /// (outermost first, this loop's last), at the user's statement that made window
+  /// `w` when it is known, else at the loop.
+  std::string where(const LoopStep &s, const StepWindow *w = nullptr) const {
+    std::vector<std::string> indices;
+    for (const ir::SymBinding &b : loopIndices_) indices.push_back(absl::StrCat(b.name, " = ", b.lo));
+    const std::string &loc = w && !w->location.empty() ? w->location : s.location;
+    return absl::StrCat(loc, ": error: loop '", s.name, "' iteration ",
+                        absl::StrJoin(indices, ", "));
   }
 
   /// The window `w` of flat tensor `t` for the current bindings, seen with `bodyShape`.
-  absl::StatusOr<int> window(const LoopStep &s, int64_t iteration, const StepWindow &w,
+  absl::StatusOr<int> window(const LoopStep &s, const StepWindow &w,
                              const char *side, size_t i, int t, llvm::ArrayRef<int64_t> bodyShape) {
     const GmTensor &g = out_.tensors[t];
     // A whole dynamic axis (size ?) takes the tensor's size in this run.
@@ -205,17 +211,17 @@ private:
         ir::evaluateValidExtents(w.valid, sizes, bindings_, reader_, side, i);
     if (!extents.ok())
       return absl::InvalidArgumentError(
-          absl::StrCat(where(s, iteration), ": ", extents.status().message()));
+          absl::StrCat(where(s, &w), ": ", extents.status().message()));
     if (!g.valid.empty())
       return absl::UnimplementedError(absl::StrCat(
-          where(s, iteration), ": ", side, " window ", i, " is a window of %", g.name,
+          where(s, &w), ": ", side, " window ", i, " is a window of %", g.name,
           ", itself a window with a valid_shape in this iteration; ptoc clips windows of the "
           "kernel's tensors only: give the valid_shape to the inner loop's windows instead"));
     absl::StatusOr<llvm::SmallVector<int64_t, 4>> offsets = ir::evaluateWindow(
         w.offsets, *extents, g.shape, absl::StrCat("%", g.name), bindings_, reader_, side, i);
     if (!offsets.ok())
       return absl::InvalidArgumentError(
-          absl::StrCat(where(s, iteration), ": ", offsets.status().message()));
+          absl::StrCat(where(s, &w), ": ", offsets.status().message()));
     int64_t offset = g.baseOffset;
     for (size_t d = 0; d < offsets->size(); ++d) offset += (*offsets)[d] * g.strides[d];
     // The body's dims are the window's dims of size > 1 in order; its size-1 dims
@@ -243,22 +249,34 @@ private:
       absl::StatusOr<int64_t> start = s.start.evaluate(bindings_, reader_),
                               stop = s.stop.evaluate(bindings_, reader_),
                               step = s.step.evaluate(bindings_, reader_);
+      // `<loc>: error: loop 'j' (in iteration b = 3 of the loops around it)`.
+      auto loopWhere = [&] {
+        std::string w = absl::StrCat(s.location, ": error: loop '", s.name, "'");
+        if (!loopIndices_.empty()) {
+          std::vector<std::string> outer;
+          for (const ir::SymBinding &b : loopIndices_) outer.push_back(absl::StrCat(b.name, " = ", b.lo));
+          absl::StrAppend(&w, " (in iteration ", absl::StrJoin(outer, ", "),
+                          " of the loops around it)");
+        }
+        return w;
+      };
       for (auto [what, v] : {std::pair{"start", &start}, std::pair{"stop", &stop},
                              std::pair{"step", &step}})
         if (!v->ok())
-          return absl::InvalidArgumentError(absl::StrCat(s.location, ": error: loop '", s.name,
-                                                         "': its ", what, " ",
-                                                         v->status().message()));
+          return absl::InvalidArgumentError(
+              absl::StrCat(loopWhere(), ": its ", what, " ", v->status().message()));
       if (*step <= 0)
-        return absl::InvalidArgumentError(absl::StrCat(s.location, ": error: loop '", s.name,
-                                                       "': step ", *step, " is not positive"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(loopWhere(), ": step ", *step, " is not positive"));
       // A parallel loop's execution is a run of its own; its iterations (and whatever
       // they nest that no inner parallel loop claims) carry the run and their ordinal.
       const Parallel outer = parallel_;
       if (s.parallel) parallel_ = {numParallelRuns_++, 0};
       for (int64_t i = *start; i < *stop; i += *step) {
         bindings_.push_back({s.index, i, i});
+        loopIndices_.push_back({s.index, i, i});
         absl::Status st = runIteration(s, i, tensors);
+        loopIndices_.pop_back();
         bindings_.pop_back();
         if (!st.ok()) return st;
         if (s.parallel) ++parallel_.iteration;
@@ -271,14 +289,14 @@ private:
 
   absl::Status runIteration(const LoopStep &s, int64_t iteration,
                             llvm::ArrayRef<int> tensors) {
-    if (s.control >= 0) return runNested(s, iteration, tensors);
+    if (s.control >= 0) return runNested(s, tensors);
     const Program &body = lp_.programs[s.program];
     // Windows for the body's arguments and results.
     std::vector<int> ins, outs;
     for (size_t i = 0; i < s.ins.size(); ++i) {
       int arg = i < body.arguments.size() ? body.arguments[i] : -1;
       if (arg < 0) return ir::internalError(absl::StrCat("body @", body.funcName, " has no argument ", i));
-      absl::StatusOr<int> w = window(s, iteration, s.ins[i], "ins", i, tensors[s.ins[i].tensor],
+      absl::StatusOr<int> w = window(s, s.ins[i], "ins", i, tensors[s.ins[i].tensor],
                                      body.tensors[arg].shape);
       if (!w.ok()) return w.status();
       ins.push_back(*w);
@@ -286,7 +304,7 @@ private:
     for (size_t j = 0; j < s.outs.size(); ++j) {
       if (j >= body.results.size())
         return ir::internalError(absl::StrCat("body @", body.funcName, " has no result ", j));
-      absl::StatusOr<int> w = window(s, iteration, s.outs[j], "outs", j, tensors[s.outs[j].tensor],
+      absl::StatusOr<int> w = window(s, s.outs[j], "outs", j, tensors[s.outs[j].tensor],
                                      body.tensors[body.results[j]].shape);
       if (!w.ok()) return w.status();
       outs.push_back(*w);
@@ -301,7 +319,7 @@ private:
       int t = body.results[j];
       if (body.tensors[t].kind != GmTensor::Kind::Intermediate || map[t] >= 0)
         return absl::UnimplementedError(absl::StrCat(
-            where(s, iteration), ": body @", body.funcName, " returns ",
+            where(s, &s.outs[j]), ": body @", body.funcName, " returns ",
             body.tensors[t].kind == GmTensor::Kind::Intermediate
                 ? "one value twice"
                 : "a value it does not compute (an argument or a view of one)",
@@ -317,7 +335,7 @@ private:
     for (size_t t = 0; t < body.tensors.size(); ++t) {
       const GmTensor &g = body.tensors[t];
       if (g.kind != GmTensor::Kind::Alias) continue;
-      absl::StatusOr<int> a = rebaseAlias(s, iteration, body, int(t), map);
+      absl::StatusOr<int> a = rebaseAlias(s, body, int(t), map);
       if (!a.ok()) return a.status();
       map[t] = *a;
     }
@@ -355,7 +373,7 @@ private:
 
   /// A body's alias of `t`'s base, moved onto the base's instance: composed with the
   /// window's strides where the base is a window.
-  absl::StatusOr<int> rebaseAlias(const LoopStep &s, int64_t iteration, const Program &body, int t,
+  absl::StatusOr<int> rebaseAlias(const LoopStep &s, const Program &body, int t,
                                   llvm::ArrayRef<int> map) {
     const GmTensor &g = body.tensors[t];
     int b = g.base;
@@ -365,7 +383,7 @@ private:
     const GmTensor &inst = out_.tensors[map[b]];
     if (!inst.valid.empty())
       return absl::UnimplementedError(absl::StrCat(
-          where(s, iteration), ": body @", body.funcName, " views or reshapes %", g.name,
+          where(s), ": body @", body.funcName, " views or reshapes %", g.name,
           ", part of a window with a valid_shape; ptoc clips only the window itself: compute "
           "on the window as the body receives it, or drop the valid_shape"));
     llvm::ArrayRef<int64_t> bshape = body.tensors[b].shape;
@@ -412,7 +430,7 @@ private:
       }
       if (!strided)
         return absl::UnimplementedError(absl::StrCat(
-            where(s, iteration), ": body @", body.funcName, " reshapes %", g.name,
+            where(s), ": body @", body.funcName, " reshapes %", g.name,
             ", a window that is not contiguous in its tensor; ptoc cannot express that "
             "reshape as a strided view: reshape outside the loop, or make the window span "
             "whole rows"));
@@ -421,7 +439,7 @@ private:
     return addAlias(g.name, map[b], g.shape, strides, offset);
   }
 
-  absl::Status runNested(const LoopStep &s, int64_t iteration,
+  absl::Status runNested(const LoopStep &s,
                          llvm::ArrayRef<int> tensors) {
     const ControlFunc &inner = lp_.controls[s.control];
     std::vector<int> flat(inner.tensors.size(), -1);
@@ -433,14 +451,14 @@ private:
                                             "': windows do not match its body's signature"));
     for (size_t i = 0; i < s.ins.size(); ++i) {
       int t = args[i];
-      absl::StatusOr<int> w = window(s, iteration, s.ins[i], "ins", i, tensors[s.ins[i].tensor],
+      absl::StatusOr<int> w = window(s, s.ins[i], "ins", i, tensors[s.ins[i].tensor],
                                      inner.tensors[t].shape);
       if (!w.ok()) return w.status();
       flat[t] = *w;
     }
     for (size_t j = 0; j < s.outs.size(); ++j) {
       int t = inner.results[j];
-      absl::StatusOr<int> w = window(s, iteration, s.outs[j], "outs", j, tensors[s.outs[j].tensor],
+      absl::StatusOr<int> w = window(s, s.outs[j], "outs", j, tensors[s.outs[j].tensor],
                                      inner.tensors[t].shape);
       if (!w.ok()) return w.status();
       if (inner.tensors[t].kind == codegen::ControlTensor::Kind::Argument) {
@@ -448,12 +466,12 @@ private:
         const GmTensor &a = out_.tensors[flat[t]], &o = out_.tensors[*w];
         if (a.base != o.base || a.baseOffset != o.baseOffset || a.strides != o.strides)
           return absl::UnimplementedError(absl::StrCat(
-              where(s, iteration), ": the body returns its argument %", inner.tensors[t].name,
+              where(s, &s.outs[j]), ": the body returns its argument %", inner.tensors[t].name,
               " into a different window; write the result into the window it reads"));
         continue;
       }
       if (flat[t] >= 0)
-        return absl::UnimplementedError(absl::StrCat(where(s, iteration),
+        return absl::UnimplementedError(absl::StrCat(where(s, &s.outs[j]),
                                                      ": the body returns one value twice"));
       flat[t] = *w;
     }
@@ -730,6 +748,9 @@ private:
   std::vector<int> leafOffset_;
   std::vector<bool> shared_;      ///< per flat tensor: a base iterations share
   std::vector<ir::SymBinding> bindings_;
+  /// The indices of the loops being run, outermost first (bindings_ also holds the
+  /// sizes of dynamic axes): what an error names.
+  std::vector<ir::SymBinding> loopIndices_;
   std::vector<Access> accesses_;  ///< in call order
   std::vector<int> instanceBegin_;
   /// The innermost parallel loop being expanded: its run and iteration ordinal.

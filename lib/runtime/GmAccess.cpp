@@ -9,6 +9,7 @@
 
 #include <Eigen/Core>
 
+#include "PartialTiles.h"
 #include "StridedWalk.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -268,6 +269,7 @@ absl::Status GmMemory::init(const codegen::Program &program, llvm::ArrayRef<Cons
   }
 
   views_.assign(numTensors, GmView());
+  hasPartialData_ = false;
   owned_.clear();
   ownedSlot_.assign(numTensors, -1);
   computedStrides_.clear();
@@ -345,10 +347,13 @@ absl::Status GmMemory::init(const codegen::Program &program, llvm::ArrayRef<Cons
           return bad(t, absl::StrCat("has valid extents ", dimsStr(g.valid), " but is ",
                                      alias ? "of another rank" : "not an alias"));
         for (size_t d = 0; d < g.valid.size(); ++d)
-          if (g.valid[d] < 1 || g.valid[d] > g.shape[d])
+          if (g.valid[d] < 0 || g.valid[d] > g.shape[d])
             return bad(t, absl::StrCat("has valid extents ", dimsStr(g.valid),
                                        " outside its shape ", dimsStr(g.shape)));
         v.valid = g.valid;
+        hasPartialData_ = true;
+        // An empty window (a valid extent of 0) reads and writes nothing.
+        if (llvm::is_contained(g.valid, 0)) continue;
       }
       __int128 lo = v.offset, hi = v.offset;
       for (size_t d = 0; d < g.shape.size(); ++d) {
@@ -363,8 +368,105 @@ absl::Status GmMemory::init(const codegen::Program &program, llvm::ArrayRef<Cons
                                    tensorName(program, owner)));
     }
   }
+  if (hasPartialData_) mapOwners(program);
   return absl::OkStatus();
 }
+
+void GmMemory::mapOwners(const codegen::Program &program) {
+  int numTensors = int(program.tensors.size());
+  ownerMaps_.assign(numTensors, OwnerMap());
+  recordsWrites_.assign(numTensors, false);
+  partialWrites_.assign(numTensors, {});
+  partialCounts_.reset(new std::atomic<uint32_t>[numTensors]);
+  for (int t = 0; t < numTensors; ++t) {
+    partialCounts_[t].store(0, std::memory_order_relaxed);
+    const GmTensor &g = program.tensors[t];
+    bool alias = g.kind == GmTensor::Kind::Alias;
+    recordsWrites_[t] = g.kind == GmTensor::Kind::Intermediate;
+    int owner = alias ? g.base : t;
+    const GmView &o = views_[owner], &v = views_[t];
+    OwnerMap &m = ownerMaps_[t];
+    m.owner = owner;
+    m.start.assign(o.shape.size(), 0);
+    m.ownerDim.assign(v.shape.size(), -1);
+    // The view's first element in the owner's coordinates.
+    int64_t rest = v.offset - o.offset;
+    for (size_t e = 0; e < o.shape.size(); ++e) {
+      m.start[e] = o.strides[e] ? rest / o.strides[e] : 0;
+      rest -= m.start[e] * o.strides[e];
+    }
+    m.ok = rest == 0;
+    llvm::SmallVector<bool, 4> used(o.shape.size(), false);
+    for (size_t d = 0; d < v.shape.size() && m.ok; ++d) {
+      if (v.shape[d] == 1) continue;
+      int found = -1;
+      for (size_t e = 0; e < o.shape.size() && found < 0; ++e)
+        if (!used[e] && o.shape[e] > 1 && o.strides[e] == v.strides[d]) found = int(e);
+      m.ok = found >= 0 && m.start[found] + v.shape[d] <= o.shape[found];
+      if (m.ok) {
+        used[found] = true;
+        m.ownerDim[d] = found;
+      }
+    }
+  }
+}
+
+Dims GmMemory::readExtents(const codegen::Region &region, const OpPlan &op) const {
+  if (!hasPartialData_) return {};
+  const GmView &v = views_[region.tensor];
+  bool clipped = false;
+  Dims e = validPart(v, region.offsets, op.shape, clipped);
+  const OwnerMap &m = ownerMaps_[region.tensor];
+  if (!m.ok || m.owner < 0 || partialCounts_[m.owner].load(std::memory_order_acquire) == 0 ||
+      region.offsets.size() != op.shape.size() || m.ownerDim.size() != op.shape.size())
+    return clipped ? e : Dims();
+  // The tile's box in the owner's coordinates.
+  size_t rank = m.start.size();
+  Dims lo(m.start.begin(), m.start.end()), hi(rank);
+  for (size_t q = 0; q < rank; ++q) hi[q] = lo[q] + 1;
+  for (size_t d = 0; d < op.shape.size(); ++d)
+    if (int q = m.ownerDim[d]; q >= 0) {
+      lo[q] += region.offsets[d];
+      hi[q] = lo[q] + op.shape[d];
+    }
+  // Writes that overlap it were ordered before this read (memory order), so the
+  // answer does not depend on the writes still running elsewhere.
+  std::lock_guard<std::mutex> lock(partialMutex_);
+  for (const PartialWrite &w : partialWrites_[m.owner]) {
+    bool overlaps = true;
+    for (size_t q = 0; q < rank && overlaps; ++q) overlaps = w.lo[q] < hi[q] && lo[q] < w.hi[q];
+    if (!overlaps) continue;
+    for (size_t q = 0; q < rank; ++q) {
+      if (w.end[q] == INT64_MAX) continue;
+      int64_t room = std::max<int64_t>(0, w.end[q] - lo[q]);
+      bool cut = false;
+      for (size_t d = 0; d < op.shape.size(); ++d)
+        if (m.ownerDim[d] == int(q)) {
+          if (room < e[d]) e[d] = room;
+          cut = true;
+        }
+      if (!cut && room == 0) std::fill(e.begin(), e.end(), 0); // a size-1 dim past the end
+    }
+  }
+  return coversAll(e, op.shape) ? Dims() : e;
+}
+
+void GmMemory::recordPartialWrite(const codegen::Region &region, const OpPlan &op,
+                                  llvm::ArrayRef<int64_t> extents) const {
+  if (!hasPartialData_ || !recordsWrites_[region.tensor] || extents.size() != op.shape.size() ||
+      region.offsets.size() != op.shape.size())
+    return;
+  PartialWrite w;
+  for (size_t d = 0; d < op.shape.size(); ++d) {
+    w.lo.push_back(region.offsets[d]);
+    w.hi.push_back(region.offsets[d] + op.shape[d]);
+    w.end.push_back(extents[d] < op.shape[d] ? region.offsets[d] + extents[d] : INT64_MAX);
+  }
+  std::lock_guard<std::mutex> lock(partialMutex_);
+  partialWrites_[region.tensor].push_back(std::move(w));
+  partialCounts_[region.tensor].fetch_add(1, std::memory_order_release);
+}
+
 
 absl::Status GmMemory::checkRegion(const codegen::Program &program, int callIndex,
                                    const OpPlan &op) const {

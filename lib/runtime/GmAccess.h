@@ -4,9 +4,12 @@
 // dtype conversion. Internal to lib/runtime.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "LeafPlan.h"
@@ -73,7 +76,44 @@ public:
 
   const GmView &view(int tensor) const { return views_[tensor]; }
 
+  /// Whether some tensor of the program is a window with a valid_shape: the calls
+  /// then track their tiles' valid extents (PartialTiles.h).
+  bool hasPartialData() const { return hasPartialData_; }
+  /// The valid extents of copy_in `op`'s tile read through `region` (empty: all of
+  /// it): the window's valid part, cut where a partly valid tile written to the same
+  /// intermediate (recordPartialWrite) ends.
+  Dims readExtents(const codegen::Region &region, const OpPlan &op) const;
+  /// Notes that copy_out `op` wrote through `region` a tile whose valid extents are
+  /// `extents`: a later read of an overlapping tile of that intermediate is valid only
+  /// as far. Only intermediates written directly (a loop body's own tensors) note it;
+  /// a write through a window lands what it lands.
+  void recordPartialWrite(const codegen::Region &region, const OpPlan &op,
+                          llvm::ArrayRef<int64_t> extents) const;
+
 private:
+  /// A partly valid tile written to an intermediate: its box [lo, hi) and, per
+  /// dimension, where its valid part ends (INT64_MAX where it is whole).
+  struct PartialWrite {
+    Dims lo, hi, end;
+  };
+  /// How a tensor's coordinates lie in its owner's: per dimension, the owner
+  /// dimension it runs along (-1 for a size-1 one) and where it starts there.
+  struct OwnerMap {
+    bool ok = false; ///< every dimension above 1 runs along an owner dimension
+    int owner = -1;
+    llvm::SmallVector<int, 4> ownerDim;
+    Dims start; ///< per owner dimension
+  };
+  bool hasPartialData_ = false;
+  std::vector<OwnerMap> ownerMaps_;
+  std::vector<bool> recordsWrites_; ///< per tensor: an intermediate owning its memory
+  mutable std::mutex partialMutex_;
+  /// Per owner: its partly valid writes, and their count (read without the lock).
+  mutable std::vector<std::vector<PartialWrite>> partialWrites_;
+  std::unique_ptr<std::atomic<uint32_t>[]> partialCounts_;
+
+  void mapOwners(const codegen::Program &program);
+
   std::vector<GmView> views_;
   /// The memory of the intermediates that own theirs (a deque: growing it moves none,
   /// so the views into them stay valid).

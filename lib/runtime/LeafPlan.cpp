@@ -284,6 +284,7 @@ private:
     Dims expect;
     llvm::SmallVector<bool, 4> reducedDim(xs.size(), false);
     for (int64_t a : op.axes) reducedDim[a] = true;
+    p.keepdim = op.keepdim;
     ReducePlan &rp = p.reduce;
     for (size_t d = 0; d < xs.size(); ++d) {
       if (!reducedDim[d]) expect.push_back(xs[d]);
@@ -292,6 +293,7 @@ private:
         if (op.keepdim) expect.push_back(1);
       }
     }
+    if (op.count > 0) rp.count = p.givenCount = op.count; // a split mean's last step
     if (expect != p.shape)
       return error(i, absl::StrCat("reducing ", shapeStr(xs), " over axes ", shapeStr(op.axes),
                                    op.keepdim ? " (keepdim)" : "", " gives ", shapeStr(expect),
@@ -351,6 +353,7 @@ private:
       return error(i, absl::StrCat("perm ", shapeStr(op.perm), " is not a permutation of the ",
                                    xs.size(), " dimensions of ", shapeStr(xs)));
     Dims expect, inStrides = rowMajorStrides(xs);
+    p.perm.assign(op.perm.begin(), op.perm.end());
     for (int64_t q : op.perm) expect.push_back(xs[q]);
     if (expect != p.shape)
       return error(i, absl::StrCat("transposing ", shapeStr(xs), " by ", shapeStr(op.perm),

@@ -85,7 +85,10 @@ struct OpPlan {
   double fillValue = 0; ///< full: the value, rounded to dtype
   ir::CastMode castMode = ir::CastMode::Rint; ///< cast
   bool saturate = true;                       ///< cast
-  llvm::SmallVector<int64_t, 4> axes; ///< reductions (for messages)
+  llvm::SmallVector<int64_t, 4> axes; ///< reductions
+  bool keepdim = false;               ///< reductions
+  int64_t givenCount = 0;             ///< mean: its `count` attribute (0: none)
+  llvm::SmallVector<int64_t, 4> perm; ///< transpose: result dim d is operand dim perm[d]
   int64_t dim = 0, k = 0;  ///< topk_indices, gather: the dimension; topk_indices: k
   bool largest = true;     ///< topk_indices
   ir::ScatterReduce combine = ir::ScatterReduce::Replace; ///< scatter (its source is `acc`)

@@ -7,11 +7,13 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include "ptoc/ir/DivPrecision.h"
@@ -41,7 +43,33 @@ struct Dense {
   DType dtype = DType::F32;
   Shape shape;
   std::vector<double> data;
+  /// Per dimension, how much from the origin holds data (a loop window's valid_shape
+  /// and what is computed from it); empty when all of it does. Reductions fold only
+  /// the valid elements and a matmul sums over the valid part of K only.
+  Shape valid;
 };
+
+/// Extent `d` of `x` (its size when whole).
+int64_t extentOf(const Dense &x, size_t d) { return x.valid.empty() ? x.shape[d] : x.valid[d]; }
+
+/// `e` for a tensor of `shape`, or empty when it covers all of it.
+Shape partOrWhole(Shape e, llvm::ArrayRef<int64_t> shape) {
+  for (size_t d = 0; d < shape.size() && d < e.size(); ++d)
+    if (e[d] < shape[d]) return e;
+  return {};
+}
+
+/// Narrows `out` (extents of a result of shape `rs`) by operand `x` broadcast to it:
+/// a dimension `x` has as 1 counts whole unless it is empty.
+void narrowBroadcast(Shape &out, llvm::ArrayRef<int64_t> rs, const Dense &x) {
+  if (x.valid.empty() || x.shape.size() > rs.size()) return;
+  size_t lead = rs.size() - x.shape.size();
+  for (size_t d = 0; d < x.shape.size(); ++d) {
+    int64_t v = x.valid[d];
+    if (x.shape[d] == 1 && rs[lead + d] != 1) v = v == 0 ? 0 : rs[lead + d];
+    out[lead + d] = std::min(out[lead + d], v);
+  }
+}
 
 int64_t product(llvm::ArrayRef<int64_t> shape) {
   int64_t n = 1;
@@ -202,18 +230,37 @@ Dense evalReduction(const ir::Operation &op, const Dense &x) {
                 : code == OpCode::Amin ? std::numeric_limits<double>::infinity()
                                        : 0.0;
   std::fill(r.data.begin(), r.data.end(), init);
-  walk<1>(x.shape, {&strides}, {0}, [&](int64_t i, const std::array<int64_t, 1> &off) {
-    double &acc = r.data[off[0]];
-    double v = x.data[i];
+  // Only the valid elements are folded (all of them when x is whole).
+  Shape inStrides = rowMajorStrides(x.shape), extents(x.shape.size());
+  for (size_t d = 0; d < x.shape.size(); ++d) extents[d] = extentOf(x, d);
+  if (!x.valid.empty()) {
+    count = 1;
+    for (int64_t a : axes) count *= extents[a];
+  }
+  walk<2>(extents, {&inStrides, &strides}, {0, 0}, [&](int64_t, const std::array<int64_t, 2> &off) {
+    double &acc = r.data[off[1]];
+    double v = x.data[off[0]];
     switch (code) {
     case OpCode::Amax: acc = std::isnan(acc) || std::isnan(v) ? NAN : std::max(acc, v); break;
     case OpCode::Amin: acc = std::isnan(acc) || std::isnan(v) ? NAN : std::min(acc, v); break;
     default: acc += v; break;
     }
   });
-  if (code == OpCode::Mean)
-    for (double &v : r.data) v /= double(count);
+  if (code == OpCode::Mean) {
+    double n = double(reduce.count > 0 ? reduce.count : count);
+    for (double &v : r.data) v /= n; // 0 / 0: NaN, a mean of no elements
+  }
   roundAll(r);
+  // The result holds data along its kept dimensions as far as x does.
+  if (!x.valid.empty()) {
+    Shape e;
+    for (size_t d = 0; d < x.shape.size(); ++d) {
+      bool reduced = std::binary_search(axes.begin(), axes.end(), int64_t(d));
+      if (!reduced) e.push_back(extents[d]);
+      else if (keepdim) e.push_back(1);
+    }
+    r.valid = partOrWhole(e, r.shape);
+  }
   return r;
 }
 
@@ -224,6 +271,10 @@ Dense evalMatmul(const ir::Operation &op, const Dense &a, const Dense &b, const 
   bool ta = mm.transposeA, tb = mm.transposeB;
   ir::FixpipeEpilogue epilogue = ir::FixpipeEpilogue::of(op);
   int64_t m = mm.m, n = mm.n, k = mm.k;
+  // Only the valid part of K is summed (the stored K stays the stride).
+  int64_t kValid = k;
+  if (!a.valid.empty()) kValid = std::min(kValid, a.valid[a.shape.size() - (ta ? 2 : 1)]);
+  if (!b.valid.empty()) kValid = std::min(kValid, b.valid[b.shape.size() - (tb ? 1 : 2)]);
   // Strides of element (i, kk) of the left operand (as used, after any transpose)
   // within one batch matrix, and of (kk, j) of the right one.
   int64_t aI = ta ? 1 : k, aK = ta ? m : 1;
@@ -244,7 +295,7 @@ Dense evalMatmul(const ir::Operation &op, const Dense &a, const Dense &b, const 
     for (int64_t i = 0; i < m; ++i) {
       if (bias) std::copy(bias->data.begin(), bias->data.begin() + n, acc.begin());
       else std::fill(acc.begin(), acc.end(), 0.0);
-      for (int64_t kk = 0; kk < k; ++kk) {
+      for (int64_t kk = 0; kk < kValid; ++kk) {
         double av = pa[i * aI + kk * aK];
         const double *brow = packedB.data() + kk * n;
         for (int64_t j = 0; j < n; ++j) acc[j] += av * brow[j];
@@ -254,6 +305,24 @@ Dense evalMatmul(const ir::Operation &op, const Dense &a, const Dense &b, const 
                                          : epilogue.apply(acc[j], r.dtype);
     }
   });
+  // Valid rows of a, columns of b (and batch dims as far as both, and a bias, hold).
+  Shape e(r.shape.begin(), r.shape.end());
+  size_t rr = e.size();
+  for (const Dense *x : {&a, &b}) {
+    if (x->valid.empty()) continue;
+    bool left = x == &a;
+    size_t nx = x->shape.size();
+    int64_t v = x->valid[nx - ((left ? ta : !tb) ? 1 : 2)];
+    size_t at = left ? rr - 2 : rr - 1;
+    e[at] = std::min(e[at], v);
+    for (size_t d = 0; d + 2 < nx; ++d) {
+      int64_t bv = x->valid[d];
+      if (x->shape[d] == 1 && r.shape[rr - nx + d] != 1) bv = bv == 0 ? 0 : r.shape[rr - nx + d];
+      e[rr - nx + d] = std::min(e[rr - nx + d], bv);
+    }
+  }
+  if (bias) narrowBroadcast(e, r.shape, *bias);
+  r.valid = partOrWhole(e, r.shape);
   return r;
 }
 
@@ -407,6 +476,90 @@ Dense evalExpandClone(const ir::Operation &op, const Dense &x) {
   return r;
 }
 
+/// The valid extents of `op`'s result (of `shape`) from its operands' (reductions and
+/// matmuls set their own): elementwise ops, casts, where and expand_clone the
+/// smallest of their operands' (broadcast); a reshape that only adds or drops size-1
+/// dimensions its operand's, any other reshape all; a transpose its operand's,
+/// permuted; a view the part of its operand's valid part it covers; an assemble the
+/// destination's, ended where a partly valid source ends; a concat the smallest of
+/// its inputs' across the axis, ended along it where the first partly valid input
+/// ends; every other op all of it. Empty when all of it.
+Shape validOf(const ir::Operation &op, llvm::ArrayRef<const Dense *> in,
+              llvm::ArrayRef<int64_t> shape) {
+  bool any = false;
+  for (const Dense *d : in) any |= !d->valid.empty();
+  if (!any) return {};
+  Shape e(shape.begin(), shape.end());
+  switch (op.def().cls) {
+  case OpClass::ElementwiseUnary:
+  case OpClass::ElementwiseBinary:
+  case OpClass::Cast:
+  case OpClass::Select:
+  case OpClass::ExpandClone:
+    for (const Dense *d : in) narrowBroadcast(e, shape, *d);
+    break;
+  case OpClass::Reshape: {
+    const Dense &x = *in[0];
+    if (x.valid.empty()) return {};
+    bool empty = llvm::is_contained(x.valid, 0);
+    llvm::SmallVector<size_t, 4> big;
+    for (size_t d = 0; d < x.shape.size(); ++d)
+      if (x.shape[d] != 1) big.push_back(d);
+    size_t k = 0;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] == 1) {
+        e[d] = empty ? 0 : 1;
+        continue;
+      }
+      if (k >= big.size() || x.shape[big[k]] != shape[d]) return {};
+      e[d] = x.valid[big[k++]];
+    }
+    if (k != big.size()) return {};
+    break;
+  }
+  case OpClass::Transpose: {
+    const Dense &x = *in[0];
+    llvm::ArrayRef<int64_t> perm = op.attr("perm").getIntArray();
+    if (x.valid.empty() || perm.size() != shape.size()) return {};
+    for (size_t d = 0; d < shape.size(); ++d) e[d] = x.valid[perm[d]];
+    break;
+  }
+  case OpClass::View: {
+    const Dense &x = *in[0];
+    llvm::ArrayRef<int64_t> offsets = op.attr("offsets").getIntArray();
+    if (x.valid.empty() || offsets.size() != shape.size()) return {};
+    for (size_t d = 0; d < shape.size(); ++d)
+      e[d] = std::clamp<int64_t>(x.valid[d] - offsets[d], 0, shape[d]);
+    break;
+  }
+  case OpClass::Assemble: {
+    const Dense &dst = *in[0], &src = *in[1];
+    llvm::ArrayRef<int64_t> offsets = op.attr("offsets").getIntArray();
+    if (!dst.valid.empty()) e = dst.valid;
+    for (size_t d = 0; !src.valid.empty() && d < src.shape.size() && d < offsets.size(); ++d)
+      if (src.valid[d] < src.shape[d]) e[d] = std::min(e[d], offsets[d] + src.valid[d]);
+    break;
+  }
+  case OpClass::Concat: {
+    int64_t axis = op.attr("axis").getInt(), at = 0;
+    bool ended = false;
+    for (const Dense *d : in) {
+      for (size_t q = 0; q < shape.size() && !d->valid.empty(); ++q) {
+        if (int64_t(q) != axis) e[q] = std::min(e[q], d->valid[q]);
+        else if (!ended && d->valid[q] < d->shape[q]) {
+          e[q] = at + d->valid[q];
+          ended = true;
+        }
+      }
+      at += d->shape[axis];
+    }
+    break;
+  }
+  default: return {}; // full, topk, gather, scatter: data everywhere
+  }
+  return partOrWhole(e, shape);
+}
+
 absl::Status checkArgs(const ir::Func &f, llvm::ArrayRef<HostTensor> args) {
   if (args.size() != f.numArgs())
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -481,20 +634,22 @@ private:
   /// The values of `op`'s results (the written operands after every iteration).
   absl::Status runLoop(const ir::Func &f, const ir::Operation &op,
                        llvm::ArrayRef<const Dense *> in, std::vector<Dense> &out);
-  /// `<loc>: error: reference for @f: loop 'r' iteration r = 5[ (with b = 1)]`, in an
-  /// iteration (its index is the last binding).
+  /// `<loc>: error: reference for @f: loop 'r' iteration b = 1, r = 5`, in an
+  /// iteration: every enclosing loop's index, at the user's statement that made
+  /// window `w` when it is known, else at the loop.
   std::string where(const ir::Func &f, const ir::Operation &op, const ir::LoopView &lv,
-                    int64_t iteration) const;
+                    const ir::LoopWindow *w = nullptr) const;
   /// The row-major offset of window `w` of `operand` for the current bindings, and
   /// the extents of its valid part (its sizes without a valid_shape).
   absl::StatusOr<int64_t> windowBase(const ir::Func &f, const ir::Operation &op,
-                                     const ir::LoopView &lv, int64_t iteration,
+                                     const ir::LoopView &lv,
                                      const ir::LoopWindow &w, const char *side, size_t i,
                                      const Dense &operand, Shape &extents) const;
 
   const ir::Module *module_;
   ir::SymExpr::ElementReader reader_;
-  std::vector<ir::SymBinding> bindings_; ///< the indices of the enclosing loops
+  std::vector<ir::SymBinding> bindings_; ///< the enclosing loops' indices, dynamic sizes
+  std::vector<ir::SymBinding> loopIndices_; ///< the enclosing loops' indices, outermost first
   std::vector<const ir::Func *> active_;  ///< the functions being evaluated (a stack)
 };
 
@@ -599,6 +754,7 @@ absl::Status Evaluator::run(const ir::Func &f, std::vector<Dense> args,
           "class must be handled)",
           f.name().str(), opWhere(op)));
     }
+    if (out.valid.empty()) out.valid = validOf(op, in, out.shape);
     values[op.result()] = std::move(out);
   }
   return absl::InvalidArgumentError(
@@ -606,27 +762,22 @@ absl::Status Evaluator::run(const ir::Func &f, std::vector<Dense> args,
 }
 
 std::string Evaluator::where(const ir::Func &f, const ir::Operation &op, const ir::LoopView &lv,
-                             int64_t iteration) const {
-  std::string s = absl::StrCat(op.loc().str(), ": error: reference for @", f.name().str(),
-                               ": loop '", lv.name, "' iteration ", lv.index, " = ", iteration);
-  // The last binding is this iteration's index; the ones before it the enclosing loops'.
-  if (bindings_.size() > 1) {
-    std::vector<std::string> outer;
-    for (size_t k = 0; k + 1 < bindings_.size(); ++k)
-      outer.push_back(absl::StrCat(bindings_[k].name, " = ", bindings_[k].lo));
-    absl::StrAppend(&s, " (with ", absl::StrJoin(outer, ", "), ")");
-  }
-  return s;
+                             const ir::LoopWindow *w) const {
+  std::vector<std::string> indices;
+  for (const ir::SymBinding &b : loopIndices_) indices.push_back(absl::StrCat(b.name, " = ", b.lo));
+  return absl::StrCat(w && !w->loc.empty() ? w->loc : op.loc().str(), ": error: reference for @",
+                      f.name().str(), ": loop '", lv.name, "' iteration ",
+                      absl::StrJoin(indices, ", "));
 }
 
 absl::StatusOr<int64_t> Evaluator::windowBase(const ir::Func &f, const ir::Operation &op,
-                                              const ir::LoopView &lv, int64_t iteration,
+                                              const ir::LoopView &lv,
                                               const ir::LoopWindow &w, const char *side, size_t i,
                                               const Dense &operand, Shape &extents) const {
   std::string name = valueName(op.operand(w.operand), w.operand);
   if (w.offsets.size() != operand.shape.size() || w.sizes.size() != operand.shape.size())
     return absl::InvalidArgumentError(absl::StrCat(
-        where(f, op, lv, iteration), ": ", side, " window ", i, " has ", w.offsets.size(),
+        where(f, op, lv, &w), ": ", side, " window ", i, " has ", w.offsets.size(),
         " offsets and ", w.sizes.size(), " sizes but ", name, " has ", operand.shape.size(),
         " dimensions; verify the module first"));
   llvm::SmallVector<int64_t, 4> sizes = ir::resolveWholeAxes(w.sizes, operand.shape);
@@ -634,13 +785,13 @@ absl::StatusOr<int64_t> Evaluator::windowBase(const ir::Func &f, const ir::Opera
       ir::evaluateValidExtents(w.valid, sizes, bindings_, reader_, side, i);
   if (!valid.ok())
     return absl::InvalidArgumentError(
-        absl::StrCat(where(f, op, lv, iteration), ": ", valid.status().message()));
+        absl::StrCat(where(f, op, lv, &w), ": ", valid.status().message()));
   extents = Shape(valid->begin(), valid->end());
   absl::StatusOr<llvm::SmallVector<int64_t, 4>> offsets = ir::evaluateWindow(
       w.offsets, *valid, operand.shape, name, bindings_, reader_, side, i);
   if (!offsets.ok())
     return absl::InvalidArgumentError(
-        absl::StrCat(where(f, op, lv, iteration), ": ", offsets.status().message()));
+        absl::StrCat(where(f, op, lv, &w), ": ", offsets.status().message()));
   Shape strides = rowMajorStrides(operand.shape);
   int64_t base = 0;
   for (size_t d = 0; d < offsets->size(); ++d) base += (*offsets)[d] * strides[d];
@@ -700,21 +851,22 @@ absl::Status Evaluator::runLoop(const ir::Func &f, const ir::Operation &op,
 
   for (int64_t i = *start; i < *stop; i += *step) {
     bindings_.push_back({lv.index, i, i});
+    loopIndices_.push_back({lv.index, i, i});
     struct Unbind {
       std::vector<ir::SymBinding> &b;
       ~Unbind() { b.pop_back(); }
-    } unbind{bindings_};
+    } unbind{bindings_}, unbindIndex{loopIndices_};
     // Every window's place first: a window out of range fails before the body runs.
     std::vector<int64_t> inBase, outBase;
     std::vector<Shape> inValid(lv.ins.size()), outValid(lv.outs.size());
     for (size_t k = 0; k < lv.ins.size(); ++k) {
       absl::StatusOr<int64_t> b =
-          windowBase(f, op, lv, i, lv.ins[k], "ins", k, current(lv.ins[k].operand), inValid[k]);
+          windowBase(f, op, lv, lv.ins[k], "ins", k, current(lv.ins[k].operand), inValid[k]);
       if (!b.ok()) return b.status();
       inBase.push_back(*b);
     }
     for (size_t k = 0; k < lv.outs.size(); ++k) {
-      absl::StatusOr<int64_t> b = windowBase(f, op, lv, i, lv.outs[k], "outs", k,
+      absl::StatusOr<int64_t> b = windowBase(f, op, lv, lv.outs[k], "outs", k,
                                              current(lv.outs[k].operand), outValid[k]);
       if (!b.ok()) return b.status();
       outBase.push_back(*b);
@@ -734,13 +886,20 @@ absl::Status Evaluator::runLoop(const ir::Func &f, const ir::Operation &op,
       Dense a;
       a.dtype = src.dtype;
       a.shape.assign(sizes.begin(), sizes.end());
-      a.data.assign(product(w.sizes), 0.0); // zeros past a valid_shape
+      a.data.assign(product(sizes), 0.0); // zeros past a valid_shape
       Shape srcStrides = rowMajorStrides(src.shape), winStrides = rowMajorStrides(a.shape);
       walk<2>(inValid[k], {&srcStrides, &winStrides}, {inBase[k], 0},
               [&](int64_t, const std::array<int64_t, 2> &off) {
                 a.data[off[1]] = src.data[off[0]];
               });
       a.shape = bodyShape;
+      // The body sees the valid part of the window as its argument's valid extents.
+      if (std::optional<llvm::SmallVector<int, 4>> dims = ir::bodyDimsOfWindow(t.shape(), w.sizes)) {
+        bool empty = llvm::is_contained(inValid[k], 0);
+        Shape e;
+        for (int d : *dims) e.push_back(d < 0 ? (empty ? 0 : 1) : inValid[k][d]);
+        a.valid = partOrWhole(e, a.shape);
+      }
       args.push_back(std::move(a));
     }
     std::vector<Dense> results;

@@ -515,7 +515,9 @@ void reduceWalk(const ReducePlan &rp, const T *x, T *o, Acc init, Step step, Fin
                  });
 }
 
-void reduceFloat(const OpPlan &p, const float *x, float *o) {
+/// `count`: what mean divides by (the plan's count, or the valid elements' of a
+/// partly valid tile).
+void reduceFloat(const OpPlan &p, const float *x, float *o, int64_t count) {
   const ReducePlan &rp = p.reduce;
   using P = ReducePlan::Pattern;
   OpCode code = p.code;
@@ -547,12 +549,12 @@ void reduceFloat(const OpPlan &p, const float *x, float *o) {
   }
   if (code == OpCode::Mean) {
     MapF v(o, p.numElements);
-    v /= static_cast<float>(rp.count);
+    v /= static_cast<float>(count);
   }
   roundFloatTile(o, p.numElements, p.dtype);
 }
 
-void reduceInt(const OpPlan &p, const int64_t *x, int64_t *o) {
+void reduceInt(const OpPlan &p, const int64_t *x, int64_t *o, int64_t count) {
   const ReducePlan &rp = p.reduce;
   DType t = p.dtype;
   // Accumulated in 128 bits: a sum of up to 2^63 64-bit values cannot overflow.
@@ -568,9 +570,9 @@ void reduceInt(const OpPlan &p, const int64_t *x, int64_t *o) {
     reduceWalk(rp, x, o, Wide(1) << 100, step([](Wide a, Wide v) { return v < a ? v : a; }), store);
     break;
   case OpCode::Mean: {
-    double count = static_cast<double>(rp.count);
+    double n = static_cast<double>(count);
     reduceWalk(rp, x, o, Wide(0), step([](Wide a, Wide v) { return a + v; }),
-               [t, count](Wide a) { return toInt(double(a) / count, t); });
+               [t, n](Wide a) { return n > 0 ? toInt(double(a) / n, t) : 0; });
     break;
   }
   default:
@@ -762,6 +764,34 @@ void roundFloatTile(float *data, int64_t n, DType dtype) {
   }
 }
 
+void runReductionOn(const LeafPlan &plan, int i, TileMemory mem, const float *xf,
+                    const int64_t *xi, int64_t count) {
+  const OpPlan &p = plan.ops[i];
+  if (p.rep == Rep::Float) reduceFloat(p, xf, mem.floats + p.offset, count);
+  else reduceInt(p, xi, mem.ints + p.offset, count);
+}
+
+void runMatmulOn(const LeafPlan &plan, int i, TileMemory mem, const float *xf, const float *yf,
+                 const int64_t *xi, const int64_t *yi) {
+  const OpPlan &p = plan.ops[i];
+  int64_t n = p.numElements;
+  if (p.rep == Rep::Float) {
+    float *o = mem.floats + p.offset;
+    matmulTile(p.matmul, xf, yf, p.acc >= 0 ? mem.floats + plan.ops[p.acc].offset : nullptr, o);
+    roundFloatTile(o, n, p.dtype);
+  } else {
+    int64_t *o = mem.ints + p.offset;
+    matmulTile(p.matmul, xi, yi, p.acc >= 0 ? mem.ints + plan.ops[p.acc].offset : nullptr, o);
+    for (int64_t *v = o, *e = v + n; v != e; ++v) *v = saturate(*v, p.dtype);
+  }
+}
+
+int64_t intIdentity(ir::OpCode code, ir::DType dtype) {
+  if (code == OpCode::Amax) return saturate(-(Wide(1) << 100), dtype);
+  if (code == OpCode::Amin) return saturate(Wide(1) << 100, dtype);
+  return 0;
+}
+
 void runComputeOp(const LeafPlan &plan, int i, TileMemory mem) {
   const OpPlan &p = plan.ops[i];
   auto floats = [&](int op) { return mem.floats + plan.ops[op].offset; };
@@ -812,8 +842,8 @@ void runComputeOp(const LeafPlan &plan, int i, TileMemory mem) {
     else whereTile(p.broadcast, ints(p.x), ints(p.y), ints(p.z), ints(i));
     return;
   case ir::OpClass::Reduction:
-    if (isFloat) reduceFloat(p, floats(p.x), floats(i));
-    else reduceInt(p, ints(p.x), ints(i));
+    if (isFloat) reduceFloat(p, floats(p.x), floats(i), p.reduce.count);
+    else reduceInt(p, ints(p.x), ints(i), p.reduce.count);
     return;
   case ir::OpClass::Reshape:
     if (isFloat && floats(p.x) != floats(i))

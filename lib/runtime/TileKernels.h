@@ -18,6 +18,22 @@ namespace ptoc::runtime::exec {
 /// tiles in `mem`. The plan has been checked, so this cannot fail.
 void runComputeOp(const LeafPlan &plan, int i, TileMemory mem);
 
+/// Runs reduction op `i` of `plan` on `xf` (a float tile) or `xi` (an integer tile)
+/// of its operand's shape instead of its operand; mean divides by `count` (0: a
+/// float mean is NaN, an integer one 0).
+void runReductionOn(const LeafPlan &plan, int i, TileMemory mem, const float *xf,
+                    const int64_t *xi, int64_t count);
+
+/// Runs matmul op `i` of `plan` on the operand tiles `xf`, `yf` (float) or `xi`, `yi`
+/// (integer) of its operands' shapes instead of its operands (its accumulator as
+/// planned).
+void runMatmulOn(const LeafPlan &plan, int i, TileMemory mem, const float *xf, const float *yf,
+                 const int64_t *xi, const int64_t *yi);
+
+/// The integer that reduction `code` (amax, amin, sum, mean) folds in without effect
+/// for `dtype`: its smallest value for amax, its largest for amin, else 0.
+int64_t intIdentity(ir::OpCode code, ir::DType dtype);
+
 /// Rounds every value of a float tile to `dtype` (f16/bf16: nearest-even via
 /// Eigen::half/bfloat16; f32: no-op).
 void roundFloatTile(float *data, int64_t n, ir::DType dtype);

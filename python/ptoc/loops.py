@@ -20,7 +20,7 @@ import types
 from . import _ptoc
 
 from .errors import Error, ShapeError
-from .tracing import current_trace, located
+from .tracing import current_trace, located, user_position
 
 
 # ----------------------------------------------------------------- symbolic scalars
@@ -317,10 +317,11 @@ class Scope:
         self.operands = []        # parent value ids, in operand order
         self.operand_tensors = [] # the tensors they are the values of
         self.operand_pos = {}     # parent value id -> operand position
-        self.ins = []             # [operand pos, offsets (text), sizes, placeholder id, valid]
+        self.ins = []             # [operand pos, offsets (text), sizes, placeholder id, valid,
+        #                            where the user made it ("file:line:col")]
         self.in_of = {}           # (pos, offsets, sizes) -> placeholder id
         self.outs = []            # [operand pos, offsets, sizes, value id, outer tensor,
-        #                            offsets (objects), valid (texts, [] for all)]
+        #                            offsets (objects), valid (texts, [] for all), where]
         self.out_of = {}          # (pos, offsets, sizes) -> index into outs
         self.paths = None         # a loop body's _Paths (is_loop_begin / is_loop_end)
 
@@ -375,7 +376,7 @@ class Scope:
                 shape = [s for s in sizes if s != 1] or [1]
             pid = self.builder.placeholder(shape, tensor.dtype.ir_name, tensor._name or "w")
             self.in_of[key] = pid
-            self.ins.append([pos, list(key[1]), list(sizes), pid, valid_text])
+            self.ins.append([pos, list(key[1]), list(sizes), pid, valid_text, _where()])
         return pid
 
     def write(self, tensor, offsets, sizes, value_id, valid=None):
@@ -389,6 +390,7 @@ class Scope:
         if i is not None:
             self.outs[i][3] = value_id  # a later write of the same window replaces it
             self.outs[i][6] = _valid_text(valid, sizes)
+            self.outs[i][7] = _where()
             return
         overlap = self._written_overlap(pos, offsets, sizes)
         if overlap is not None:
@@ -397,12 +399,21 @@ class Scope:
                 f"from outside loop '{self.name}'; write each part once"))
         self.out_of[key] = len(self.outs)
         self.outs.append([pos, list(key[1]), list(sizes), value_id, tensor, list(offsets),
-                          _valid_text(valid, sizes)])
+                          _valid_text(valid, sizes), _where()])
+
+    def in_windows(self):
+        """The body's argument windows as the builder's loop takes them."""
+        return [(pos, offs, sizes, valid, where) for pos, offs, sizes, _, valid, where in self.ins]
+
+    def out_windows(self):
+        """The body's result windows as the builder's loop takes them."""
+        return [(pos, offs, sizes, valid, where)
+                for pos, offs, sizes, _, _, _, valid, where in self.outs]
 
     def _written_overlap(self, pos, offsets, sizes):
         """("same", i) when window i written this iteration is exactly this one,
         ("overlap", i) when one may overlap it, None when none can."""
-        for i, (p, offs, szs, _, _, objs, _) in enumerate(self.outs):
+        for i, (p, offs, szs, _, _, objs, _, _) in enumerate(self.outs):
             if p != pos:
                 continue
             if offs == [offset_text(o) for o in offsets] and szs == list(sizes):
@@ -419,6 +430,12 @@ def _whole_sizes(tensor):
 
 
 DYNAMIC_DIM = _ptoc.DYNAMIC_DIM  # a dynamic axis in the IR's types and window sizes (`?`)
+
+
+def _where():
+    """Where the user's code is now, as a window's location: "file:line:col"."""
+    file, line, col = user_position()
+    return f"{file}:{line}:{col}"
 
 
 def _valid_text(valid, sizes):
@@ -452,29 +469,41 @@ def _escaped_message(tensor):
 
 # ----------------------------------------------------------------- the loop
 
-def _range(what, bounds, symbolic):
-    """(start, stop, step) of ``what``'s (stop) / (start, stop) / (start, stop, step);
-    each an int, or with ``symbolic`` also a SymInt (but the step)."""
+def _range(what, bounds, symbolic, step=None):
+    """(start, stop, step) of ``what``'s (stop) / (start, stop) / (start, stop, step),
+    with ``step=`` also accepted as a keyword (PyPTO's ``loop(start, end, step=1)``);
+    start and stop each an int, or with ``symbolic`` also a SymInt; the step a
+    positive int."""
     if not 1 <= len(bounds) <= 3:
         raise Error(located(f"{what} takes (stop), (start, stop) or (start, stop, step), "
                             f"got {len(bounds)} values"))
-    start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (
-        bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1)
+    if step is not None and len(bounds) == 3:
+        raise Error(located(f"{what}: the step is given twice (the third value and step=); "
+                            "give it once"))
+    start, stop = (0, bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
+    if len(bounds) == 3:
+        step = bounds[2]
+    elif step is None:
+        step = 1
     for name, v in (("start", start), ("stop", stop), ("step", step)):
         is_int = isinstance(v, numbers.Integral) and not isinstance(v, bool)
         if not (is_int or (symbolic and name != "step" and isinstance(v, SymInt))):
             kind = "an int or a symbolic scalar" if symbolic and name != "step" else (
-                "an int" if name == "step" else "an int (a static trip count)")
+                "a positive int (a step known when tracing)" if name == "step"
+                else "an int (a static trip count)")
             raise Error(located(f"{what}: {name} must be {kind}, got {type(v).__name__}"))
     if step <= 0:
-        raise Error(located(f"{what}: step must be a positive int, got {step!r}"))
-    return start, stop, step
+        raise Error(located(
+            f"{what}: step must be a positive int, got {step!r}; loops count up: for a "
+            "descending index, loop up and use stop - 1 - i"))
+    return start, stop, int(step)
 
 
-def loop(*bounds, name=None, idx_name=None, parallel=False):
+def loop(*bounds, step=None, name=None, idx_name=None, parallel=False):
     """``for i in ptoc.loop(stop)`` / ``ptoc.loop(start, stop, step=1, name=...,
     idx_name=..., parallel=False)``: the body is compiled once and runs once per value
-    of ``i`` in ``range(start, stop, step)``. ``i`` is a SymInt.
+    of ``i`` in ``range(start, stop, step)``. ``i`` is a SymInt. The step (a positive
+    int) is the third value or ``step=``; ``ptoc.loop(8, step=2)`` is range(0, 8, 2).
 
     ``parallel=True`` promises that the iterations are independent (PyPTO's
     ``loop(..., parallel=True)``): the control thread submits each iteration as a
@@ -482,7 +511,7 @@ def loop(*bounds, name=None, idx_name=None, parallel=False):
     run at once instead of one stitch after another (docs/python.md, "Parallel
     loops"). Results stay exact even if the promise is false (the data dependencies
     between iterations are still kept); only the timing changes."""
-    start, stop, step = _range("ptoc.loop", bounds, symbolic=True)
+    start, stop, step = _range("ptoc.loop", bounds, symbolic=True, step=step)
     if not isinstance(parallel, bool):
         raise Error(located(f"ptoc.loop: parallel must be True or False, got {parallel!r}"))
     trace = current_trace("ptoc.loop")
@@ -598,10 +627,9 @@ class _LoopIter:
             ids = wb.loop(
                 [current[p] for p in pos], body_name, self.name, f"{self.index}_p{k}", "0",
                 offset_text(self._guard(answers)), "1",
-                [(q, offs, sizes, valid) for q, offs, sizes, _, valid in scope.ins],
-                [(q, offs, sizes, valid) for q, offs, sizes, _, _, _, valid in scope.outs])
+                scope.in_windows(), scope.out_windows())
             order = []
-            for q, _, _, _, _, _, _ in scope.outs:
+            for q, *_ in scope.outs:
                 if q not in order:
                     order.append(q)
             for q, rid in zip(order, ids):
@@ -611,7 +639,7 @@ class _LoopIter:
         wb.finish_body([current[p] for p in written], placeholders)
         parent.builder.adopt_settings(wb)
         parent.builder.set_location(*location)
-        whole = lambda t: (["0"] * t.ndim, _whole_sizes(t), [])
+        whole = lambda t: (["0"] * t.ndim, _whole_sizes(t), [], "")
         ids = parent.builder.loop(
             [parent.value_of(t) for t in tensors], name, self.name, self.index,
             offset_text(self.start), offset_text(self.stop), offset_text(self.step),
@@ -633,13 +661,12 @@ class _LoopIter:
         ids = parent.builder.loop(
             operands, body_name, self.name, self.index, offset_text(start),
             offset_text(stop), offset_text(self.step),
-            [(pos, offs, sizes, valid) for pos, offs, sizes, _, valid in scope.ins],
-            [(pos, offs, sizes, valid) for pos, offs, sizes, _, _, _, valid in scope.outs],
+            scope.in_windows(), scope.out_windows(),
             self.parallel)
         # Each written tensor now holds the loop's result (an operand is written by
         # the outs naming its position; results follow their first appearance).
         order, tensors = [], {}
-        for pos, _, _, _, t, _, _ in scope.outs:
+        for pos, _, _, _, t, *_ in scope.outs:
             if pos not in tensors:
                 order.append(pos)
                 tensors[pos] = []
@@ -713,8 +740,12 @@ class _Paths:
 
 
 def _trip_count(start, stop, step):
+    """len(range(start, stop, step)): an int when stop - start is a constant."""
     if not is_symbolic(start) and not is_symbolic(stop):
         return len(range(start, stop, step))
+    distance = SymInt._of(stop).constant_difference(start)
+    if distance is not None:
+        return len(range(0, distance, step))
     return _max0((SymInt._of(stop) - start + (step - 1)) // step)
 
 
@@ -755,14 +786,23 @@ def is_loop_end(i):
     return _loop_scope(i, "ptoc.is_loop_end").paths.ask("end")
 
 
-def loop_unroll(*bounds, unroll_list=(1,), name=None, idx_name=None, parallel=False):
+def loop_unroll(*bounds, step=None, unroll_list=(1,), name=None, idx_name=None,
+                parallel=False):
     """``for i, f in ptoc.loop_unroll(start, stop, step, unroll_list=[4, 2, 1])``: the
     iterations of ``range(start, stop, step)`` covered greedily from the largest factor:
     a body traced for factor ``f`` processes ``f`` steps at once, from index ``i``
-    (``x[i:i + f]`` with step 1). Each factor's body is a loop of its own, compiled once;
-    the trip count must be static here. ``parallel=True``: each factor's loop is a
+    (``x[i:i + f]`` with step 1). Each factor's body is a loop of its own, compiled
+    once. ``step`` may also be given as ``step=``.
+
+    A static trip count is planned now (factors with no whole step left are skipped;
+    factors that cannot cover it are an error). A symbolic start or stop (a dynamic
+    axis, a value read from a tensor) gives every factor a loop whose trip count is
+    computed when the kernel runs: with T the trip count, factor f's loop runs
+    ``R // f`` times, where R is what the larger factors left (``T``, then ``T % f``
+    after each), so the smallest factor, which must then be 1, takes the tail. One
+    compiled kernel serves every size. ``parallel=True``: each factor's loop is a
     parallel loop (see ``loop``)."""
-    start, stop, step = _range("ptoc.loop_unroll", bounds, symbolic=False)
+    start, stop, step = _range("ptoc.loop_unroll", bounds, symbolic=True, step=step)
     try:
         factors = sorted({int(f) for f in unroll_list}, reverse=True)
     except (TypeError, ValueError):
@@ -771,22 +811,34 @@ def loop_unroll(*bounds, unroll_list=(1,), name=None, idx_name=None, parallel=Fa
             isinstance(f, bool) or not isinstance(f, numbers.Integral) for f in unroll_list):
         raise Error(located(f"ptoc.loop_unroll: unroll_list must be positive ints, got "
                             f"{unroll_list!r}"))
-    trip = len(range(start, stop, step))
+    if not isinstance(parallel, bool):
+        raise Error(located(f"ptoc.loop_unroll: parallel must be True or False, got {parallel!r}"))
     trace = current_trace("ptoc.loop_unroll")
     name = name or f"loop{trace.loop_count}"
     index = idx_name or name
-    covered, plan = 0, []
-    for f in factors:
-        count = (trip - covered) // f
-        if count:
-            plan.append((f, covered, count))
-            covered += count * f
-    if covered != trip:
-        raise Error(located(f"ptoc.loop_unroll: the factors {factors} cannot cover {trip} "
-                            f"iterations (a tail of {trip - covered} is left); add 1 to "
-                            "unroll_list"))
-    if not isinstance(parallel, bool):
-        raise Error(located(f"ptoc.loop_unroll: parallel must be True or False, got {parallel!r}"))
+    trip = _trip_count(start, stop, step)
+    plan = []  # (factor, iterations before its first one, its trip count)
+    if not is_symbolic(trip):
+        covered = 0
+        for f in factors:
+            count = (trip - covered) // f
+            if count:
+                plan.append((f, covered, count))
+                covered += count * f
+        if covered != trip:
+            raise Error(located(f"ptoc.loop_unroll: the factors {factors} cannot cover {trip} "
+                                f"iterations (a tail of {trip - covered} is left); add 1 to "
+                                "unroll_list"))
+    else:
+        if factors[-1] != 1:
+            raise Error(located(
+                f"ptoc.loop_unroll: the trip count {trip} is known only when the kernel runs, "
+                f"so the factors {factors} may leave a tail; add 1 to unroll_list (its loop "
+                "runs the tail, zero times when there is none)"))
+        rest = trip  # iterations the factors so far have not covered
+        for f in factors:
+            plan.append((f, trip - rest, rest // f))
+            rest = rest % f
     return _unrolled(plan, start, step, name, index, parallel)
 
 

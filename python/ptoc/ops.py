@@ -321,11 +321,39 @@ def _shape(shape, what, allow_infer=False):
 
 
 def _reduce(op, x, dim, keepdim):
+    """A reduction; over a value with a valid_shape (ptoc.view's) it folds only the
+    valid elements (a mean divides by their count) and the result keeps the valid
+    extents of the kept dims. A valid_shape known only at run time is the runtime's
+    to honour; one known now reduces the valid part here."""
     trace = _trace_of(op, x)
     x = _operand(trace, x, f"ptoc.{op}")
     axes = _axes(x, dim, op)
+    valid = x._valid
+    kept_valid = None
+    if valid is not None:
+        kept_valid = [1 if d in axes else v for d, v in enumerate(valid) if keepdim or d not in axes]
+        if all(not is_symbolic(v) and v == s for v, s in zip(kept_valid, _kept_shape(x, axes, keepdim))):
+            kept_valid = None
+        if not any(is_symbolic(v) for v in valid) and any(valid[a] < x.shape[a] for a in axes):
+            if any(valid[a] == 0 for a in axes):  # nothing to fold: the identity
+                identity = {"sum": 0, "mean": float("nan"),
+                            "amax": -np.inf if x.dtype.is_float else np.iinfo(x.dtype.numpy).min,
+                            "amin": np.inf if x.dtype.is_float else np.iinfo(x.dtype.numpy).max}
+                r = full(_kept_shape(x, axes, keepdim) or [1], identity[op], x.dtype)
+            else:
+                part = slice_view(x, tuple(slice(0, valid[d]) if d in axes else slice(None)
+                                           for d in range(x.ndim)))
+                r = _reduce(op, part, axes, keepdim)
+            r._valid = kept_valid
+            return r
     ix = x._value()
-    return _record(trace, lambda b: b.reduce(op, ix, axes, bool(keepdim)))
+    r = _record(trace, lambda b: b.reduce(op, ix, axes, bool(keepdim)))
+    r._valid = kept_valid
+    return r
+
+
+def _kept_shape(x, axes, keepdim):
+    return [1 if d in axes else s for d, s in enumerate(x.shape) if keepdim or d not in axes]
 
 
 def sum(x, dim=None, keepdim=False): return _reduce("sum", x, dim, keepdim)
@@ -865,9 +893,10 @@ def view(x, shape, offsets, valid_shape=None):
                                      f"dimension (rank {x.ndim})"))
         for d, (v, s) in enumerate(zip(valid_shape, shape)):
             if not is_symbolic(v) and (isinstance(v, bool) or not isinstance(v, numbers.Integral)
-                                       or not 1 <= v <= s):
-                raise ShapeError(located(f"ptoc.view: valid_shape[{d}] must be between 1 and "
-                                         f"shape[{d}] = {s}, or a symbolic scalar, got {v!r}"))
+                                       or not 0 <= v <= s):
+                raise ShapeError(located(f"ptoc.view: valid_shape[{d}] must be between 0 (an "
+                                         f"empty view) and shape[{d}] = {s}, or a symbolic "
+                                         f"scalar, got {v!r}"))
         if all(not is_symbolic(v) and v == s for v, s in zip(valid_shape, shape)):
             valid_shape = None
     for d, (o, s, n) in enumerate(zip(offsets, shape, x.shape)):
@@ -888,9 +917,10 @@ def view(x, shape, offsets, valid_shape=None):
     if (valid_shape is not None and not any(is_symbolic(v) for v in valid_shape) and
             not any(is_symbolic(o) for o in offsets)):
         # Known now: the valid part, zeros beyond it (the view's static shape).
-        part = slice_view(x, tuple(slice(o, o + v) for o, v in zip(offsets, valid_shape)))
         padded = full(shape, 0, x.dtype)
-        padded[tuple(slice(0, v) for v in valid_shape)] = part
+        if 0 not in valid_shape:
+            part = slice_view(x, tuple(slice(o, o + v) for o, v in zip(offsets, valid_shape)))
+            padded[tuple(slice(0, v) for v in valid_shape)] = part
         padded._valid = valid_shape
         return padded
     if valid_shape is not None or any(is_symbolic(o) for o in offsets):

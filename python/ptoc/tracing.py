@@ -6,6 +6,7 @@ and compile different kernels at the same time; nothing here is shared between
 traces.
 """
 
+import itertools
 import os
 import sys
 import threading
@@ -34,6 +35,24 @@ def user_location():
     if f is None:
         return ("<unknown>", 0)
     return (f.f_code.co_filename, f.f_lineno)
+
+
+def user_position():
+    """(file, line, column) of the innermost frame outside the ptoc package: the
+    position of the expression it is evaluating (1-based column; 1 where Python
+    does not say)."""
+    f = sys._getframe(1)
+    while f is not None and _in_package(f.f_code):
+        f = f.f_back
+    if f is None:
+        return ("<unknown>", 0, 1)
+    line, col = f.f_lineno, 1
+    positions = getattr(f.f_code, "co_positions", None)  # Python 3.11+
+    if positions is not None and f.f_lasti >= 0:
+        at = next(itertools.islice(positions(), f.f_lasti // 2, None), None)
+        if at is not None and at[0] is not None and at[2] is not None:
+            line, col = at[0], at[2] + 1
+    return (f.f_code.co_filename, line or 0, col)
 
 
 def located(message, location=None):

@@ -69,6 +69,7 @@ std::vector<int> Builder::loop(const std::vector<int> &operands, const std::stri
       for (const std::string &o : std::get<1>(w)) lw.offsets.push_back(sym(o, "window offset"));
       lw.sizes.assign(std::get<2>(w).begin(), std::get<2>(w).end());
       for (const std::string &v : std::get<3>(w)) lw.valid.push_back(sym(v, "window valid extent"));
+      lw.loc = std::get<4>(w);
       out.push_back(std::move(lw));
     }
     return out;

@@ -35,12 +35,11 @@ public:
   /// to the ops after the loop).
   void adoptSettings(const Builder &other) { builder_.restore(other.builder_.settings()); }
 
-  /// A window of a loop operand: its operand position, one offset per dimension (an
-  /// integer or an expression of loop indices, as text) and its sizes.
-  /// A loop window: operand position, offsets (expression texts), sizes, and the
-  /// valid extents (expression texts; empty: the whole window).
+  /// A loop window: operand position, offsets (expression texts, one per dimension),
+  /// sizes, the valid extents (expression texts; empty: the whole window), and where
+  /// the user made it (`file:line:col`, "" when unknown; ir::LoopWindow::loc).
   using Window = std::tuple<int, std::vector<std::string>, std::vector<int64_t>,
-                            std::vector<std::string>>;
+                            std::vector<std::string>, std::string>;
   /// Records `loop` running function `body` over `operands` (value ids); returns the
   /// ids of its results (its written operands, updated, in order of first write).
   /// `parallel`: the loop op's `parallel` (independent iterations).

@@ -596,3 +596,201 @@ def test_a_branch_outside_loops_is_named():
     with pytest.raises(ptoc.Error, match=r"branches on a value known only when the kernel runs, "
                        r"outside any ptoc.loop body"):
         f(rand(6, 64), np.zeros((6, 64), np.float32))
+
+
+# --- the step: positional or step=, in ptoc.loop, ptoc.loop_unroll and pypto.loop ------
+
+def stepped(loop_call):
+    """A kernel writing x * 2 into the rows loop_call() visits; the rest stay 5."""
+    @ptoc.jit(device="tiny")
+    def f(x: ptoc.Tensor([10, 64], F32), y: ptoc.Tensor([10, 64], F32)):
+        ptoc.set_vec_tile_shapes(64)
+        for i in loop_call():
+            y[i] = x[i] * 2.0
+    x = rand(10, 64)
+    y = np.full_like(x, 5.0)
+    f(x, y)
+    return x, y
+
+
+@pytest.mark.parametrize("call, rows", [
+    (lambda: ptoc.loop(0, 8, step=2), range(0, 8, 2)),
+    (lambda: ptoc.loop(10, step=3), range(0, 10, 3)),
+    (lambda: ptoc.loop(1, 10, 4), range(1, 10, 4)),
+    (lambda: ptoc.loop(1, 10, step=4, name="s", idx_name="j"), range(1, 10, 4)),
+])
+def test_a_loops_step_visits_the_rows_of_range(call, rows):
+    x, y = stepped(call)
+    want = np.full_like(x, 5.0)
+    want[list(rows)] = x[list(rows)] * 2.0
+    np.testing.assert_allclose(y, want)
+
+
+@pytest.mark.parametrize("step", [0, -1, -2])
+def test_a_step_below_one_is_an_error_saying_loops_count_up(step):
+    with pytest.raises(ptoc.Error, match=rf"test_loops.py:\d+: error: ptoc.loop: step must be a "
+                       rf"positive int, got {step}; loops count up"):
+        stepped(lambda: ptoc.loop(8, 0, step=step))
+    with pytest.raises(ptoc.Error, match=rf"ptoc.loop_unroll: step must be a positive int, got "
+                       rf"{step}"):
+        stepped(lambda: (i for i, f in ptoc.loop_unroll(0, 8, step=step)))
+
+
+def test_a_step_given_twice_or_not_an_int_is_an_error():
+    with pytest.raises(ptoc.Error, match=r"ptoc.loop: the step is given twice"):
+        stepped(lambda: ptoc.loop(0, 8, 2, step=2))
+    with pytest.raises(ptoc.Error, match=r"ptoc.loop: step must be a positive int \(a step known "
+                       r"when tracing\), got float"):
+        stepped(lambda: ptoc.loop(0, 8, step=2.0))
+
+
+def test_loop_unroll_takes_a_step_keyword():
+    # range(1, 10, 2) = 1, 3, 5, 7, 9: one step of 4 (1, 3, 5, 7) and one of 1 (9).
+    @ptoc.jit(device="tiny")
+    def f(x: ptoc.Tensor([10, 64], F32), y: ptoc.Tensor([10, 64], F32)):
+        ptoc.set_vec_tile_shapes(64)
+        for i, n in ptoc.loop_unroll(1, 10, step=2, unroll_list=[4, 1], name="u"):
+            for k in range(n):
+                y[i + 2 * k] = x[i + 2 * k] * float(n)
+    x = rand(10, 64)
+    y = np.full_like(x, 5.0)
+    f(x, y)
+    want = np.full_like(x, 5.0)
+    want[[1, 3, 5, 7]] = x[[1, 3, 5, 7]] * 4.0
+    want[9] = x[9]
+    np.testing.assert_allclose(y, want)
+
+
+def test_pypto_loop_passes_the_step_keyword_through():
+    from ptoc import pypto
+    import warnings
+
+    @pypto.frontend.jit(device="tiny")
+    def f(x: pypto.Tensor([10, 64], pypto.DT_FP32), y: pypto.Tensor([10, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(64)
+        for i in pypto.loop(0, 8, step=2, name="even"):
+            y[i] = x[i] * 2.0
+        for i, n in pypto.loop_unroll(1, 8, 2, unroll_list=[2]):  # PyPTO adds the 1
+            for k in range(n):
+                y[i + 2 * k] = x[i + 2 * k] * 3.0
+    x = rand(10, 64)
+    y = np.full_like(x, 5.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # step= is used, not ignored
+        f(x, y)
+    want = np.full_like(x, 5.0)
+    want[0:8:2] = x[0:8:2] * 2.0
+    want[1:8:2] = x[1:8:2] * 3.0
+    np.testing.assert_allclose(y, want)
+
+
+# --- loop_unroll over a trip count known only at run time -------------------------------
+
+def unrolled_rows(unroll_list, start=0, step=1):
+    @ptoc.jit(device="tiny")
+    def f(x: ptoc.Tensor([ptoc.DYNAMIC, 64], F32), y: ptoc.Tensor([ptoc.DYNAMIC, 64], F32)):
+        ptoc.set_vec_tile_shapes(64)
+        for i, n in ptoc.loop_unroll(start, x.shape[0], step, unroll_list=unroll_list, name="u"):
+            for k in range(n):
+                y[i + step * k] = x[i + step * k] * float(n)
+    return f
+
+
+def greedy_factors(rows, factors):
+    """The factor that covers each of ``rows`` (a list of indices), greedily."""
+    out, at = {}, 0
+    for f in sorted(factors, reverse=True):
+        count = (len(rows) - at) // f
+        for r in rows[at:at + count * f]:
+            out[r] = f
+        at += count * f
+    assert at == len(rows)
+    return out
+
+
+@pytest.mark.parametrize("factors, start, step", [([4, 2, 1], 0, 1), ([3, 1], 0, 1),
+                                                  ([4, 1], 2, 1), ([2, 1], 1, 2)])
+def test_loop_unroll_over_a_dynamic_axis_compiles_once_for_every_size(factors, start, step):
+    f = unrolled_rows(factors, start, step)
+    for n in (1, 2, 3, 6, 7, 8, 13):
+        x = rand(n, 64, seed=n)
+        y = np.full_like(x, 5.0)
+        f(x, y)
+        rows = list(range(start, n, step))
+        want = np.full_like(x, 5.0)
+        for r, factor in greedy_factors(rows, factors).items():
+            want[r] = x[r] * float(factor)
+        np.testing.assert_allclose(y, want, err_msg=f"{n} rows")
+    assert f.cache_info().currsize == 1
+    k = f.compile(x, y)
+    assert k.stats["root_functions"] == len(factors)   # one body per factor
+    assert k.ir("tensor").count("loop %") == len(factors)
+
+
+def test_loop_unroll_over_a_dynamic_axis_needs_1_for_the_tail():
+    f = unrolled_rows([4, 2])
+    x = rand(7, 64)
+    with pytest.raises(ptoc.Error, match=r"ptoc.loop_unroll: the trip count .* is known only when "
+                       r"the kernel runs, so the factors \[4, 2\] may leave a tail; add 1"):
+        f(x, np.zeros_like(x))
+
+
+def test_loop_unroll_with_a_constant_distance_between_symbolic_bounds_is_planned_now():
+    # start and stop symbolic, but stop - start = 5: planned when tracing (4 + 1).
+    @ptoc.jit(device="tiny")
+    def f(x: ptoc.Tensor([ptoc.DYNAMIC, 64], F32), y: ptoc.Tensor([ptoc.DYNAMIC, 64], F32)):
+        ptoc.set_vec_tile_shapes(64)
+        for b in ptoc.loop(x.shape[0] // 5, name="b"):
+            for i, n in ptoc.loop_unroll(b * 5, b * 5 + 5, unroll_list=[4, 2], name="u"):
+                y[i:i + n] = x[i:i + n] * float(n)
+    x = rand(10, 64)
+    y = np.zeros_like(x)
+    with pytest.raises(ptoc.Error, match=r"cannot cover 5 iterations"):
+        f(x, y)
+
+
+def test_two_identical_loop_bodies_keep_groups_of_their_own():
+    # Same body twice: each is a root function, so each has its own group 0 (func1_0,
+    # func2_0) in the compile statistics and the summary; nothing merges across bodies
+    # (test/loops/separate-bodies.pto checks the IR).
+    @ptoc.jit(device="tiny")
+    def f(x: ptoc.Tensor([8, 64], F32), y: ptoc.Tensor([8, 64], F32), z: ptoc.Tensor([8, 64], F32)):
+        ptoc.set_vec_tile_shapes(64)
+        for a in ptoc.loop(8, name="a"):
+            y[a] = ptoc.exp(x[a])
+        for b in ptoc.loop(8, name="b"):
+            z[b] = ptoc.exp(x[b])
+    x = rand(8, 64)
+    y, z = np.zeros_like(x), np.zeros_like(x)
+    k = f.compile(x, y, z)
+    assert [(g["key"], g["hash_order"], g["size"]) for g in k.stats["groups"]] == [
+        ("func1_0", 0, 1), ("func2_0", 0, 1)]
+    f(x, y, z)
+    np.testing.assert_allclose(y, np.exp(x), rtol=1e-6)
+    np.testing.assert_allclose(z, np.exp(x), rtol=1e-6)
+    groups = f.last_run.summary.split("\ngroups\n")[1].split("\n\n")[0]
+    assert [line.split()[:4] for line in groups.splitlines()[1:]] == [
+        ["func1_0", "AIV", "1", "8"], ["func2_0", "AIV", "1", "8"]]
+
+
+# --- run-time errors name every enclosing index and the user's statement --------------
+
+def test_a_window_error_in_nested_loops_names_every_index_and_points_at_the_window():
+    import inspect
+
+    @ptoc.jit(device="tiny")
+    def f(x: ptoc.Tensor([ptoc.DYNAMIC, 64], F32), y: ptoc.Tensor([ptoc.DYNAMIC, 64], F32)):
+        ptoc.set_vec_tile_shapes(64)
+        for o in ptoc.loop(2, name="outer", idx_name="o"):
+            for i in ptoc.loop(x.shape[0], name="inner", idx_name="i"):
+                y[i] = x[i + o] + 1.0  # the window out of range at o = 1, i = 2
+    lines, first = inspect.getsourcelines(test_a_window_error_in_nested_loops_names_every_index_and_points_at_the_window)
+    at = next(k for k, s in enumerate(lines) if "the window out of range" in s)
+    line, col = first + at, lines[at].index("x[i + o]") + 1
+    x = rand(3, 64)
+    with pytest.raises(ptoc.RunError) as e:
+        f(x, np.zeros_like(x))
+    msg = str(e.value)
+    assert f"test_loops.py:{line}:{col}: error: loop 'inner' iteration o = 1, i = 2: ins window 0" in msg, msg
+    assert "outside [0, 3)" in msg
+

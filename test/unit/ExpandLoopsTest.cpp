@@ -226,9 +226,49 @@ func @row(%r: tensor<64xf32>) -> tensor<64xf32> {
   auto program = k->runnable();
   REQUIRE_FALSE(program.ok());
   std::string msg(program.status().message());
-  CHECK_THAT(msg, Contains("oob.pto:3:3: error: loop 'b' iteration b = 5"));
+  CHECK_THAT(msg, Contains("oob.pto:3:3: error: loop 'b' iteration b = 5: "));
   CHECK_THAT(msg, Contains("ins window 0 [b % 6 + 3 +1, 0 +64] of %x (8x64)"));
   CHECK_THAT(msg, Contains("starts at 8 in dimension 0 and so reaches [8, 9), outside [0, 8)"));
+}
+
+TEST_CASE("a window out of range in nested loops names every index and the window's statement",
+          "[loops][expand]") {
+  Session s = makeSession();
+  // Outer b over 4, inner r over b..7 reading row r + b of its window: at b = 1,
+  // r = 7 it reaches row 8. The inner loop's windows carry the user's locations
+  // (`locs`: ins then outs), as Python's tracer records them.
+  const char *text = R"(
+func @tri(%x: tensor<4x8x64xf32>, %y: tensor<4x8x64xf32>) -> tensor<4x8x64xf32> {
+  %y1 = loop %x, %y {body = "tri_b", name = "outer", index = "b", stop = 4, ins = [{of = 0, offsets = ["b", 0, 0], sizes = [1, 8, 64]}, {of = 1, offsets = ["b", 0, 0], sizes = [1, 8, 64]}], outs = [{of = 1, offsets = ["b", 0, 0], sizes = [1, 8, 64]}]} : tensor<4x8x64xf32>
+  return %y1
+}
+func @tri_b(%x: tensor<8x64xf32>, %y: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %y1 = loop %x, %y {body = "tri_r", name = "inner", index = "r", start = "b", stop = 8, ins = [{of = 0, offsets = ["r + b", 0], sizes = [1, 64]}], outs = [{of = 1, offsets = ["r", 0], sizes = [1, 64]}], locs = ["model.py:12:17", "model.py:12:9"]} : tensor<8x64xf32>
+  return %y1
+}
+func @tri_r(%r: tensor<64xf32>) -> tensor<64xf32> {
+  %d = add %r, %r {vec_tile = [64]} : tensor<64xf32>
+  return %d
+}
+)";
+  absl::StatusOr<Kernel> k = s.compileText(text, "tri.pto");
+  REQUIRE(k.ok());
+  auto program = k->runnable();
+  REQUIRE_FALSE(program.ok());
+  std::string msg(program.status().message());
+  CHECK_THAT(msg, Contains("model.py:12:17: error: loop 'inner' iteration b = 1, r = 7: ins "
+                           "window 0 [r + b +1, 0 +64] of %x (8x64) starts at 8 in dimension 0"));
+
+  // Without locations the error is at the inner loop's op, with both indices.
+  std::string plain = absl::StrReplaceAll(
+      text, {{", locs = [\"model.py:12:17\", \"model.py:12:9\"]", ""}});
+  REQUIRE(plain != text);
+  absl::StatusOr<Kernel> k2 = s.compileText(plain, "tri.pto");
+  REQUIRE(k2.ok());
+  auto program2 = k2->runnable();
+  REQUIRE_FALSE(program2.ok());
+  CHECK_THAT(std::string(program2.status().message()),
+             Contains("tri.pto:7:3: error: loop 'inner' iteration b = 1, r = 7: ins window 0"));
 }
 
 TEST_CASE("a body reshapes a strided window only where one stride spans it",

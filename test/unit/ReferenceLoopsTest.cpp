@@ -225,12 +225,25 @@ func @row(%r: tensor<64xf32>) -> tensor<64xf32> {
                            "ins window 0 [b % 6 + 3 +1, 0 +64] of %x (8x64) starts at 8 in "
                            "dimension 0 and so reaches [8, 9), outside [0, 8)"));
 
-  // Inside a nested loop: the enclosing index is named too.
+  // Inside a nested loop: every enclosing index is named, outermost first, at the
+  // inner loop (the window has no location of its own here).
   std::string nested = absl::StrReplaceAll(kTriangular, {{"INNER", "r + b"}});
   HostTensor t = tensorOf({4, 8, 64}, [](int64_t) { return 0.0; });
   std::string msg2 = referenceError(nested, {t, t});
-  CHECK_THAT(msg2, Contains("loop 'r' iteration r = 7 (with b = 1): ins window 0 [r + b +1, 0 +64]"));
+  CHECK_THAT(msg2, Contains("loops.pto:7:3: error: reference for @tri_b: loop 'r' iteration "
+                            "b = 1, r = 7: ins window 0 [r + b +1, 0 +64]"));
   CHECK_THAT(msg2, Contains("reaches [8, 9), outside [0, 8)"));
+
+  // A window with a location (`locs`, the user's statement that made it) is reported
+  // there, not at the loop.
+  std::string located = absl::StrReplaceAll(
+      nested, {{"outs = [{of = 1, offsets = [\"r\", 0], sizes = [1, 64]}]}",
+                "outs = [{of = 1, offsets = [\"r\", 0], sizes = [1, 64]}], locs = "
+                "[\"model.py:12:17\", \"model.py:12:9\"]}"}});
+  REQUIRE(located != nested);
+  std::string msg3 = referenceError(located, {t, t});
+  CHECK_THAT(msg3, Contains("model.py:12:17: error: reference for @tri_b: loop 'r' iteration "
+                            "b = 1, r = 7: ins window 0"));
 }
 
 TEST_CASE("reference: a control function needs its module", "[reference][loops]") {

@@ -35,6 +35,7 @@ struct StepWindow {
   std::vector<ir::SymExpr> offsets;
   llvm::SmallVector<int64_t, 4> sizes;
   std::vector<ir::SymExpr> valid; ///< ir::LoopWindow::valid (empty: the whole box)
+  std::string location;           ///< ir::LoopWindow::loc: where the user made it ("": unknown)
 };
 
 /// One loop of a control function.

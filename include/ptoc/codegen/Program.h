@@ -74,6 +74,7 @@ struct LeafOp {
   // Decoded attributes (only those of the op's kind are meaningful).
   llvm::SmallVector<int64_t, 4> axes;    ///< reductions
   bool keepdim = false;                  ///< reductions
+  int64_t count = 0;                     ///< mean: its `count` (0: the reduced elements)
   llvm::SmallVector<int64_t, 4> perm;    ///< transpose
   double value = 0;                      ///< full
   bool transposeA = false, transposeB = false; ///< matmul

@@ -31,8 +31,11 @@ class Operation;
 /// dropped or kept as its own type says (same elements in the same order).
 /// `valid` (empty: all of it) gives, per dimension, how much of the box from its
 /// start holds data in an iteration (PyPTO's valid_shape, for tails whose extent is
-/// known only at run time): between 1 and the size; only that part must lie inside
-/// the operand; the body reads zeros beyond it, and what it writes there does not land.
+/// known only at run time): between 0 (an empty window: nothing is read or written)
+/// and the size; only that part must lie inside the operand; the body reads zeros
+/// beyond it, but its reductions fold only the valid elements and its matmuls sum over
+/// the valid part of K only (the valid part follows the body's ops; docs/ir.md); what
+/// it writes beyond it does not land.
 /// A size of kDynamicDim (`?`, printed -1) is all of a dynamic axis of the operand, at
 /// offset 0: how a tensor with dynamic axes is passed whole into a nested loop's body.
 struct LoopWindow {
@@ -40,6 +43,10 @@ struct LoopWindow {
   std::vector<SymExpr> offsets;
   llvm::SmallVector<int64_t, 4> sizes;
   std::vector<SymExpr> valid;
+  /// Where the user made the window (`file:line:col`: a Python slice or view inside
+  /// the body), "" when unknown; run-time errors about the window point there. Debug
+  /// info: the loop's `locs` attribute, printed with locations only.
+  std::string loc;
 };
 
 struct LoopView {
@@ -89,7 +96,7 @@ std::optional<llvm::SmallVector<int, 4>> bodyDimsOfWindow(llvm::ArrayRef<int64_t
                                                           llvm::ArrayRef<int64_t> sizes);
 
 /// The valid extents of a window (`valid`, see LoopWindow; `sizes` when empty) for one
-/// iteration's `bindings`, each checked to lie in [1, size]. Errors: "<side> window
+/// iteration's `bindings`, each checked to lie in [0, size]. Errors: "<side> window
 /// <i> valid extent <d>: <why>" (the caller prefixes the loop and the iteration).
 absl::StatusOr<llvm::SmallVector<int64_t, 4>>
 evaluateValidExtents(llvm::ArrayRef<SymExpr> valid, llvm::ArrayRef<int64_t> sizes,

@@ -67,6 +67,9 @@ enum class AttrShape : uint8_t {
   Int, Number, Bool, DType, IntArray, CubeTile, String,
   SymInt,  ///< an integer or a symbolic expression string (ir/SymExpr.h)
   Windows, ///< loop windows: [{of = N, offsets = [...], sizes = [...]}, ...]
+  /// Source locations (debug info): an array of "file:line:col" strings ("" for
+  /// unknown). Printed only where op locations are (ptoc-opt --print-debuginfo).
+  Locations,
 };
 
 /// One attribute an op accepts.

@@ -36,6 +36,8 @@ struct MatmulView {
 struct ReduceView {
   llvm::ArrayRef<int64_t> axes;
   bool keepdim = false;
+  /// mean's `count`: what it divides by (0: the number of reduced elements).
+  int64_t count = 0;
 
   /// The view of `op`, or nullopt when it is not a reduction with `axes`.
   static std::optional<ReduceView> of(const Operation &op);

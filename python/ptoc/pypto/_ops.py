@@ -114,12 +114,13 @@ def cast(input, dtype, *args, **kwargs):
 
 # --- loops --------------------------------------------------------------------
 
-_LOOP_KW = ("name", "idx_name", "parallel")
+_LOOP_KW = ("step", "name", "idx_name", "parallel")
 
 
 def loop(*bounds, **kwargs):
     """``pypto.loop(stop)`` / ``pypto.loop(start, stop, step, name=, idx_name=,
-    parallel=)``: ``parallel`` is ptoc's (independent iterations, run up to runtime
+    parallel=)``; the step may also be given as ``step=`` (the prototype PyPTO's loop
+    guide documents). ``parallel`` is ptoc's (independent iterations, run up to runtime
     option ``device_sched_parallelism`` at once); other scheduling hints
     (``submit_before_loop``, ``unroll_list``...) are accepted and ignored."""
     ignored = [f"loop({k}=)" for k in kwargs if k not in _LOOP_KW]
@@ -128,9 +129,18 @@ def loop(*bounds, **kwargs):
 
 
 def loop_unroll(*bounds, unroll_list=(1,), **kwargs):
+    """``pypto.loop_unroll(start, stop, step, unroll_list=[4, 2])``: ptoc.loop_unroll
+    with 1 added to the factors, as PyPTO adds it (its loop takes the tail)."""
     ignored = [f"loop_unroll({k}=)" for k in kwargs if k not in _LOOP_KW]
     warn_ignored(ignored)
-    return ptoc.loop_unroll(*bounds, unroll_list=unroll_list,
+    try:
+        factors = list(unroll_list)
+    except TypeError:
+        factors = unroll_list  # ptoc.loop_unroll names the bad value
+    else:
+        if 1 not in factors:
+            factors.append(1)
+    return ptoc.loop_unroll(*bounds, unroll_list=factors,
                             **{k: v for k, v in kwargs.items() if k in _LOOP_KW})
 
 
