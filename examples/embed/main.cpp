@@ -121,15 +121,15 @@ int main() {
   ptoc::ir::GraphBuilder builder(module, &session->device());
   if (absl::Status s = buildOperator(builder); !s.ok()) return fail("building", s);
 
-  // A mistake is a status naming the op, where it was built and the fix: a 100-wide
-  // f32 tile breaks the 32-byte alignment rule.
+  // A mistake is a status naming the op, where it was built and the fix: a relu over
+  // 512 x 256 f32 tiles holds two 512 KiB buffers, far more than UB.
   {
     ptoc::ir::Context badCtx;
     ptoc::ir::Module badModule(badCtx);
     ptoc::ir::GraphBuilder bad(badModule, &session->device());
     bad.setLocation(ptoc::callerLocation(badCtx));
-    if (!bad.beginFunc("bad", {badCtx.tensorType(DType::F32, {kRows, kCols})}).ok()) return 1;
-    bad.setVecTile({kTileRows, 100});
+    if (!bad.beginFunc("bad", {badCtx.tensorType(DType::F32, {1024, kCols})}).ok()) return 1;
+    bad.setVecTile({512, kCols});
     bad.setLocation(ptoc::callerLocation(badCtx));
     absl::StatusOr<Value *> r = bad.unary(OpCode::Relu, bad.arg(0));
     if (r.ok() || std::string(r.status().message()).find("main.cpp:") == std::string::npos) {

@@ -92,6 +92,17 @@ double topkIndicesCycles(const ir::Operation &op, const target::ComputeSpec &c, 
 
 } // namespace
 
+int64_t CostModel::paddedBytes(ir::Type t) const {
+  if (!t.isTile()) return t.sizeInBytes();
+  return ir::vecTileBytes(t.shape(), ir::elementSize(t.dtype()), device_.buffers.blockBytes);
+}
+
+int64_t CostModel::vectorBytes(const ir::Operation &op) const {
+  int64_t bytes = op.numResults() ? paddedBytes(op.resultType()) : 0;
+  for (const ir::OpOperand &o : op.opOperands()) bytes = std::max(bytes, paddedBytes(o.get()->type()));
+  return bytes;
+}
+
 int64_t CostModel::transferCycles(int64_t bytes) const {
   const target::DeviceSpec &d = device_;
   double rate = std::min(d.pipes.gmToUbBytesPerCycle, d.memory.coreHbmBytesPerCycle);
@@ -184,15 +195,13 @@ double CostModel::vectorWork(const ir::Operation &op, bool peak) const {
   if (!op.isTileOp() || op.coreKind() != target::CoreKind::AIV || op.code() == OpCode::CopyIn ||
       op.code() == OpCode::CopyOut || op.code() == OpCode::Matmul)
     return 0;
-  // Vector work: the largest tile the op touches, in instructions of the op's classes;
-  // each instruction pays the vector latency once (not at peak: the bytes at the
-  // class's rate only).
-  int64_t bytes = op.numResults() ? op.resultType().sizeInBytes() : 0;
+  // Vector work: the largest tile the op touches (vectorBytes), in instructions of the
+  // op's classes; each instruction pays the vector latency once (not at peak: the
+  // bytes at the class's rate only).
+  int64_t bytes = vectorBytes(op);
   unsigned elementBytes = op.numResults() ? ir::elementSize(op.resultType().dtype()) : 4;
-  for (const ir::OpOperand &o : op.opOperands()) {
-    bytes = std::max(bytes, o.get()->type().sizeInBytes());
+  for (const ir::OpOperand &o : op.opOperands())
     elementBytes = std::max(elementBytes, ir::elementSize(o.get()->type().dtype()));
-  }
   const target::ComputeSpec &c = d.compute;
   double total = 0;
   auto pass = [&](VecClass cls, double passBytes) {
@@ -271,16 +280,16 @@ double CostModel::vectorWork(const ir::Operation &op, bool peak) const {
   case OpCode::Amin: pass(VecClass::Reduce, b); break;
   case OpCode::Mean: // a sum, then muls by 1/n on the (smaller) result
     pass(VecClass::Reduce, b);
-    pass(VecClass::Full, static_cast<double>(op.resultType().sizeInBytes()));
+    pass(VecClass::Full, static_cast<double>(paddedBytes(op.resultType())));
     break;
   case OpCode::TopKIndices: total += topkIndicesCycles(op, c, peak); break;
   case OpCode::Gather: // one gathering read per result element (the input is not streamed)
-    pass(VecClass::Binary, static_cast<double>(op.resultType().sizeInBytes()));
+    pass(VecClass::Binary, static_cast<double>(paddedBytes(op.resultType())));
     break;
   case OpCode::Scatter: {
     // The input copied to the result, then one scattering write per index element
     // (a read-combine-write: two passes with reduce).
-    pass(VecClass::Full, static_cast<double>(op.resultType().sizeInBytes()));
+    pass(VecClass::Full, static_cast<double>(paddedBytes(op.resultType())));
     double written = static_cast<double>(op.operandType(1).numElements()) *
                      ir::elementSize(op.resultType().dtype());
     pass(VecClass::Binary, written);

@@ -266,19 +266,17 @@ private:
     in.op = k;
     in.cycles = lo.cycles;
     int instr = emit(std::move(in));
-    int64_t touched = op.resultType().sizeInBytes();
     llvm::SmallVector<int, 2> inPlace;
     for (unsigned i = 0; i < op.numOperands(); ++i) {
       absl::StatusOr<int> v = localOperand(op, i);
       if (!v.ok()) return v.status();
       lo.operands.push_back(values_[*v].op);
       read(*v, instr);
-      touched = std::max(touched, op.operandType(i).sizeInBytes());
       if (analysis::computesInPlace(op, i)) inPlace.push_back(*v);
     }
-    // The same quantity the cost model charges: the largest tile the op touches
-    // (nothing for an op that moves no data).
-    if (!analysis::CostModel::movesNoData(op)) leaf_.vectorBytes += touched;
+    // The quantity the cost model charges: the largest tile the op touches, rows
+    // padded to blocks (nothing for an op that moves no data).
+    if (!analysis::CostModel::movesNoData(op)) leaf_.vectorBytes += cost_.vectorBytes(op);
     leaf_.vectorPeakCycles += cost_.vectorPeakCycles(op);
     instrOfOp_[k] = instr;
     valueOfOp_[k] = newValue(MemSpace::UB,

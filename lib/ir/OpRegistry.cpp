@@ -1037,7 +1037,8 @@ llvm::ArrayRef<int64_t> iterationShape(const OpDef &def, llvm::ArrayRef<Type> op
   switch (def.cls) {
   case OpClass::Reduction:
   case OpClass::TopK:
-  case OpClass::TopKIndices: return operands.empty() ? llvm::ArrayRef<int64_t>() : operands[0].shape();
+  case OpClass::TopKIndices:
+  case OpClass::Transpose: return operands.empty() ? llvm::ArrayRef<int64_t>() : operands[0].shape();
   case OpClass::Assemble:
     return operands.size() < 2 ? llvm::ArrayRef<int64_t>() : operands[1].shape();
   default: return results.empty() ? llvm::ArrayRef<int64_t>() : results[0].shape();

@@ -92,6 +92,11 @@ VecTileView VecTileView::of(const Operation &op, llvm::ArrayRef<Type> operands,
   v.minElemSize = std::min(lo, hi);
   v.maxElemSize = hi;
   v.buffers = vecTileBuffers(op.code(), unsigned(operands.size()), unsigned(results.size()));
+  v.alignedRows = vecTileNeedsAlignedRows(op.code());
+  if (op.def().cls == OpClass::Transpose)
+    if (Attribute perm = op.attr("perm"); perm && perm.isIntArray() &&
+                                          perm.getIntArray().size() == v.iter.size())
+      v.transposePerm.assign(perm.getIntArray().begin(), perm.getIntArray().end());
   v.keepWhole.assign(v.iter.size(), false);
   if (std::optional<ReduceView> reduce = ReduceView::of(op))
     for (int64_t a : reduce->axes)
@@ -113,12 +118,22 @@ std::string VecTileView::check(llvm::ArrayRef<int64_t> candidate,
 
 std::string VecTileView::check(llvm::ArrayRef<int64_t> candidate, llvm::ArrayRef<int64_t> over,
                                unsigned numBuffers, const target::DeviceSpec *device) const {
-  return checkVecTile(candidate, over, minElemSize, maxElemSize, numBuffers, device);
+  return checkVecTile(candidate, over, footprint(numBuffers), device);
 }
 
 WholeTileSplit VecTileView::splitWhole(llvm::ArrayRef<int64_t> candidate,
                                        const target::DeviceSpec &device) const {
-  return splitWholeVecTile(candidate, iter, keepWhole, minElemSize, maxElemSize, buffers, device);
+  return splitWholeVecTile(candidate, iter, keepWhole, footprint(buffers), device);
+}
+
+VecTileFootprint VecTileView::footprint(unsigned numBuffers) const {
+  VecTileFootprint f;
+  f.minElemSize = minElemSize;
+  f.maxElemSize = maxElemSize;
+  f.buffers = numBuffers;
+  f.alignedRows = alignedRows;
+  f.transposePerm = transposePerm;
+  return f;
 }
 
 } // namespace ptoc::ir

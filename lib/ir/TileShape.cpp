@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include "ptoc/ir/Context.h"
 #include "ptoc/target/DeviceSpec.h"
@@ -20,6 +21,10 @@ namespace {
 constexpr int64_t kCubeAlign = 16;
 /// The cube accumulates in L0C in fp32 (or int32 for int8 inputs).
 constexpr int64_t kAccumulatorBytes = 4;
+/// PyPTO's transpose scratch pads the dimension that becomes the output's last to a
+/// multiple of 16 elements (pypto-transpose.md, constraint 5: align(t2, 16) when the
+/// last two dims swap).
+constexpr int64_t kTransposeScratchAlign = 16;
 /// How far (in 16-element steps, so 1M elements) checkCubeTile looks either side of a
 /// cube L0 size for the nearest divisors of its L1 to propose.
 constexpr int64_t kDivisorSearchSteps = 1 << 16;
@@ -40,16 +45,13 @@ std::string shapeText(llvm::ArrayRef<int64_t> shape) {
   return absl::StrJoin(shape, "x");
 }
 
-/// A tile that fits `capacity` bytes with `numBuffers` buffers, found by halving:
-/// leading dims first (largest first), then the last dim in steps of `granule`
-/// elements. Rows stay long because the last dim is usually the contiguous axis
-/// and often the reduction axis, which should not be split. Empty when none fits.
-std::vector<int64_t> proposeVecTile(std::vector<int64_t> tile, int64_t granule, unsigned elemSize,
-                                    int64_t blockBytes, unsigned numBuffers, int64_t capacity) {
-  auto fits = [&] {
-    return mulSat(vecTileBytes(tile, elemSize, blockBytes), numBuffers) <= capacity;
-  };
-  while (!fits()) {
+/// A tile for which `fits` holds, found by halving: leading dims first (largest
+/// first), then the last dim in steps of `granule` elements. Rows stay long because
+/// the last dim is usually the contiguous axis and often the reduction axis, which
+/// should not be split. Empty when none fits.
+std::vector<int64_t> proposeVecTile(std::vector<int64_t> tile, int64_t granule,
+                                    llvm::function_ref<bool(llvm::ArrayRef<int64_t>)> fits) {
+  while (!fits(tile)) {
     auto leading = llvm::MutableArrayRef<int64_t>(tile).drop_back();
     auto largest = std::max_element(leading.begin(), leading.end());
     if (largest != leading.end() && *largest > 1) {
@@ -167,9 +169,82 @@ unsigned vecTileBuffers(OpCode code, unsigned numOperands, unsigned numResults) 
   return std::max(numOperands + numResults, 1u);
 }
 
+bool vecTileNeedsAlignedRows(OpCode code) {
+  return code == OpCode::Assemble || code == OpCode::Concat;
+}
+
+namespace {
+
+/// The parts of a transpose step (transposeStepBytes): input, output and scratch bytes.
+std::array<int64_t, 3> transposeParts(llvm::ArrayRef<int64_t> inTile, llvm::ArrayRef<int64_t> perm,
+                                      unsigned elemSize, int64_t blockBytes) {
+  std::vector<int64_t> out(inTile.size());
+  for (size_t d = 0; d < perm.size() && d < out.size(); ++d)
+    out[d] = perm[d] >= 0 && size_t(perm[d]) < inTile.size() ? inTile[perm[d]] : 1;
+  int64_t in = vecTileBytes(inTile, elemSize, blockBytes);
+  int64_t result = vecTileBytes(out, elemSize, blockBytes);
+  int64_t scratch = 0;
+  if (!inTile.empty() && perm.size() == inTile.size()) {
+    size_t last = inTile.size() - 1;
+    auto toLast = size_t(perm[last]); // the input dim that becomes the output's last
+    if (toLast != last && toLast < inTile.size()) {
+      int64_t granule = blockBytes / std::gcd(blockBytes, int64_t(std::max(elemSize, 1u)));
+      scratch = mulSat(roundUp(inTile[toLast], kTransposeScratchAlign),
+                       mulSat(roundUp(inTile[last], granule), elemSize));
+      for (size_t d = 0; d < last; ++d)
+        if (d != toLast) scratch = mulSat(scratch, inTile[d]);
+    }
+  }
+  return {in, result, scratch};
+}
+
+int64_t addSat(int64_t a, int64_t b) {
+  return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max()
+                                                      : a + b;
+}
+
+} // namespace
+
+int64_t transposeStepBytes(llvm::ArrayRef<int64_t> inTile, llvm::ArrayRef<int64_t> perm,
+                           unsigned elemSize, int64_t blockBytes) {
+  auto [in, out, scratch] = transposeParts(inTile, perm, elemSize, blockBytes);
+  return addSat(addSat(in, out), scratch);
+}
+
+int64_t VecTileFootprint::bytes(llvm::ArrayRef<int64_t> held, int64_t blockBytes) const {
+  unsigned esize = std::max({maxElemSize, minElemSize, 1u});
+  if (!transposePerm.empty()) return transposeStepBytes(held, transposePerm, esize, blockBytes);
+  return mulSat(vecTileBytes(held, esize, blockBytes), std::max(buffers, 1u));
+}
+
+std::string VecTileFootprint::describe(llvm::ArrayRef<int64_t> held, int64_t blockBytes) const {
+  unsigned esize = std::max({maxElemSize, minElemSize, 1u});
+  if (!transposePerm.empty()) {
+    auto [in, out, scratch] = transposeParts(held, transposePerm, esize, blockBytes);
+    return absl::StrCat("an input tile of ", in, " bytes, an output tile of ", out, " bytes",
+                        scratch ? absl::StrCat(" and ", scratch,
+                                               " bytes of scratch (the last dimension moves)")
+                                : "",
+                        " = ", bytes(held, blockBytes), " bytes");
+  }
+  unsigned n = std::max(buffers, 1u);
+  return absl::StrCat(n, " buffers x ", vecTileBytes(held, esize, blockBytes),
+                      " bytes = ", bytes(held, blockBytes), " bytes");
+}
+
 std::string checkVecTile(llvm::ArrayRef<int64_t> written, llvm::ArrayRef<int64_t> iterShape,
                          unsigned minElemSize, unsigned maxElemSize, unsigned numBuffers,
-                         const target::DeviceSpec *device) {
+                         const target::DeviceSpec *device, bool alignedRows) {
+  VecTileFootprint footprint;
+  footprint.minElemSize = minElemSize;
+  footprint.maxElemSize = maxElemSize;
+  footprint.buffers = numBuffers;
+  footprint.alignedRows = alignedRows;
+  return checkVecTile(written, iterShape, footprint, device);
+}
+
+std::string checkVecTile(llvm::ArrayRef<int64_t> written, llvm::ArrayRef<int64_t> iterShape,
+                         const VecTileFootprint &footprint, const target::DeviceSpec *device) {
   std::optional<llvm::SmallVector<int64_t, 4>> adapted = adaptVecTile(written, iterShape);
   if (!adapted)
     return absl::StrCat("vec_tile has rank ", written.size(), " but the op iterates over a rank-",
@@ -184,49 +259,49 @@ std::string checkVecTile(llvm::ArrayRef<int64_t> written, llvm::ArrayRef<int64_t
                           "; every size must be positive");
   if (tile.empty()) return "";
 
-  minElemSize = std::max(minElemSize, 1u);
-  maxElemSize = std::max(maxElemSize, minElemSize);
+  unsigned minElemSize = std::max(footprint.minElemSize, 1u);
   int64_t blockBytes = device ? device->buffers.blockBytes : target::BufferSpec{}.blockBytes;
-  // Checking the smallest element size suffices: element sizes are powers of two, so
-  // a last dim aligned for the smallest is aligned for every larger one.
-  int64_t lastBytes = mulSat(tile.back(), minElemSize);
   // Elements per block for the smallest type: the step between aligned sizes.
   int64_t granule = blockBytes / std::gcd(blockBytes, int64_t(minElemSize));
-  if (lastBytes % blockBytes != 0)
-    return absl::StrCat("vec_tile last dimension ", tile.back(), " x ", minElemSize,
-                        " bytes = ", lastBytes, " bytes is not a multiple of ", blockBytes,
-                        " bytes; use ", nearestAligned(tile.back(), granule));
+  if (footprint.alignedRows) {
+    // Checking the smallest element size suffices: element sizes are powers of two, so
+    // a last dim aligned for the smallest is aligned for every larger one.
+    int64_t lastBytes = mulSat(tile.back(), minElemSize);
+    if (lastBytes % blockBytes != 0)
+      return absl::StrCat("vec_tile last dimension ", tile.back(), " x ", minElemSize,
+                          " bytes = ", lastBytes, " bytes is not a multiple of ", blockBytes,
+                          " bytes (a copy through UB moves whole blocks); use ",
+                          nearestAligned(tile.back(), granule));
+  }
 
   if (!device) return "";
-  numBuffers = std::max(numBuffers, 1u);
   // What the op really holds: a tile never exceeds the iteration space.
   std::vector<int64_t> effective(tile.begin(), tile.end());
   for (size_t i = 0; i < effective.size(); ++i)
     if (iterShape[i] > 0) effective[i] = std::min(effective[i], iterShape[i]);
-  int64_t perBuffer = vecTileBytes(effective, maxElemSize, blockBytes);
-  int64_t total = mulSat(perBuffer, numBuffers);
   int64_t capacity = device->buffers.ub;
-  if (total <= capacity) return "";
+  if (footprint.bytes(effective, blockBytes) <= capacity) return "";
 
   std::string clamped;
   if (!llvm::equal(effective, tile))
     clamped = absl::StrCat(" (", shapeText(effective), " within the iteration shape ",
                            shapeText(iterShape), ")");
-  std::string msg =
-      absl::StrCat("vec_tile ", shapeText(tile), clamped, " needs ", numBuffers, " buffers x ",
-                   perBuffer, " bytes = ", total, " bytes of UB but the device has ", capacity);
+  std::string msg = absl::StrCat("vec_tile ", shapeText(tile), clamped, " needs ",
+                                 footprint.describe(effective, blockBytes),
+                                 " of UB but the device has ", capacity);
   std::vector<int64_t> start = effective;
   start.back() = roundUp(start.back(), granule);
-  std::vector<int64_t> proposal =
-      proposeVecTile(start, granule, maxElemSize, blockBytes, numBuffers, capacity);
+  std::vector<int64_t> proposal = proposeVecTile(start, granule, [&](llvm::ArrayRef<int64_t> t) {
+    return footprint.bytes(t, blockBytes) <= capacity;
+  });
   if (proposal.empty()) return absl::StrCat(msg, "; no vec_tile fits, use fewer buffers");
   return absl::StrCat(msg, "; try ", shapeText(proposal));
 }
 
 WholeTileSplit splitWholeVecTile(llvm::ArrayRef<int64_t> written,
                                  llvm::ArrayRef<int64_t> iterShape,
-                                 llvm::ArrayRef<bool> keepWhole, unsigned minElemSize,
-                                 unsigned maxElemSize, unsigned numBuffers,
+                                 llvm::ArrayRef<bool> keepWhole,
+                                 const VecTileFootprint &footprint,
                                  const target::DeviceSpec &device) {
   WholeTileSplit out;
   std::optional<llvm::SmallVector<int64_t, 4>> adapted = adaptVecTile(written, iterShape);
@@ -234,15 +309,10 @@ WholeTileSplit splitWholeVecTile(llvm::ArrayRef<int64_t> written,
   for (size_t d = 0; d < iterShape.size(); ++d)
     if ((*adapted)[d] < iterShape[d] || iterShape[d] <= 0) return out; // not the whole shape
   // Alignment errors stay errors; only the capacity is repaired.
-  if (!checkVecTile(written, iterShape, minElemSize, maxElemSize, numBuffers, nullptr).empty())
-    return out;
-  if (checkVecTile(written, iterShape, minElemSize, maxElemSize, numBuffers, &device).empty())
-    return out;
-  minElemSize = std::max(minElemSize, 1u);
-  maxElemSize = std::max(maxElemSize, minElemSize);
-  numBuffers = std::max(numBuffers, 1u);
+  if (!checkVecTile(written, iterShape, footprint, nullptr).empty()) return out;
+  if (checkVecTile(written, iterShape, footprint, &device).empty()) return out;
   int64_t block = device.buffers.blockBytes;
-  int64_t granule = block / std::gcd(block, int64_t(minElemSize));
+  int64_t granule = block / std::gcd(block, int64_t(std::max(footprint.minElemSize, 1u)));
   int64_t capacity = device.buffers.ub;
   size_t r = iterShape.size();
   auto kept = [&](size_t d) { return d < keepWhole.size() && keepWhole[d]; };
@@ -250,7 +320,7 @@ WholeTileSplit splitWholeVecTile(llvm::ArrayRef<int64_t> written,
   // The written last size when it is longer than the shape (aligned, unlike the shape's).
   tile.back() = (*adapted)[r - 1] > iterShape[r - 1] ? roundUp(iterShape[r - 1], granule)
                                                       : iterShape[r - 1];
-  auto bytes = [&] { return mulSat(vecTileBytes(tile, maxElemSize, block), numBuffers); };
+  auto bytes = [&] { return footprint.bytes(tile, block); };
   out.wholeBytes = bytes();
   while (bytes() > capacity) {
     size_t best = r;
@@ -270,19 +340,29 @@ WholeTileSplit splitWholeVecTile(llvm::ArrayRef<int64_t> written,
     std::vector<size_t> keptDims;
     for (size_t d = 0; d < r; ++d)
       if (kept(d)) keptDims.push_back(d);
+    std::string needs = absl::StrCat(" needs ", footprint.describe(tile, block),
+                                     " of UB and the device has ", capacity);
+    if (keptDims.empty()) {
+      out.message = absl::StrCat("vec_tile ", shapeText(*adapted),
+                                 " covers the whole iteration shape ", shapeText(iterShape),
+                                 " but does not fit UB, and no smaller tile does: the smallest, ",
+                                 shapeText(tile), ",", needs, "; use a device with a larger UB");
+      return out;
+    }
     // The fix: an explicit vec_tile that cuts the kept axes too (a split reduction
     // holds a chunk, its partial and the running combine: 3 tiles, 4 for mean).
     std::vector<int64_t> start(tile.begin(), tile.end());
     start.back() = roundUp(start.back(), granule);
-    std::vector<int64_t> fix =
-        proposeVecTile(start, granule, maxElemSize, block, std::max(numBuffers + 1, 3u), capacity);
+    VecTileFootprint split = footprint;
+    split.buffers = std::max(footprint.buffers + 1, 3u);
+    std::vector<int64_t> fix = proposeVecTile(start, granule, [&](llvm::ArrayRef<int64_t> t) {
+      return split.bytes(t, block) <= capacity;
+    });
     out.message = absl::StrCat(
         "vec_tile ", shapeText(*adapted), " covers the whole iteration shape ",
         shapeText(iterShape), " but does not fit UB; ptoc splits such a tile keeping the "
         "reduced dimension", keptDims.size() == 1 ? " " : "s ", absl::StrJoin(keptDims, ", "),
-        " whole, yet the smallest such tile ", shapeText(tile), " needs ", numBuffers,
-        " buffers x ", vecTileBytes(tile, maxElemSize, block), " bytes = ", out.bytes,
-        " bytes of UB and the device has ", capacity,
+        " whole, yet the smallest such tile ", shapeText(tile), needs,
         fix.empty() ? "; no vec_tile fits, even with the reduction split"
                     : absl::StrCat("; split the reduction with an explicit vec_tile such as ",
                                    shapeText(fix), " (partials are combined across tiles)"));

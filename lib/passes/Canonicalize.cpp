@@ -118,8 +118,18 @@ private:
         llvm::SmallVector<int64_t, 4> composed;
         for (int64_t p : perm) composed.push_back(innerPerm[p]);
         if (isIdentity(composed)) return inner->operand(0);
-        return rebuild(op, {inner->operand(0)},
-                       {{ctx_.id("perm"), ctx_.intArrayAttr(composed)}});
+        llvm::SmallVector<ir::NamedAttr, 2> replaced{
+            {ctx_.id("perm"), ctx_.intArrayAttr(composed)}};
+        // The vec_tile cuts a transpose's input: op's cut mid, whose dim j is x's dim
+        // innerPerm[j], so the composed op cuts x by op's tile moved to x's dims (the
+        // same output tiles).
+        if (Attribute vt = op.attr("vec_tile"); vt && vt.isIntArray())
+          if (auto midTile = ir::adaptVecTile(vt.getIntArray(), x->type().shape())) {
+            llvm::SmallVector<int64_t, 4> inTile(midTile->size());
+            for (size_t j = 0; j < innerPerm.size(); ++j) inTile[innerPerm[j]] = (*midTile)[j];
+            replaced.push_back({ctx_.id("vec_tile"), ctx_.intArrayAttr(inTile)});
+          }
+        return rebuild(op, {inner->operand(0)}, replaced);
       }
       return nullptr;
     }

@@ -19,7 +19,8 @@
 // cross-tile combine is needed). Candidates keep the kept axes whole and cut the
 // others outermost first: dims inside the cut whole, the cut dim a balanced split
 // ceil(extent / p) (the last dim in whole 32-byte blocks of the smallest element
-// type, ir::checkVecTile's alignment), dims outside it 1. Per candidate:
+// type: what a copy needs, rows without padding for any other op), dims outside it 1.
+// A transpose iterates over its input, so it joins its producer's chain. Per candidate:
 //   bytes  one tile at the widest element type the chain touches, the last dim padded
 //          to blocks (ir::vecTileBytes): UB's capacity rule counts every buffer of an
 //          op at that size, and the 16-64 KiB rule is about one buffer;

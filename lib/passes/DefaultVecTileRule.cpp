@@ -201,6 +201,11 @@ public:
             if (!reduced) region.push_back(held[d]);
             else if (reduce->keepdim) region.push_back(1);
           }
+        } else if (Attribute perm = op.attr("perm");
+                   op.def().cls == OpClass::Transpose && perm && perm.isIntArray() &&
+                   perm.getIntArray().size() == held.size()) {
+          // The tile cuts a transpose's input; its output tile is that tile permuted.
+          for (int64_t p : perm.getIntArray()) region.push_back(held[size_t(p)]);
         } else {
           region = regionOf(held, op.resultType(r).shape());
         }

@@ -54,7 +54,8 @@
 //    move from the mmads to that copy_out, ir/Fixpipe.h). A bias [1, N] (third
 //    operand): the output tile's columns of it are copied into L1 and are the
 //    third operand of the first K step. Matmul results always live in GM.
-//  - transpose: the output is tiled; each tile transposes the permuted input region.
+//  - transpose: the input is cut by the vec_tile (PyPTO's rule); the output is tiled
+//    by that tile permuted, each output tile the transpose of its input region.
 //  - view, reshape: GM aliases of the source's home (of a `full`: another `full`).
 //    A reshape that only adds or drops size-1 dims of a value held in UB tiles
 //    keeps it there: one tile `reshape` per tile, no GM round trip.
@@ -101,9 +102,11 @@
 // Tiles are single-buffered here: multi-buffering is
 // NBufferMerge's decision, under its own budget. Cube: ir::checkCubeTile (one tile
 // each in L0A, L0B, L0C and L1; double buffering is codegen's), and the K loop keeps
-// the whole mL1 x nL1 accumulator (clamped to M x N) in L0C. Alignment: the vec_tile's last dim
-// (ir::checkVecTile), and for transpose the input tile's last dim, which is a
-// permuted vec_tile dim.
+// the whole mL1 x nL1 accumulator (clamped to M x N) in L0C. Alignment: the vec_tile's
+// last dim of a copy through UB (assemble, concat, a fill; ir::vecTileNeedsAlignedRows);
+// any other op's UB rows are padded to whole blocks. A transpose step holds its input
+// tile, the permuted output tile and, when the last dim moves, PyPTO's scratch
+// (ir::transposeStepBytes).
 //
 // `--debug-only=expand-tiles` prints one line per tensor op: its tile, grid, tile
 // count and tails.
@@ -1260,33 +1263,19 @@ private:
 
   bool expandTranspose(Operation &op) {
     Type type = op.resultType();
-    auto vt = vecTile(op, type.shape());
-    if (!vt || !checkVec(op, *vt, type.shape(), 2)) return false;
-    llvm::ArrayRef<int64_t> perm = op.attr("perm").getIntArray();
     llvm::ArrayRef<int64_t> X = op.operandType(0).shape();
-    Grid g(type.shape(), *vt);
+    // The vec_tile cuts the input (PyPTO's rule); each output tile is its input tile
+    // permuted, its rows padded to whole blocks in UB like any compute tile's.
+    auto vt = vecTile(op, X);
+    if (vt) vt = fitWholeTile(op, *vt);
+    if (!vt || !checkVec(op, *vt, X, 2)) return false;
+    llvm::ArrayRef<int64_t> perm = op.attr("perm").getIntArray();
+    Grid in(X, *vt);
+    Dims outTile(perm.size());
+    for (size_t d = 0; d < perm.size(); ++d) outTile[d] = in.tile[perm[d]];
+    Grid g(type.shape(), outTile);
     if (!withinBudget(op, g.numTiles)) return false;
-    // The input tile's last dim is the vec_tile dim i with perm[i] == last: it
-    // must be aligned unless it covers the whole input dim.
-    if (!X.empty()) {
-      unsigned last = unsigned(X.size() - 1), i = 0;
-      while (perm[i] != int64_t(last)) ++i;
-      int64_t esize = ir::elementSize(type.dtype());
-      int64_t block = device_.buffers.blockBytes;
-      int64_t granule = block / std::gcd(block, esize);
-      if (g.tile[i] < X[last] && (g.tile[i] * esize) % block != 0) {
-        Dims inTile(X.size());
-        for (size_t d = 0; d < perm.size(); ++d) inTile[perm[d]] = g.tile[d];
-        return opError(op, absl::StrCat(
-                               "reads its input in tiles of ", shapeText(inTile), " (vec_tile ",
-                               shapeText(*vt), " permuted by ", ctx_.intArrayAttr(perm).str(),
-                               "): the input tile's last dimension ", g.tile[i], " x ", esize,
-                               " bytes = ", g.tile[i] * esize, " bytes is not a multiple of ",
-                               block, " bytes; make vec_tile dimension ", i, " a multiple of ",
-                               granule));
-      }
-    }
-    logGrid(op, g);
+    logGrid(op, g, absl::StrCat(", reading input tiles of ", shapeText(in.tile)));
     ValueInfo &src = info(op.operand(0));
     ValueInfo &out = defineTiles(op, g);
     Step s = stepOf(op);

@@ -66,9 +66,11 @@ absl::StatusOr<int> parallelismValue(llvm::StringRef name, const KnobValue &valu
 }
 
 /// True if `tile` is a meaningful variant of `written` for every op: it passes
-/// checkVecTile, its last dim divides the op's (unless the written one already covers
-/// it), and no other dim exceeds the op's (unless the written one already does; a
-/// larger tile is clamped to the iteration shape, so it would repeat a candidate).
+/// checkVecTile, its rows fill whole blocks (ops accept shorter rows, padded in UB,
+/// but a variant should not add padding), its last dim divides the op's (unless the
+/// written one already covers it), and no other dim exceeds the op's (unless the
+/// written one already does; a larger tile is clamped to the iteration shape, so it
+/// would repeat a candidate).
 bool vecCandidateFits(const std::vector<int64_t> &tile, const std::vector<int64_t> &written,
                       const std::vector<ir::Operation *> &ops,
                       const target::DeviceSpec &device) {
@@ -76,6 +78,8 @@ bool vecCandidateFits(const std::vector<int64_t> &tile, const std::vector<int64_
     ir::VecTileView info = ir::VecTileView::of(*op);
     if (!info.check(tile, &device).empty()) return false;
     if (tile == written) continue;
+    if (!tile.empty() && (tile.back() * int64_t(info.minElemSize)) % device.buffers.blockBytes != 0)
+      return false;
     for (size_t i = 0; i < tile.size(); ++i) {
       int64_t extent = info.iter[i];
       if (extent <= 0) continue;

@@ -190,12 +190,17 @@ def clip(x, min=None, max=None):
 
 def softmax(x, dim=-1):
     """``exp(x - max) / sum(exp(x - max))`` along ``dim`` (one reduction axis): the
-    row max and sum are kept per row, so the vec tile should cover ``dim`` whole."""
+    row max and sum are kept per row, so the vec tile should cover ``dim`` whole.
+    An fp16 or bf16 input is computed in fp32 and the result cast back, as PyPTO's
+    softmax does (and torch's)."""
     trace = _trace_of("softmax", x)
     x = _operand(trace, x, "ptoc.softmax")
     d = _dim(x, dim, "softmax")
-    e = exp(sub(x, amax(x, d, keepdim=True)))
-    return div(e, sum(e, d, keepdim=True))
+    narrow = x.dtype.is_float and x.dtype.itemsize < DT_FP32.itemsize
+    xf = cast(x, DT_FP32) if narrow else x
+    e = exp(sub(xf, amax(xf, d, keepdim=True)))
+    y = div(e, sum(e, d, keepdim=True))
+    return cast(y, x.dtype) if narrow else y
 
 
 def unsqueeze(x, dim):

@@ -152,16 +152,28 @@ def test_float_op_on_int_tensor_message():
 
 # --- vector tiles ---------------------------------------------------------------------
 
-def test_vec_tile_not_32_byte_aligned():
+def test_vec_tile_of_a_copy_not_32_byte_aligned():
     @jit
     def f(x, y):
         ptoc.set_vec_tile_shapes(32, 60)
-        return x * y  # <vec-misaligned>
+        return ptoc.concat([x, y], dim=1)  # <vec-misaligned>
 
     e = raises(ptoc.TileShapeError, ValueError, f, A, A)
     assert_located(e, "vec-misaligned")
     msg = str(e)
     assert "60" in msg and "32 bytes" in msg and "use 56 or 64" in msg
+    assert "a copy through UB moves whole blocks" in msg
+
+
+def test_vec_tile_short_rows_of_a_compute_op_are_padded():
+    x = np.arange(64 * 64, dtype=F32).reshape(64, 64) / 100
+
+    @jit
+    def f(x, y):
+        ptoc.set_vec_tile_shapes(32, 60)  # 240-byte rows: padded to 256 in UB
+        return x * y
+
+    np.testing.assert_allclose(f(x, x), x * x, rtol=1e-6)
 
 
 def test_vec_tile_too_big_for_ub():

@@ -225,3 +225,79 @@ def test_min_max_of_loop_indices_are_symbolic():
     torch.testing.assert_close(out, x + 1)
     assert len(seen) == 1 and seen[0][0] and seen[0][2:] == (3, 7)
     assert "loop" in seen[0][1]
+
+
+# A vec tile whose rows are shorter than a 32-byte block: PyPTO checks the row rule
+# for its copy ops only, so a compute op (here a cast to fp16, 8 elements = 16 bytes)
+# takes it; ptoc pads each UB row to a whole block.
+@pypto.frontend.jit
+def narrow_cast_kernel(x: pypto.Tensor([], pypto.DT_FP32), out: pypto.Tensor([], pypto.DT_FP16)):
+    pypto.set_vec_tile_shapes(*([8] * len(x.shape)))
+    out[:] = pypto.cast(x, pypto.DT_FP16)
+
+
+@pytest.mark.parametrize("shape", [(3,), (5, 12)], ids=["vector", "matrix"])
+def test_cast_with_a_short_row_tile(shape):
+    x = torch.randn(shape) * 7
+    out = torch.empty(shape, dtype=torch.float16)
+    narrow_cast_kernel(x, out)
+    torch.testing.assert_close(out, x.half(), rtol=0, atol=0)
+
+
+# PyPTO's transpose applies the vec tile to its input: (1, 16, 8, 64) cuts k
+# [1, 4, 32, 64] into 1x4x8x64 tiles, each transposed into a 1x4x64x8 tile whose bf16
+# rows are 16 bytes (padded in UB).
+@pypto.frontend.jit
+def transpose_kernel(k: pypto.Tensor([1, 4, 32, 64], pypto.DT_BF16),
+                     kt_out: pypto.Tensor([1, 4, 64, 32], pypto.DT_BF16)):
+    pypto.set_vec_tile_shapes(1, 16, 8, 64)
+    kt_out[:] = pypto.transpose(k, 2, 3)
+
+
+def test_transpose_tile_cuts_the_input():
+    k = torch.randn(1, 4, 32, 64, dtype=torch.bfloat16)
+    kt = torch.empty(1, 4, 64, 32, dtype=torch.bfloat16)
+    transpose_kernel(k, kt)
+    assert torch.equal(kt, k.transpose(2, 3))
+
+
+@pypto.frontend.jit
+def scores_kernel(q: pypto.Tensor([1, 4, 16, 64], pypto.DT_BF16),
+                  k: pypto.Tensor([1, 4, 32, 64], pypto.DT_BF16),
+                  scores: pypto.Tensor([1, 4, 16, 32], pypto.DT_BF16)):
+    pypto.set_cube_tile_shapes([16, 16], [64, 64], [32, 32])
+    pypto.set_vec_tile_shapes(1, 16, 8, 64)
+    scores.move(pypto.matmul(q, pypto.transpose(k, 2, 3), out_dtype=pypto.DT_BF16))
+
+
+def test_scores_through_a_transposed_key():
+    q = torch.randn(1, 4, 16, 64, dtype=torch.bfloat16)
+    k = torch.randn(1, 4, 32, 64, dtype=torch.bfloat16)
+    scores = torch.empty(1, 4, 16, 32, dtype=torch.bfloat16)
+    scores_kernel(q, k, scores)
+    # fp32 accumulation, one rounding to bf16 (at most half an ulp: 2^-9 relative).
+    golden = (q.float() @ k.float().transpose(2, 3)).bfloat16()
+    torch.testing.assert_close(scores.float(), golden.float(), rtol=2 ** -8, atol=1e-6)
+
+
+# PyPTO's softmax computes an fp16/bf16 input in fp32 and casts the result back (so
+# does torch's): rounding each step to bf16 instead puts ~3/4 of the results off by
+# up to 7% (what ptoc's softmax did, and why PyPTO's attention example drifted from
+# its torch golden).
+@pypto.frontend.jit
+def bf16_softmax_kernel(x: pypto.Tensor([64, 128], pypto.DT_BF16),
+                        y: pypto.Tensor([64, 128], pypto.DT_BF16)):
+    pypto.set_vec_tile_shapes(16, 128)
+    y[:] = pypto.softmax(x, -1)
+
+
+def test_bf16_softmax_computes_in_fp32():
+    torch.manual_seed(3)
+    x = torch.randn(64, 128, dtype=torch.bfloat16) * 4
+    y = torch.empty(64, 128, dtype=torch.bfloat16)
+    bf16_softmax_kernel(x, y)
+    golden = torch.softmax(x, -1)
+    # One bf16 rounding of the fp32 result: equal but for a rare exp ulp across a
+    # rounding boundary, never more than one bf16 ulp (2^-8 relative) apart.
+    assert (y == golden).float().mean() >= 0.99
+    assert ((y.float() - golden.float()).abs() / golden.float()).max() <= 2 ** -7

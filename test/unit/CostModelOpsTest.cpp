@@ -91,3 +91,40 @@ TEST_CASE("cost: peak vector cycles are the bytes at each class's rate, no laten
   for (const char *name : {"neg", "add", "exp", "sum"})
     CHECK(static_cast<double>(cycles[name]) >= peak[name]);
 }
+
+TEST_CASE("cost: a vector op works through its UB rows padded to whole blocks", "[cost]") {
+  // A 64x8 f16 tile holds 16-byte rows in 32-byte slots: the vector unit covers the
+  // padding, so it costs what a 64x16 tile does; its 64x8 transpose source too.
+  const char *text = R"(func @f(%x: tensor<64x16xf16>) {
+  %narrow = copy_in %x {offsets = [0, 0]} : tile<64x8xf16, ub>
+  %wide = copy_in %x {offsets = [0, 0]} : tile<64x16xf16, ub>
+  %short = copy_in %x {offsets = [0, 0]} : tile<8x64xf16, ub>
+  %neg8 = neg %narrow : tile<64x8xf16, ub>
+  %neg16 = neg %wide : tile<64x16xf16, ub>
+  %negs = neg %short : tile<8x64xf16, ub>
+  %t = transpose %short {perm = [1, 0]} : tile<64x8xf16, ub>
+  return
+}
+)";
+  ir::Context ctx;
+  std::unique_ptr<ir::Module> module = ir::parseModule(text, "padded.pto", ctx);
+  REQUIRE(module);
+  target::DeviceSpec device;
+  analysis::CostModel cost(device);
+  std::map<std::string, int64_t> cycles, bytes;
+  for (ir::Operation &op : module->func(0).ops())
+    if (op.numResults()) {
+      cycles[op.result()->nameHint().str().str()] = cost.opCycles(op);
+      bytes[op.result()->nameHint().str().str()] = cost.vectorBytes(op);
+    }
+  REQUIRE(cycles.count("t"));
+  CHECK(bytes["neg8"] == 64 * 32);
+  CHECK(bytes["neg16"] == 64 * 32);
+  CHECK(cycles["neg8"] == cycles["neg16"]);
+  // 8 rows of 128 bytes need no padding: half the bytes of the padded 64x8.
+  CHECK(bytes["negs"] == 8 * 128);
+  CHECK(cycles["negs"] < cycles["neg8"]);
+  // A transpose is charged for its larger, padded output tile.
+  CHECK(bytes["t"] == 64 * 32);
+  CHECK(cycles["t"] == cycles["neg8"]);
+}

@@ -51,12 +51,13 @@ TEST_CASE("VecTileView: what a vec_tile covers, its element sizes and its UB buf
           "[ir]") {
   Context ctx;
   auto module = parseModule(R"(
-func @f(%a: tensor<8x64xf16>, %b: tensor<8x64xf32>, %c: tensor<4x64xf32>) -> (tensor<8x64xf32>, tensor<8x1xf32>, tensor<12x64xf32>) {
+func @f(%a: tensor<8x64xf16>, %b: tensor<8x64xf32>, %c: tensor<4x64xf32>) -> (tensor<8x64xf32>, tensor<8x1xf32>, tensor<12x64xf32>, tensor<64x8xf16>) {
   %x = cast %a {vec_tile = [2, 64]} : tensor<8x64xf32>
   %y = add %x, %b {vec_tile = [4, 64]} : tensor<8x64xf32>
   %s = sum %y {axes = [1], keepdim = true, vec_tile = [8, 64]} : tensor<8x1xf32>
   %j = concat %b, %c {axis = 0, vec_tile = [4, 64]} : tensor<12x64xf32>
-  return %y, %s, %j
+  %t = transpose %a {perm = [1, 0], vec_tile = [8, 16]} : tensor<64x8xf16>
+  return %y, %s, %j, %t
 }
 )", "views.pto", ctx);
   REQUIRE(module);
@@ -76,13 +77,25 @@ func @f(%a: tensor<8x64xf16>, %b: tensor<8x64xf32>, %c: tensor<4x64xf32>) -> (te
   VecTileView concat = VecTileView::of(*it++);
   CHECK(concat.buffers == 1);
   CHECK(concat.iter == llvm::SmallVector<int64_t, 4>({12, 64}));
+  // Only a copy through UB needs whole-block rows.
+  CHECK(concat.alignedRows);
+  CHECK_FALSE(add.alignedRows);
+  // A transpose's tile cuts its input, and it counts its own footprint.
+  VecTileView transpose = VecTileView::of(*it++);
+  CHECK(transpose.iter == llvm::SmallVector<int64_t, 4>({8, 64}));
+  CHECK(transpose.transposePerm == llvm::SmallVector<int64_t, 4>({1, 0}));
+  CHECK_FALSE(transpose.alignedRows);
+  CHECK(transpose.footprint(transpose.buffers).bytes({8, 16}, 32) ==
+        transposeStepBytes({8, 16}, {1, 0}, 2, 32));
 
-  // check() is the verifier's rule: a last dim that is not 32-byte aligned fails, and
-  // so does a tile of more bytes than UB holds for the op's buffers (a tile is
-  // clamped to what it covers, so the big one is checked over a big shape).
+  // check() is the verifier's rule: a copy's last dim that is not 32-byte aligned
+  // fails (a compute op pads it), and so does a tile of more bytes than UB holds for
+  // the op's buffers (a tile is clamped to what it covers, so the big one is checked
+  // over a big shape).
   ptoc::target::DeviceSpec a2 = *ptoc::target::DeviceSpec::preset("a2");
   CHECK(add.check({4, 64}, &a2).empty());
-  CHECK(add.check({4, 3}, &a2).find("last dimension") != std::string::npos);
+  CHECK(add.check({4, 3}, &a2).empty());
+  CHECK(concat.check({4, 3}, &a2).find("last dimension") != std::string::npos);
   std::vector<int64_t> half = {a2.buffers.ub / 4 / 64 / 2, 64}; // half of UB in f32
   std::vector<int64_t> big = {1 << 20, 64};
   CHECK_FALSE(add.check(half, big, add.buffers, &a2).empty()); // 3 halves do not fit

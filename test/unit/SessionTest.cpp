@@ -341,7 +341,7 @@ TEST_CASE("run errors name what is wrong", "[session]") {
   CHECK_THAT(message(randomArgs(k), badDebug), Catch::Contains("runtime_debug_mode"));
 
   absl::StatusOr<Kernel> broken = s.compileText("func @f(%x: tensor<8xf32>) -> tensor<8xf32> {\n"
-                                                "  %y = exp %x {vec_tile = [3]} : tensor<8xf32>\n"
+                                                "  %y = exp %x {vec_tile = [0]} : tensor<8xf32>\n"
                                                 "  return %y\n}\n",
                                                 "broken.pto");
   REQUIRE_FALSE(broken.ok());

@@ -106,16 +106,16 @@ TEST_CASE("vec_tile rank and positivity", "[tiles]") {
   CHECK(checkVecTile({64, 512}, {64, 512}, 4, 4, 2, nullptr) == "");
 }
 
-TEST_CASE("vec_tile last dimension alignment", "[tiles]") {
+TEST_CASE("vec_tile last dimension alignment (a copy's rule)", "[tiles]") {
   CHECK(checkVecTile({8, 100}, {64, 512}, 4, 4, 2, nullptr) ==
-        "vec_tile last dimension 100 x 4 bytes = 400 bytes is not a multiple of 32 bytes; "
-        "use 96 or 104");
+        "vec_tile last dimension 100 x 4 bytes = 400 bytes is not a multiple of 32 bytes (a "
+        "copy through UB moves whole blocks); use 96 or 104");
   CHECK(checkVecTile({8, 104}, {64, 512}, 4, 4, 2, nullptr) == "");
   // Below one block only the size above is proposed.
   CHECK_THAT(checkVecTile({8, 3}, {64, 512}, 4, 4, 2, nullptr), EndsWith("; use 8"));
   // The smallest element size decides: 8 x 2 bytes is not a block though 8 x 4 is.
   CHECK_THAT(checkVecTile({8, 8}, {64, 512}, 2, 4, 2, nullptr),
-             Contains("8 x 2 bytes = 16 bytes is not a multiple of 32 bytes; use 16"));
+             Contains("8 x 2 bytes = 16 bytes is not a multiple of 32 bytes"));
   CHECK(checkVecTile({8, 16}, {64, 512}, 2, 4, 2, nullptr) == "");
   // int8 needs 32 elements.
   CHECK_THAT(checkVecTile({1, 16}, {64, 512}, 1, 1, 2, nullptr), Contains("use 32"));
@@ -124,8 +124,77 @@ TEST_CASE("vec_tile last dimension alignment", "[tiles]") {
   DeviceSpec wide;
   wide.buffers.blockBytes = 64;
   CHECK_THAT(checkVecTile({8, 8}, {64, 512}, 4, 4, 2, &wide),
-             Contains("8 x 4 bytes = 32 bytes is not a multiple of 64 bytes; use 16"));
+             Contains("8 x 4 bytes = 32 bytes is not a multiple of 64 bytes"));
   CHECK(checkVecTile({8, 16}, {64, 512}, 4, 4, 2, &wide) == "");
+}
+
+TEST_CASE("only copies through UB need aligned rows", "[tiles]") {
+  // PyPTO checks the row rule for its copy ops only (assemble, register copies).
+  CHECK(vecTileNeedsAlignedRows(OpCode::Assemble));
+  CHECK(vecTileNeedsAlignedRows(OpCode::Concat));
+  CHECK_FALSE(vecTileNeedsAlignedRows(OpCode::Cast));
+  CHECK_FALSE(vecTileNeedsAlignedRows(OpCode::Exp));
+  CHECK_FALSE(vecTileNeedsAlignedRows(OpCode::Transpose));
+  // PyPTO's transform example: an fp32 -> fp16 cast of a 2-element tensor with
+  // set_vec_tile_shapes(8): 8 fp16 elements are 16 bytes, half a block.
+  CHECK(checkVecTile({8}, {2}, 2, 4, 2, nullptr, /*alignedRows=*/false) == "");
+  CHECK_THAT(checkVecTile({8}, {2}, 2, 4, 2, nullptr, /*alignedRows=*/true),
+             Contains("8 x 2 bytes = 16 bytes is not a multiple of 32 bytes (a copy through UB "
+                      "moves whole blocks); use 16"));
+  // Rank and positivity still apply.
+  CHECK_THAT(checkVecTile({8, 0}, {2, 8}, 2, 4, 2, nullptr, false), Contains("every size"));
+}
+
+TEST_CASE("short rows are padded to whole blocks in the UB count", "[tiles]") {
+  DeviceSpec tiny = presetOrDie("tiny"); // UB 32768 bytes, 32-byte blocks
+  // 512 rows of 8 fp16 (16 bytes) take 512 blocks per buffer: 2 x 16384 bytes fits.
+  CHECK(checkVecTile({512, 8}, {1024, 8}, 2, 2, 2, &tiny, false) == "");
+  // 1024 such rows do not: unpadded they would be 2 x 16384 bytes.
+  CHECK(checkVecTile({1024, 8}, {1024, 8}, 2, 2, 2, &tiny, false) ==
+        "vec_tile 1024x8 needs 2 buffers x 32768 bytes = 65536 bytes of UB but the device "
+        "has 32768; try 512x16");
+  // A whole-shape tile of short rows is split like any other.
+  VecTileFootprint f;
+  f.minElemSize = f.maxElemSize = 2;
+  f.buffers = 2;
+  f.alignedRows = false;
+  WholeTileSplit split = splitWholeVecTile({1024, 8}, {1024, 8}, {}, f, tiny);
+  CHECK(split.kind == WholeTileSplit::Kind::Split);
+  CHECK(split.tile == llvm::SmallVector<int64_t, 4>{512, 8});
+  CHECK(split.bytes == 32768);
+  CHECK(split.wholeBytes == 65536);
+}
+
+TEST_CASE("a transpose step holds its input, output and scratch tiles", "[tiles]") {
+  // 8x64 bf16 input (8 rows of 128 bytes) -> 64x8 output (64 rows of 16 bytes, padded
+  // to 32) and PyPTO's scratch for a last-dim move: align(8, 16) x align(64, 16) x 2.
+  CHECK(transposeStepBytes({8, 64}, {1, 0}, 2, 32) == 1024 + 2048 + 2048);
+  // PyPTO's attention example: k [1, 8, 32, 64] cut by (1, 16, 8, 64), clamped to
+  // 1x8x8x64: the output tile 1x8x64x8 has 16-byte rows.
+  CHECK(transposeStepBytes({1, 8, 8, 64}, {0, 1, 3, 2}, 2, 32) == 8192 + 16384 + 16384);
+  // The last dim stays: no scratch.
+  CHECK(transposeStepBytes({4, 8, 16}, {1, 0, 2}, 4, 32) == 2048 + 2048);
+  // It moves (swapped with dim 1): the scratch pads dim 1 to 16 elements.
+  CHECK(transposeStepBytes({4, 8, 16}, {0, 2, 1}, 4, 32) == 2048 + 2048 + 4 * 16 * 16 * 4);
+
+  DeviceSpec tiny = presetOrDie("tiny"); // UB 32768 bytes
+  VecTileFootprint f;
+  f.minElemSize = f.maxElemSize = 4;
+  f.alignedRows = false;
+  f.transposePerm = {1, 0};
+  CHECK(f.bytes({32, 64}, 32) == 8192 + 8192 + 8192);
+  CHECK(checkVecTile({32, 64}, {128, 128}, f, &tiny) == "");
+  CHECK(checkVecTile({64, 64}, {128, 128}, f, &tiny) ==
+        "vec_tile 64x64 needs an input tile of 16384 bytes, an output tile of 16384 bytes and "
+        "16384 bytes of scratch (the last dimension moves) = 49152 bytes of UB but the device "
+        "has 32768; try 32x64");
+  // Short input rows are fine: the output rows (and the scratch) are padded.
+  CHECK(checkVecTile({64, 4}, {128, 128}, f, &tiny) == "");
+  // A whole-shape transpose tile too big for UB is split by the same count.
+  WholeTileSplit split = splitWholeVecTile({256, 256}, {256, 256}, {}, f, tiny);
+  CHECK(split.kind == WholeTileSplit::Kind::Split);
+  CHECK(split.tile == llvm::SmallVector<int64_t, 4>{8, 256});
+  CHECK(split.bytes == 8192 + 8192 + 16384);
 }
 
 TEST_CASE("vec_tile UB capacity", "[tiles]") {

@@ -35,6 +35,10 @@ public:
   int64_t transferCycles(int64_t bytes) const;
   /// Bytes a copy_in brings into the core (0 for other ops).
   static int64_t copyInBytes(const ir::Operation &op);
+  /// Bytes a vector op works through: the largest tile it touches, each row padded to
+  /// whole blocks as UB holds it (a vector instruction covers whole blocks, so a row
+  /// shorter than a block costs a block). What its cycles are charged for.
+  int64_t vectorBytes(const ir::Operation &op) const;
 
   /// The device it reads its constants from (every constant is a documented device
   /// field: compute.*, pipes.*, memory.core_hbm_bytes_per_cycle; see
@@ -42,6 +46,8 @@ public:
   const target::DeviceSpec &device() const { return device_; }
 
 private:
+  /// Bytes of `t` as a local buffer holds it: a tile's rows padded to whole blocks.
+  int64_t paddedBytes(ir::Type t) const;
   /// A vector op's cycles (`peak`: vectorPeakCycles, else opCycles' estimate).
   double vectorWork(const ir::Operation &op, bool peak) const;
 

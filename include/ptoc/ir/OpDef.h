@@ -169,8 +169,9 @@ private:
   std::vector<OpDef> defs_;
 };
 
-/// The shape an op's tile shape covers: the input for reductions and assemble's
-/// source, the result otherwise. Tile shapes have this rank.
+/// The shape an op's tile shape covers: the input for reductions, topk and transpose
+/// (PyPTO cuts a transpose's input by its vec_tile), assemble's source, the result
+/// otherwise. Tile shapes have this rank.
 llvm::ArrayRef<int64_t> iterationShape(const OpDef &def, llvm::ArrayRef<Type> operands,
                                        llvm::ArrayRef<Type> results);
 

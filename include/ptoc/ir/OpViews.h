@@ -75,13 +75,15 @@ struct ScatterView {
 };
 
 /// A vector op's tile footprint: the shape its vec_tile covers, the element sizes of
-/// its operands and results, and how many of its tiles UB holds together. The
-/// verifier, expand-tiles and the tuner check tiles through it.
+/// its operands and results, how many of its tiles UB holds together and whether its
+/// rows must be aligned. The verifier, expand-tiles and the tuner check tiles through it.
 struct VecTileView {
   llvm::ArrayRef<int64_t> tile;         ///< the vec_tile attribute (empty without one)
   llvm::SmallVector<int64_t, 4> iter;   ///< iterationShape: what the tile covers
   unsigned minElemSize = 1, maxElemSize = 1;
   unsigned buffers = 1;                 ///< vecTileBuffers of the op
+  bool alignedRows = false;             ///< vecTileNeedsAlignedRows of the op
+  llvm::SmallVector<int64_t, 4> transposePerm; ///< a transpose's perm (its own footprint)
   llvm::SmallVector<bool, 4> keepWhole; ///< per iter dim: a reduced axis (never cut by a split)
 
   /// The view of an op, from its own types (`tile` is empty when it has no vec_tile).
@@ -91,13 +93,16 @@ struct VecTileView {
                         llvm::ArrayRef<Type> results);
 
   /// checkVecTile of `candidate` for this op over `over` (default: iter) with
-  /// `numBuffers` (default: buffers): "" when it fits, else why not.
+  /// `numBuffers` (default: buffers; a transpose counts its own step,
+  /// transposeStepBytes): "" when it fits, else why not.
   std::string check(llvm::ArrayRef<int64_t> candidate, const target::DeviceSpec *device) const;
   std::string check(llvm::ArrayRef<int64_t> candidate, llvm::ArrayRef<int64_t> over,
                     unsigned numBuffers, const target::DeviceSpec *device) const;
   /// splitWholeVecTile of `candidate` for this op (its reduced axes kept whole).
   WholeTileSplit splitWhole(llvm::ArrayRef<int64_t> candidate,
                             const target::DeviceSpec &device) const;
+  /// The footprint `check` and `splitWhole` measure, with `numBuffers` tiles.
+  VecTileFootprint footprint(unsigned numBuffers) const;
 };
 
 } // namespace ptoc::ir

@@ -52,19 +52,55 @@ int64_t vecTileBytes(llvm::ArrayRef<int64_t> tile, unsigned elemSize, int64_t bl
 /// one tile on its way.
 unsigned vecTileBuffers(OpCode code, unsigned numOperands, unsigned numResults);
 
+/// Whether an op's vec_tile must have aligned rows (its last size times each element
+/// size a multiple of the block): only the ops that copy tiles through UB as they are
+/// (assemble, concat), as PyPTO checks the rule for its copy ops only (an assemble, a
+/// register copy). Any other op accepts any last size: each row of its UB tiles is
+/// padded to whole blocks, which vecTileBytes counts and the cost model charges.
+bool vecTileNeedsAlignedRows(OpCode code);
+
+/// UB bytes one step of a transpose holds with input tile `inTile` (clamped to the
+/// input; PyPTO cuts a transpose's input by its vec_tile): the input tile, the output
+/// tile (`inTile` permuted: output dim i is input dim perm[i]), each row padded to
+/// whole blocks, and, when the input's last dim moves, the scratch PyPTO reserves for
+/// the move (pypto-transpose.md, constraint 5): the tile with the input dim that
+/// becomes the output's last padded to 16 elements and the input's last dim padded to
+/// whole blocks.
+int64_t transposeStepBytes(llvm::ArrayRef<int64_t> inTile, llvm::ArrayRef<int64_t> perm,
+                           unsigned elemSize, int64_t blockBytes);
+
+/// What one step of a vector op holds in UB, for the capacity and alignment rules.
+struct VecTileFootprint {
+  unsigned minElemSize = 1, maxElemSize = 1; ///< over the op's operands and results
+  unsigned buffers = 1;    ///< tiles of the (clamped) tile shape, each at maxElemSize
+  bool alignedRows = true; ///< the last size must fill whole blocks (vecTileNeedsAlignedRows)
+  /// Non-empty for a transpose (its perm): a step then holds what transposeStepBytes
+  /// counts (at maxElemSize) instead of `buffers` equal tiles.
+  llvm::SmallVector<int64_t, 4> transposePerm;
+
+  /// UB bytes of one step with tile `held` (clamped to the iteration shape).
+  int64_t bytes(llvm::ArrayRef<int64_t> held, int64_t blockBytes) const;
+  /// The same as a message reads it: "2 buffers x 16384 bytes = 32768 bytes".
+  std::string describe(llvm::ArrayRef<int64_t> held, int64_t blockBytes) const;
+};
+
 /// Checks a vector tile for an op iterating over `iterShape` whose operands and
 /// results have element sizes in [minElemSize, maxElemSize]; `numBuffers` tiles of
-/// the op must fit in UB together. Returns "" when valid, else a message naming
-/// the rule broken and a fix. `device` may be null (capacity not checked).
+/// the op must fit in UB together, and with `alignedRows` the last size must fill
+/// whole blocks. Returns "" when valid, else a message naming the rule broken and a
+/// fix. `device` may be null (capacity not checked).
 std::string checkVecTile(llvm::ArrayRef<int64_t> tile, llvm::ArrayRef<int64_t> iterShape,
                          unsigned minElemSize, unsigned maxElemSize, unsigned numBuffers,
-                         const target::DeviceSpec *device);
+                         const target::DeviceSpec *device, bool alignedRows = true);
+/// The same for any footprint (a transpose's).
+std::string checkVecTile(llvm::ArrayRef<int64_t> tile, llvm::ArrayRef<int64_t> iterShape,
+                         const VecTileFootprint &footprint, const target::DeviceSpec *device);
 
 /// The split of a vec_tile that covers the op's whole iteration shape but does not
 /// fit UB (PyPTO documents no rule for this case; this is ptoc's, docs/passes.md
 /// "expand-tiles"): starting from the iteration shape, halve (rounding up) the
 /// largest leading dimension not in `keepWhole`, then the last one (if not kept) in
-/// steps of one 32-byte block, until `numBuffers` tiles fit UB. Dimensions in
+/// steps of one 32-byte block, until one step (`footprint`) fits UB. Dimensions in
 /// `keepWhole` (a reduction's axes) are never cut, so no cross-tile combine is
 /// needed.
 struct WholeTileSplit {
@@ -75,13 +111,13 @@ struct WholeTileSplit {
   };
   Kind kind = Kind::NotApplicable;
   llvm::SmallVector<int64_t, 4> tile; ///< Split: the tile; Impossible: the smallest tried
-  int64_t bytes = 0;                  ///< UB bytes of `numBuffers` tiles of `tile`
-  int64_t wholeBytes = 0;             ///< UB bytes of `numBuffers` whole-shape tiles
+  int64_t bytes = 0;                  ///< UB bytes of one step with `tile`
+  int64_t wholeBytes = 0;             ///< UB bytes of one step with the whole shape
   std::string message;                ///< Impossible: what does not fit and the fix
 };
 WholeTileSplit splitWholeVecTile(llvm::ArrayRef<int64_t> tile, llvm::ArrayRef<int64_t> iterShape,
-                                 llvm::ArrayRef<bool> keepWhole, unsigned minElemSize,
-                                 unsigned maxElemSize, unsigned numBuffers,
+                                 llvm::ArrayRef<bool> keepWhole,
+                                 const VecTileFootprint &footprint,
                                  const target::DeviceSpec &device);
 
 /// Checks a cube tile for inputs of type `in` (alignment, L0 divides L1, one tile

@@ -43,8 +43,9 @@ write("edge-deep-dict.pto", b"func @f() -> tensor<4xf32> {\n  %a = full {value =
 write("edge-huge-int.pto", b"func @f() -> tensor<4xi32> {\n  %a = full {value = "
       + b"9" * 10000 + b"} : tensor<4xi32>\n  return %a\n}\n")
 write("edge-huge-dim.pto", b"func @f(%x: tensor<" + b"9" * 400 + b"xf32>) {\n  return\n}\n")
-write("edge-huge-tile.pto", b"func @f(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {\n"
-      b"  %a = exp %x {vec_tile = [9223372036854775807, 9223372036854775807]} : tensor<4x64xf32>\n"
+write("edge-huge-tile.pto", b"func @f(%x: tensor<4x64xf32>) -> tensor<8x64xf32> {\n"
+      b"  %a = concat %x, %x {axis = 0, vec_tile = [9223372036854775807, 9223372036854775807]}"
+      b" : tensor<8x64xf32>\n"
       b"  return %a\n}\n")
 write("edge-huge-cube.pto", b"func @f(%x: tensor<64x64xf16>) -> tensor<64x64xf16> {\n"
       b"  %a = matmul %x, %x {cube_tile = {m = [4611686018427387904, 4611686018427387904], "
