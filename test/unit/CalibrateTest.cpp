@@ -391,7 +391,7 @@ TEST_CASE("calibrate fits a user's own .pto kernels (kernel \"pto\")", "[calibra
   REQUIRE(tiny.ok());
   target::DeviceSpec truth = *tiny;
   truth.plainBlockCycles = 3 * tiny->plainBlockCycles;
-  session::MeasurementSimulator sim;
+  calibrate::MeasurementSimulator sim = session::measurementSimulator();
   for (calibrate::MeasuredKernel &k : set.points) {
     absl::StatusOr<calibrate::SimulatedKernel> s = sim.simulate(set, k, truth);
     REQUIRE(s.ok());
