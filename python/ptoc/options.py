@@ -86,9 +86,9 @@ HOST_OPTIONS = _table("host_options", {
     "double_buffer": (_boolean, "ping-pong local buffers (transfers overlap compute)"),
     "verify_each": (_boolean, "verify the IR after every pass that changed it"),
     "max_tile_ops": (_int_in(1, 2**62),
-                     "stop compiling a function past this many tile ops (about 750 bytes of "
-                     "host memory each): a tile shape far too small for its tensor is an "
-                     "error, not an exhausted host"),
+                     "stop compiling a function past this many tile ops (each takes about a "
+                     "kilobyte of host memory; fewer when the host has less free): a tile "
+                     "shape far too small for its tensor is an error, not an exhausted host"),
     "use_tune_bank": (_boolean,
                       "compile the knowledge bank's best config for this signature, if it "
                       "has one (docs/tuning.md); False compiles the function as written"),
