@@ -13,6 +13,21 @@
 
 namespace ptoc::test {
 
+/// Whether this build runs under AddressSanitizer, whose allocator ends the process on
+/// a failed operator new instead of throwing std::bad_alloc, and whose shadow memory
+/// makes address-space limits meaningless: the tests of running out skip themselves.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+
 /// What the child did: its exit status, or the signal that ended it, and what it
 /// wrote to `out`.
 struct ChildResult {
