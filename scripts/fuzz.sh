@@ -9,7 +9,8 @@
 #   bash scripts/fuzz.sh 600             # every target, 10 min each
 #   bash scripts/fuzz.sh 3600 pto space  # some targets (pto device trace bank space report)
 #
-# Inputs may grow to 256 KiB (-max_len): the deep seeds (40,000 levels) must fit.
+# Inputs may grow to 256 KiB (-max_len): the deep seeds (40,000 levels: 80 KB as
+# arrays, 240 KB as objects) must fit.
 #
 # A run is random (libFuzzer picks a seed) and stops after SECONDS, so two runs see
 # different inputs. CI wants the same inputs every time: PTOC_FUZZ_RUNS=N makes each
@@ -32,8 +33,9 @@
 # same input through the tools: pto `ptoc-opt FILE --canonicalize --cse --dce
 # --verify-roundtrip`; device `ptoc run examples/softmax.pto --device FILE`; trace
 # `ptoc prof FILE` (named *.json); bank: copy it into a folder DIR under the name of
-# a2's file in a bank (a2-c41d22c1ff2863bd.jsonl as of this writing; the target uses
-# a2's contentHash) and run `ptoc tune show --bank DIR`; space `ptoc tune
+# a2's file in a bank (a2-ee9a0337322ab7cb.jsonl as of this writing; the target uses
+# a2's contentHash, and `ptoc tune examples/softmax.pto --budget 2 --bank DIR` makes
+# the file under its current name) and run `ptoc tune show --bank DIR`; space `ptoc tune
 # examples/softmax.pto --space FILE`; report `ptoc prof compare FILE FILE`.
 #
 # Longer or parallel runs: call a target directly with libFuzzer's flags, e.g.

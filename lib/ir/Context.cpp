@@ -11,6 +11,7 @@
 
 #include "AttrStorage.h"
 #include "ptoc/ir/StableHash.h"
+#include "ptoc/support/DenseMapGrowth.h"
 
 namespace ptoc::ir {
 
@@ -48,6 +49,7 @@ static uint64_t typeHash(bool isTile, DType dt, MemSpace sp, llvm::ArrayRef<int6
 static Type uniqueType(Context::Impl &impl, bool isTile, DType dt, MemSpace sp,
                        llvm::ArrayRef<int64_t> shape) {
   uint64_t h = typeHash(isTile, dt, sp, shape);
+  support::reserveOneMore(impl.types); // the host's memory running out leaves it whole
   auto &bucket = impl.types[h];
   for (const TypeStorage *s : bucket)
     if (s->isTile == isTile && s->dtype == dt && s->space == sp &&
@@ -116,6 +118,7 @@ bool sameContent(const AttrStorage &a, const AttrStorage &b) {
 // Looks up `key` (whose array payload still points at caller memory); on a miss,
 // copies the payload into the context and stores it.
 static Attribute uniqueAttr(Context::Impl &impl, AttrStorage key) {
+  support::reserveOneMore(impl.attrs); // the host's memory running out leaves it whole
   auto &bucket = impl.attrs[key.hash];
   for (const AttrStorage *s : bucket)
     if (sameContent(*s, key)) return Attribute(s);

@@ -71,6 +71,8 @@ absl::Status DiagnosticCollector::toStatus() const {
     if (d.category == DiagCategory::Internal) return absl::InternalError(errorText());
     if (!first) first = &d;
   }
+  if (first->category == DiagCategory::Resource)
+    return withCategory(absl::ResourceExhaustedError(errorText()), DiagCategory::Resource);
   return withCategory(absl::InvalidArgumentError(errorText()), first->category);
 }
 

@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include "ptoc/ir/Context.h"
@@ -35,6 +34,7 @@ public:
     uint64_t mark = base_;
     for (const Operation &op : f_.ops()) op.walkMark = ++mark;
     seen_.assign(n, 0);
+    accessOf_.assign(n, kNoAccess);
     for (const Operation &op : f_.ops()) {
       if (op.code() == OpCode::CopyIn) check(op, /*write=*/false);
       else if (op.code() == OpCode::CopyOut) check(op, /*write=*/true);
@@ -48,6 +48,13 @@ public:
 
 private:
   size_t position(const Operation &op) const { return op.walkMark - base_ - 1; }
+
+  /// The region `op` accessed, when it is a copy of this function checked so far.
+  const GmRegion *accessOf(const Operation &op) const {
+    if (op.walkMark <= base_ || position(op) >= accessOf_.size()) return nullptr;
+    uint32_t i = accessOf_[position(op)];
+    return i == kNoAccess ? nullptr : &accesses_[i];
+  }
 
   InFlightDiagnostic error(const Operation &op) {
     auto d = ctx_.emitError(op.loc());
@@ -78,7 +85,8 @@ private:
     }
     GmRegion region = resolveGmRegion(tensor, box);
     if (!region.root) return; // not a GM tensor of the function: the level check says so
-    accessOf_[&op] = region;
+    accessOf_[position(op)] = uint32_t(accesses_.size());
+    accesses_.push_back(region);
 
     // Each dependency operand: an earlier access of the same memory it conflicts with.
     llvm::SmallPtrSet<const Operation *, 8> deps;
@@ -97,9 +105,9 @@ private:
         continue;
       }
       deps.insert(def);
-      auto it = accessOf_.find(def);
-      if (it == accessOf_.end()) continue; // defined later or malformed: reported elsewhere
-      const GmRegion &other = it->second;
+      const GmRegion *access = accessOf(*def);
+      if (!access) continue; // defined later or malformed: reported elsewhere
+      const GmRegion &other = *access;
       if (other.root != region.root) {
         if (shown())
           error(op) << "waits on the '" << def->name() << "' at " << def->loc().str()
@@ -119,7 +127,7 @@ private:
     order_.conflicts(region, write, needed_);
     for (const Operation *earlier : needed_) {
       if (deps.contains(earlier) || reaches(op, *earlier) || !shown()) continue;
-      const GmRegion &other = accessOf_[earlier];
+      const GmRegion &other = *accessOf(*earlier);
       error(op) << (write ? "overwrites " : "reads ") << regionText(region.root, region.box)
                 << ", which the '" << earlier->name() << "' at " << earlier->loc().str()
                 << (earlier->code() == OpCode::CopyOut ? " writes" : " reads") << " earlier ("
@@ -157,7 +165,11 @@ private:
   uint64_t base_ = 0;
   unsigned reported_ = 0;
   MemoryOrder order_;
-  llvm::DenseMap<const Operation *, GmRegion> accessOf_;
+  // Standard containers only: they stay whole when an allocation fails and the
+  // exception unwinds through the checker (a DenseMap whose growth failed is not).
+  static constexpr uint32_t kNoAccess = UINT32_MAX;
+  std::vector<uint32_t> accessOf_; ///< per op position: its index in accesses_
+  std::vector<GmRegion> accesses_;
   llvm::SmallVector<const Operation *, 8> needed_;
   std::vector<uint32_t> seen_;
   uint32_t stamp_ = 0;

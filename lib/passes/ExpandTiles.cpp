@@ -123,7 +123,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -137,6 +136,7 @@
 #include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/Region.h"
 #include "ptoc/ir/TileShape.h"
+#include "ptoc/support/HostMemory.h"
 #include "ptoc/target/DeviceSpec.h"
 
 #include "FusionClusters.h"
@@ -363,14 +363,33 @@ struct Statistics {
 
 // ---------------------------------------------------------------- the expansion
 
+/// The tile ops the host's memory holds, for one run of the pass over a module: its
+/// free memory (support::memoryHeadroom, measured before anything is expanded) over
+/// CompileBudget::kBytesPerTileOp, the peak a tile op costs through the rest of the
+/// compile and a simulation. Shared by the module's functions: their tile ops live
+/// together until the compile ends.
+struct HostBudget {
+  support::MemoryHeadroom headroom;
+  int64_t tileOps = INT64_MAX; ///< what the headroom holds
+  int64_t emitted = 0;         ///< tile ops of the module so far
+
+  static HostBudget measure() {
+    HostBudget b;
+    b.headroom = support::memoryHeadroom();
+    b.tileOps = b.headroom.bytes / CompileBudget::kBytesPerTileOp;
+    return b;
+  }
+};
+
 class Expander {
 public:
   /// `loopBody`: a loop runs `f` (its results are written into the loop's windows), so
   /// an argument it returns is copied into a tensor of its own like an alias.
   Expander(ir::Func &f, const ExpandTilesOptions &options, const PassContext &pass,
-           Statistics stats, bool loopBody)
+           Statistics stats, bool loopBody, HostBudget &host)
       : f_(f), ctx_(f.context()), options_(options), device_(pass.device), loopBody_(loopBody),
-        log_(pass.debugStream("expand-tiles")), budget_(pass.budget), stats_(stats) {
+        log_(pass.debugStream("expand-tiles")), budget_(pass.budget), stats_(stats),
+        host_(host) {
     offsetsId_ = ctx_.id("offsets");
     scopeId_ = ctx_.id("sg_scope");
     valueId_ = ctx_.id("value");
@@ -410,12 +429,14 @@ public:
     for (auto it = original.rbegin(); it != original.rend(); ++it) {
       Operation *op = *it;
       if (op == ret_ || !live_.contains(op)) continue;
-      if (!expand(*op) || !withinBudget(*op, 0)) return Outcome::Failed;
+      int64_t before = emitted_;
+      if (!expand(*op) || !createdWithinBudget(*op, emitted_ - before)) return Outcome::Failed;
       for (Value *v : op->operands()) release(info(v));
     }
+    int64_t beforeReturn = emitted_;
     for (unsigned i = 0; i < ret_->numOperands(); ++i) {
       Value *v = returnValue(info(ret_->operand(i)));
-      if (!v || !withinBudget(*ret_, 0)) return Outcome::Failed;
+      if (!v || !createdWithinBudget(*ret_, emitted_ - beforeReturn)) return Outcome::Failed;
       ret_->setOperand(i, v);
     }
     for (Operation *op : original) { // reverse body order: users first
@@ -522,6 +543,7 @@ private:
     clusters_.add(*n);
     ++stats_.tileOps;
     ++emitted_;
+    ++host_.emitted;
     return n->result();
   }
 
@@ -618,27 +640,51 @@ private:
 
   // ---------------------------------------------------------------- diagnostics
 
-  /// Whether `op`, about to create at least `tiles` more tile ops, keeps the
-  /// function within the compile budget; else an error naming the op, the count and
-  /// the fix. Checked before each op (with its tile count) and after it.
+  /// Whether `op`, about to cut its result into `tiles` tiles (at least one tile op
+  /// each), keeps the function within the compile budget; else an error naming the
+  /// op, the count and the fix. Checked before each op; createdWithinBudget after.
   bool withinBudget(const Operation &op, int64_t tiles) {
+    return checkBudget(op, tiles,
+                       absl::StrCat("cuts its ", shapeText(op.resultType().shape()),
+                                    " result into ", tiles, " tiles, taking the function"));
+  }
+
+  /// Whether the function, `op` having created `created` tile ops (a return: the
+  /// copies of the returned values), is still within the compile budget; else an
+  /// error naming the op, the counts and the fix.
+  bool createdWithinBudget(const Operation &op, int64_t created) {
+    return checkBudget(op, 0,
+                       absl::StrCat(&op == ret_ ? "writes the returned values with " : "creates ",
+                                    created, " tile ops, taking the function to ", emitted_,
+                                    " tile ops,"));
+  }
+
+  /// The budget check of withinBudget / createdWithinBudget: `tiles` more than the
+  /// function's tile ops so far against max_tile_ops, then `tiles` more than the
+  /// module's against what the host's free memory holds. `what` says what the op
+  /// does.
+  bool checkBudget(const Operation &op, int64_t tiles, const std::string &what) {
     int64_t limit = budget_.maxTileOps;
-    if (limit <= 0 || emitted_ + tiles <= limit) return true;
-    double bytes = double(limit) * CompileBudget::kBytesPerTileOp;
-    std::string memory = bytes >= double(1 << 30)  ? absl::StrFormat("%.1f GiB", bytes / (1 << 30))
-                         : bytes >= double(1 << 20) ? absl::StrFormat("%.1f MiB", bytes / (1 << 20))
-                                                    : absl::StrFormat("%.0f KiB", bytes / 1024);
-    return opError(op, absl::StrCat(
-                           tiles > 0 ? absl::StrCat("cuts its ", shapeText(op.resultType().shape()),
-                                                    " result into ", tiles, " tiles")
-                                     : std::string("needs more tile ops"),
-                           ", taking the function past the ", limit,
+    if (limit > 0 && tiles > limit - emitted_)
+      return opError(
+          op, absl::StrCat(what, " past the ", limit,
                            " tile ops a compile may create (host option max_tile_ops; about ",
                            CompileBudget::kBytesPerTileOp, " bytes of host memory each, ",
-                           memory,
+                           support::bytesText(double(limit) * CompileBudget::kBytesPerTileOp),
                            " in all): use bigger tiles (set_vec_tile_shapes / "
                            "set_cube_tile_shapes), or raise max_tile_ops if the host has the "
                            "memory"));
+    if (tiles <= host_.tileOps - host_.emitted) return true;
+    return opError(
+        op,
+        absl::StrCat(what, " past the ", host_.tileOps,
+                     " tile ops the host's memory holds (about ", CompileBudget::kBytesPerTileOp,
+                     " bytes each; this compile could allocate ",
+                     support::bytesText(double(host_.headroom.bytes)), " more, limited by ",
+                     host_.headroom.limit,
+                     "): raise the memory limit, or use bigger tiles (set_vec_tile_shapes / "
+                     "set_cube_tile_shapes)"),
+        ir::DiagCategory::Resource);
   }
 
   /// An error at `op`: about its tiles unless said (every user error of this pass
@@ -1493,7 +1539,10 @@ private:
       return false;
     Grid in(X, *vt);
     bool wantValues = isTopK && info(op.result(0)).remainingUses > 0;
-    if (!withinBudget(op, in.numTiles * (wantValues ? 2 : 1))) return false;
+    int64_t tiles = !wantValues ? in.numTiles
+                    : in.numTiles > INT64_MAX / 2 ? INT64_MAX
+                                                  : in.numTiles * 2;
+    if (!withinBudget(op, tiles)) return false;
     logGrid(op, in, absl::StrCat(", dimension ", dim, " whole in each tile"));
     Dims outShape(X.begin(), X.end()), outTile = in.tile;
     outShape[dim] = k;
@@ -1715,6 +1764,7 @@ private:
   CompileBudget budget_;
   Statistics stats_;
   int64_t emitted_ = 0; ///< tile ops of this function so far
+  HostBudget &host_;
   Operation *ret_ = nullptr;
   Operation *anchor_ = nullptr; ///< gm_tensors go before it: the start of the body
   llvm::DenseSet<const Operation *> live_;          ///< tensor ops whose results reach the return
@@ -1735,12 +1785,13 @@ public:
   PassResult run(ir::Module &m, PassContext &ctx) override {
     bool changed = false;
     std::set<std::string> bodies = ir::loopBodyNames(m); // functions some loop runs
+    HostBudget host = HostBudget::measure();
     for (ir::Func &f : m.funcs()) {
       if (ir::levelOf(f) == ir::Level::Control) continue; // its loops' bodies are expanded
       Expander e(f, options_, ctx,
                  {tileOps_, copyInBytes_, copyOutBytes_, fused_, sliceWrites_, fillBytes_,
                   unfused_, wholeTileSplits_},
-                 bodies.count(f.name().str()) > 0);
+                 bodies.count(f.name().str()) > 0, host);
       switch (e.run()) {
       case Expander::Outcome::Failed: return PassResult::failure();
       case Expander::Outcome::Changed: changed = true; break;

@@ -282,4 +282,29 @@ absl::Status executeInto(const Program &program, llvm::ArrayRef<ConstTensorRef> 
   });
 }
 
+int64_t executionBytes(const Program &program, llvm::ArrayRef<ConstTensorRef> args,
+                       const llvm::ArrayRef<TensorRef> *results) {
+  auto bytesOf = [](const codegen::GmTensor &t) {
+    int64_t bytes = ir::elementSize(t.dtype);
+    for (int64_t d : t.shape)
+      bytes = d > 0 && bytes > INT64_MAX / d ? INT64_MAX : bytes * std::max<int64_t>(d, 0);
+    return bytes;
+  };
+  std::vector<int> external;
+  if (results && results->size() == program.results.size())
+    external = bindableResults(program, args, *results);
+  int64_t total = 0;
+  auto add = [&](int64_t bytes) { total = bytes > INT64_MAX - total ? INT64_MAX : total + bytes; };
+  for (size_t t = 0; t < program.tensors.size(); ++t)
+    if (program.tensors[t].kind == codegen::GmTensor::Kind::Intermediate &&
+        (external.empty() || external[t] < 0))
+      add(bytesOf(program.tensors[t]));
+  if (!results)
+    for (int r : program.results)
+      if (r >= 0 && size_t(r) < program.tensors.size() &&
+          program.tensors[r].kind != codegen::GmTensor::Kind::Intermediate)
+        add(bytesOf(program.tensors[r]));
+  return total;
+}
+
 } // namespace ptoc::runtime

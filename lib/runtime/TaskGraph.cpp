@@ -5,6 +5,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <new>
 #include <queue>
 #include <system_error>
 #include <thread>
@@ -77,6 +78,11 @@ private:
   absl::Status guardedRun(int task, unsigned worker) {
     try {
       return run_(task, worker);
+    } catch (const std::bad_alloc &) {
+      // The host's memory, not a bug: the caller's message names what did not fit.
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "call ", task, " ran out of host memory: raise the memory limit, or simulate only "
+          "(run_numerics=False, ptoc run --no-numerics)"));
     } catch (const std::exception &e) {
       return ir::internalError(absl::StrCat("call ", task, " threw: ", e.what()));
     } catch (...) {

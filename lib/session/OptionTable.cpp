@@ -54,8 +54,9 @@ const SessionOption kOptions[] = {
      "verify the IR after every pass that changed it"},
     {"max_tile_ops", OptionDict::Host,
      [](CO &c, RO &) -> OptionField { return &c.budget.maxTileOps; },
-     "stop compiling a function past this many tile ops (about 750 bytes of host memory "
-     "each): a tile shape far too small for its tensor is an error, not an exhausted host",
+     "stop compiling a function past this many tile ops (each takes about a kilobyte of host "
+     "memory; a compile also stops where the host's free memory ends): a tile shape far too "
+     "small for its tensor is an error, not an exhausted host",
      passes::CompileBudget::kMinMaxTileOps, passes::CompileBudget::kMaxMaxTileOps,
      "max-tile-ops", "N"},
     {"use_tune_bank", OptionDict::Host, [](CO &c, RO &) -> OptionField { return &c.consultBank; },

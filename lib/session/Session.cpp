@@ -26,6 +26,7 @@
 #include "ptoc/runtime/Executor.h"
 #include "ptoc/runtime/ExpandLoops.h"
 #include "ptoc/session/Tuner.h"
+#include "ptoc/support/HostMemory.h"
 
 namespace ptoc::session {
 namespace {
@@ -137,10 +138,10 @@ absl::StatusOr<Kernel> Session::compile(ir::Module &module, const CompileOptions
     return absl::ResourceExhaustedError(absl::StrCat(
         "compiling ran out of host memory (max_tile_ops allows ", options.budget.maxTileOps,
         " tile ops, about ",
-        int64_t(double(options.budget.maxTileOps) * passes::CompileBudget::kBytesPerTileOp /
-                double(1 << 20)),
-        " MiB): use bigger tiles (set_vec_tile_shapes / set_cube_tile_shapes), or lower "
-        "max_tile_ops to the memory this host has"));
+        support::bytesText(double(options.budget.maxTileOps) *
+                           passes::CompileBudget::kBytesPerTileOp),
+        "): raise the memory limit, or use bigger tiles (set_vec_tile_shapes / "
+        "set_cube_tile_shapes), or lower max_tile_ops to the memory this host has"));
   }
 }
 
@@ -356,6 +357,28 @@ absl::StatusOr<RunReport> Session::run(const Kernel &kernel,
                  });
 }
 
+namespace {
+
+/// Whether the host has the memory executing `program` on `args` (into `results`,
+/// when given) allocates for its tensors (runtime::executionBytes); else a
+/// ResourceExhausted error naming the limit, before anything is simulated or
+/// allocated.
+absl::Status checkExecutionFits(const Kernel &kernel, const codegen::Program &program,
+                                llvm::ArrayRef<runtime::ConstTensorRef> args,
+                                const llvm::ArrayRef<runtime::TensorRef> *results) {
+  int64_t needed = runtime::executionBytes(program, args, results);
+  support::MemoryHeadroom headroom = support::memoryHeadroom();
+  if (needed <= headroom.bytes) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "running '", kernel.funcName, "' with numerics needs ", support::bytesText(double(needed)),
+      " of host memory for its intermediate and result tensors, and this process may allocate ",
+      support::bytesText(double(headroom.bytes)), " more, limited by ", headroom.limit,
+      ": raise the memory limit, use smaller tensors, or simulate only (run_numerics=False, "
+      "ptoc run --no-numerics)"));
+}
+
+} // namespace
+
 template <typename Execute>
 absl::StatusOr<RunReport> Session::runWith(const Kernel &kernel,
                                            llvm::ArrayRef<runtime::ConstTensorRef> args,
@@ -387,12 +410,13 @@ absl::StatusOr<RunReport> Session::runWith(const Kernel &kernel,
       return st;
 
   try {
-    return runGuarded(kernel, args, options, execute);
+    return runGuarded(kernel, args, results, options, execute);
   } catch (const std::bad_alloc &) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "running '", kernel.funcName, "' ran out of host memory (simulating ",
-        kernel.loops ? "the loops'" : std::to_string(kernel.program.calls.size()), " tasks", options.numerics ? " and computing its tensors" : "",
-        "): use bigger tiles (fewer tasks)",
+        kernel.loops ? "the loops'" : std::to_string(kernel.program.calls.size()), " tasks",
+        options.numerics ? " and computing its tensors" : "",
+        "): raise the memory limit, or use bigger tiles (fewer tasks)",
         options.numerics ? ", or run_numerics=False to simulate only" : ""));
   }
 }
@@ -400,6 +424,7 @@ absl::StatusOr<RunReport> Session::runWith(const Kernel &kernel,
 template <typename Execute>
 absl::StatusOr<RunReport> Session::runGuarded(const Kernel &kernel,
                                               llvm::ArrayRef<runtime::ConstTensorRef> args,
+                                              const llvm::ArrayRef<runtime::TensorRef> *results,
                                               const RunOptions &options, Execute execute) const {
   RunReport report;
   runtime::SimOptions sim;
@@ -411,6 +436,9 @@ absl::StatusOr<RunReport> Session::runGuarded(const Kernel &kernel,
       kernel.runnable(options.stitchMaxNum, options.schedParallelism, args);
   if (!runnable.ok()) return runnable.status();
   const codegen::Program *program = runnable->get();
+  if (options.numerics)
+    if (absl::Status st = checkExecutionFits(kernel, *program, args, results); !st.ok())
+      return st;
   auto simStart = Clock::now();
   // Validated, flattened and its regions identified once per kept program.
   absl::StatusOr<std::shared_ptr<const runtime::PreparedProgram>> prepared =

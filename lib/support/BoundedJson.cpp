@@ -83,7 +83,7 @@ ScanResult scan(llvm::StringRef text, llvm::StringRef source, const JsonLimits &
         result.error = absl::InvalidArgumentError(absl::StrCat(
             prefix(source), "JSON nested deeper than ", limits.maxDepth, " levels at ",
             at(text, i), " (the limit bounds the parser's stack; no ptoc file nests more "
-            "than 10): check that this is the file you meant"));
+            "than ", kOwnJsonDepth, "): check that this is the file you meant"));
         return result;
       }
       continue;

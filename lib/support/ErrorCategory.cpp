@@ -15,6 +15,7 @@ llvm::StringRef diagCategoryName(DiagCategory c) {
   case DiagCategory::DType: return "dtype";
   case DiagCategory::Option: return "option";
   case DiagCategory::IO: return "io";
+  case DiagCategory::Resource: return "resource";
   case DiagCategory::Internal: return "internal";
   }
   return "general";
@@ -36,11 +37,14 @@ DiagCategory categoryOf(const absl::Status &s) {
     std::string name(*payload);
     for (DiagCategory c : {DiagCategory::General, DiagCategory::Shape, DiagCategory::Tile,
                            DiagCategory::DType, DiagCategory::Option, DiagCategory::IO,
-                           DiagCategory::Internal})
+                           DiagCategory::Resource, DiagCategory::Internal})
       if (diagCategoryName(c) == name) return c;
   }
-  return s.code() == absl::StatusCode::kInternal ? DiagCategory::Internal
-                                                 : DiagCategory::General;
+  switch (s.code()) {
+  case absl::StatusCode::kInternal: return DiagCategory::Internal;
+  case absl::StatusCode::kResourceExhausted: return DiagCategory::Resource;
+  default: return DiagCategory::General;
+  }
 }
 
 absl::Status internalError(const llvm::Twine &what) {

@@ -23,6 +23,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include "DiagnosticVerifier.h"
+#include "OutOfMemory.h"
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/StringSet.h"
 #include "ptoc/codegen/BuildLoopProgram.h"
@@ -296,6 +297,7 @@ std::string extractPassFlags(std::vector<const char *> &args,
 } // namespace
 
 int optMain(int argc, char **argv) {
+  exitOnOutOfMemory("ptoc-opt", "starting");
   passes::PassRegistry registry;
   passes::registerAllPasses(registry);
 
@@ -332,10 +334,12 @@ int optMain(int argc, char **argv) {
   static cl::opt<bool> verifyEach("verify-each",
                                   cl::desc("Verify the IR after every pass that changed it"),
                                   cl::init(true), cl::cat(category));
+  static const std::string maxTileOpsHelp = absl::StrCat(
+      "Stop a compile past this many tile ops per function (about ",
+      passes::CompileBudget::kBytesPerTileOp,
+      " bytes of host memory each; a compile also stops where the host's free memory ends)");
   static cl::opt<int64_t> maxTileOps(
-      "max-tile-ops",
-      cl::desc("Stop a compile past this many tile ops per function (about 750 bytes of host "
-               "memory each)"),
+      "max-tile-ops", cl::desc(maxTileOpsHelp),
       cl::init(passes::CompileBudget::kDefaultMaxTileOps), cl::cat(category));
   static cl::opt<bool> checkChangeClaims(
       "check-change-claims",
@@ -505,6 +509,7 @@ int optMain(int argc, char **argv) {
     return 1;
   }
 
+  setOutOfMemoryDoing(absl::StrCat("processing ", fileName));
   OptDriver driver(config, registry, *spec, output.os());
   std::vector<Chunk> chunks = splitInput((*buffer)->getBuffer(), config.splitInputFile);
   bool ok = true;

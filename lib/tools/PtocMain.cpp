@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "CommonOptions.h"
+#include "OutOfMemory.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -30,6 +31,7 @@
 #include "ptoc/session/Session.h"
 #include "ptoc/session/Version.h"
 #include "ptoc/support/ReadFile.h"
+#include "ptoc/support/HostMemory.h"
 #include "ptoc/target/DeviceSpec.h"
 #include "ptoc/tools/ArgParser.h"
 #include "ptoc/tools/CalibrateMain.h"
@@ -125,10 +127,32 @@ std::string topHelp() {
          ArgParser(runSpec(defaults)).optionsHelp();
 }
 
+/// The bytes of a tensor of `spec` (a dynamic axis counts as 0; saturating).
+int64_t tensorBytes(const TensorSpec &spec) {
+  int64_t bytes = ir::elementSize(spec.dtype);
+  for (int64_t d : spec.shape)
+    bytes = d > 0 && bytes > INT64_MAX / d ? INT64_MAX : bytes * std::max<int64_t>(d, 0);
+  return bytes;
+}
+
 /// The arguments: from --inputs (by name, then by position) or random.
 absl::StatusOr<std::vector<runtime::HostTensor>> loadInputs(const Kernel &kernel,
                                                             const RunArgs &args) {
   std::vector<runtime::HostTensor> inputs;
+  // All of them must fit before any is made (or read): a clear error, not a host
+  // that runs out half way.
+  int64_t total = 0;
+  for (const TensorSpec &spec : kernel.args) {
+    int64_t bytes = tensorBytes(spec);
+    total = bytes > INT64_MAX - total ? INT64_MAX : total + bytes;
+  }
+  support::MemoryHeadroom headroom = support::memoryHeadroom();
+  if (total > headroom.bytes)
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the arguments of '", kernel.funcName, "' take ", support::bytesText(double(total)),
+        " of host memory, and this process may allocate ",
+        support::bytesText(double(headroom.bytes)), " more, limited by ", headroom.limit,
+        ": raise the memory limit, or use --no-numerics to simulate the timing without any data"));
   for (size_t i = 0; i < kernel.args.size(); ++i) {
     const TensorSpec &spec = kernel.args[i];
     bool dynamic = std::count(spec.shape.begin(), spec.shape.end(), ir::kDynamicDim) > 0;
@@ -140,11 +164,9 @@ absl::StatusOr<std::vector<runtime::HostTensor>> loadInputs(const Kernel &kernel
       try {
         inputs.push_back(runtime::randomTensor(spec.dtype, spec.shape, args.seed * 1000003 + i));
       } catch (const std::bad_alloc &) {
-        int64_t bytes = ir::elementSize(spec.dtype);
-        for (int64_t d : spec.shape) bytes = d > 0 && bytes > INT64_MAX / d ? INT64_MAX : bytes * d;
         return absl::ResourceExhaustedError(absl::StrCat(
             "argument ", i, " ('", spec.name, "', shape [", absl::StrJoin(spec.shape, ", "), "] ",
-            std::string(ir::dtypeName(spec.dtype)), ", ", bytes,
+            std::string(ir::dtypeName(spec.dtype)), ", ", tensorBytes(spec),
             " bytes) does not fit in host memory: use --no-numerics to simulate the timing "
             "without any data"));
       }
@@ -187,8 +209,12 @@ int runCommand(const std::vector<std::string> &argv) {
 
   if (absl::Status st = setPassOptions(args.passOptions, args.compile.knobs); !st.ok())
     return fail(std::string(st.message()));
+  setOutOfMemoryDoing(absl::StrCat("compiling ", args.file));
   absl::StatusOr<Kernel> kernel = session->compileText(*text, args.file, args.compile);
   if (!kernel.ok()) return fail(ir::messageOf(kernel.status()));
+  setOutOfMemoryDoing(absl::StrCat("running '", kernel->funcName, "' of ", args.file, " (",
+                                   kernel->program.calls.size(), " tasks",
+                                   args.run.numerics ? ", with its tensors" : "", ")"));
   for (const std::string &w : kernel->warnings) llvm::errs() << "ptoc: warning: " << w << "\n";
   if (!kernel->bankConfig.empty()) {
     llvm::outs() << "tuned: the knowledge bank's config " << kernel->bankConfig << "\n";
@@ -279,6 +305,7 @@ int runCommand(const std::vector<std::string> &argv) {
 
 int ptocMain(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  exitOnOutOfMemory("ptoc", absl::StrCat("running 'ptoc ", absl::StrJoin(args, " "), "'"));
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     (args.empty() ? llvm::errs() : llvm::outs()) << topHelp();
     return args.empty() ? kExitUsage : kExitOk;

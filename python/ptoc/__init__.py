@@ -13,7 +13,7 @@ from .dtypes import (DT_BF16, DT_BOOL, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_I
                      DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64, DType)
 from .enums import PrecisionType, ReLuType
 from .errors import (ArgumentError, CompileError, DTypeError, Error, FileError, InternalError,
-                     OptionError, RunError, ShapeError, TileShapeError)
+                     OptionError, ResourceError, RunError, ShapeError, TileShapeError)
 from .autotune import AutotunedFunction, ConfigResult, autotune
 from .jit import CacheInfo, CompiledKernel, JitFunction, jit
 from .loops import SymBool, SymInt, is_loop_begin, is_loop_end, loop, loop_unroll

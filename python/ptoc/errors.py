@@ -37,7 +37,14 @@ class CompileError(Error, ValueError):
 
 
 class RunError(Error, RuntimeError):
-    """Running a compiled kernel failed (e.g. the host ran out of memory)."""
+    """Running a compiled kernel failed (the message says why)."""
+
+
+class ResourceError(Error, MemoryError):
+    """The host has not the memory for a compile or a run: the tile ops of a tile
+    shape far too small for its tensor, tensors too big for the memory left. The
+    message names the limit (the process's address-space limit, its cgroup's, the
+    host's free memory) and the fix (bigger tiles, a higher limit)."""
 
 
 class FileError(Error, OSError):
@@ -52,7 +59,8 @@ class InternalError(Error, RuntimeError):
 # The C++ core files every error under a category (ir::DiagCategory); each maps to
 # one class. "general" errors take the class of what was being done.
 _BY_CATEGORY = {"shape": ShapeError, "tile": TileShapeError, "dtype": DTypeError,
-                "option": OptionError, "io": FileError, "internal": InternalError}
+                "option": OptionError, "io": FileError, "resource": ResourceError,
+                "internal": InternalError}
 _BY_STAGE = {"option": OptionError, "run": RunError, "build": ShapeError,
              "input": ShapeError, "compile": CompileError}
 

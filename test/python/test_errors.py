@@ -572,7 +572,8 @@ def test_errors_never_crash_the_process(tmp_path):
 
 @pytest.mark.parametrize("category, cls", [
     ("shape", ptoc.ShapeError), ("tile", ptoc.TileShapeError), ("dtype", ptoc.DTypeError),
-    ("option", ptoc.OptionError), ("io", ptoc.FileError), ("internal", ptoc.InternalError),
+    ("option", ptoc.OptionError), ("io", ptoc.FileError), ("resource", ptoc.ResourceError),
+    ("internal", ptoc.InternalError),
 ])
 def test_the_core_files_each_error_under_a_category_mapped_to_one_class(category, cls):
     # The class comes from the category the C++ core gave, never from the words in the
@@ -580,6 +581,15 @@ def test_the_core_files_each_error_under_a_category_mapped_to_one_class(category
     e = ptoc.errors.from_status("compile", "invalid_argument",
                                 "x.py:1: error: the vec_tile and dtype of this op", category)
     assert type(e) is cls and isinstance(e, ptoc.Error)
+
+
+def test_host_memory_errors_are_memory_errors():
+    # A compile or run the host's memory cannot hold (docs/reliability.md, "Host
+    # memory"): `except MemoryError` catches it too.
+    e = ptoc.errors.from_status("compile", "resource_exhausted",
+                                "past the 1000 tile ops the host's memory holds", "resource")
+    assert type(e) is ptoc.ResourceError
+    assert isinstance(e, MemoryError) and isinstance(e, ptoc.Error)
 
 
 def test_uncategorised_errors_take_the_class_of_what_was_done():

@@ -33,6 +33,8 @@ TEST_CASE("parseJson: deep nesting is an error, not a stack overflow", "[support
   std::string msg = errorOf(nested(40000));
   CHECK_THAT(msg, StartsWith("in.json: JSON nested deeper than 64 levels at line 1 column 65"));
   CHECK_THAT(msg, Contains("check that this is the file you meant"));
+  // The depth of ptoc's own files, as BoundedJson.h and docs/reliability.md state it.
+  CHECK_THAT(msg, Contains("no ptoc file nests more than 5)"));
   // Far deeper than any stack: the scan is linear and never recurses.
   CHECK_THAT(errorOf(std::string(20'000'000, '{')), Contains("nested deeper than 64"));
   // Objects count as levels too, and the position is on the right line.

@@ -30,6 +30,17 @@ TEST_CASE("a collection's status carries its first error's category", "[ir][diag
     CHECK(s.code() == absl::StatusCode::kInternal);
     CHECK(categoryOf(s) == DiagCategory::Internal);
   }
+  {
+    // The host's memory: a ResourceExhausted status, whatever else was wrong.
+    DiagnosticCollector diags(ctx.diag());
+    ctx.emitError(Location(), DiagCategory::Resource) << "past the tile ops the host holds";
+    ctx.emitError(Location(), DiagCategory::Tile) << "and more";
+    absl::Status s = diags.toStatus();
+    CHECK(s.code() == absl::StatusCode::kResourceExhausted);
+    CHECK(categoryOf(s) == DiagCategory::Resource);
+  }
+  CHECK(categoryOf(absl::ResourceExhaustedError("out of memory")) == DiagCategory::Resource);
+  CHECK(diagCategoryName(DiagCategory::Resource) == "resource");
   CHECK(categoryOf(absl::InvalidArgumentError("plain")) == DiagCategory::General);
   CHECK(categoryOf(internalError("x")) == DiagCategory::Internal);
   CHECK(categoryOf(ioError("cannot write 'x'")) == DiagCategory::IO);

@@ -1030,3 +1030,27 @@ TEST_CASE("timing: 4096x4096 f32 softmax in fused row tiles vs whole-tensor pass
     }
   }
 }
+
+// ---------------------------------------------------------------- host memory
+
+TEST_CASE("executionBytes: the intermediates, and copies of results that are not one",
+          "[exec]") {
+  // t = x + 1 (an intermediate, read again) and r = t * x (returned), plus x itself
+  // returned: execute() allocates t and r and copies x; executeInto() computes r in
+  // the caller's buffer, so it allocates only t.
+  ProgramBuilder pb;
+  int x = pb.arg("x", DType::F32, {64, 128});
+  pb.temp("t", DType::F32, {64, 128});
+  int r = pb.temp("r", DType::F16, {64, 128});
+  pb.p.results = {r, x};
+  const int64_t f32 = 64 * 128 * 4, f16 = 64 * 128 * 2;
+  CHECK(runtime::executionBytes(pb.p, {}, nullptr) == f32 + f16 + f32);
+  HostTensor xs(DType::F32, {64, 128}), rs(DType::F16, {64, 128}), xs2(DType::F32, {64, 128});
+  std::vector<runtime::ConstTensorRef> in{xs};
+  std::vector<runtime::TensorRef> out{rs, xs2};
+  llvm::ArrayRef<runtime::TensorRef> outs(out);
+  CHECK(runtime::executionBytes(pb.p, in, &outs) == f32);
+  // Shapes beyond int64 saturate instead of wrapping.
+  pb.temp("huge", DType::F32, {int64_t(1) << 40, int64_t(1) << 40});
+  CHECK(runtime::executionBytes(pb.p, {}, nullptr) == INT64_MAX);
+}

@@ -40,4 +40,13 @@ absl::Status executeInto(const codegen::Program &program, llvm::ArrayRef<ConstTe
                          llvm::ArrayRef<TensorRef> results, llvm::ArrayRef<int> order = {},
                          const ExecOptions &options = {});
 
+/// The host memory, in bytes, that executing `program` on `args` allocates for its
+/// tensors (saturating at INT64_MAX). `results` null: execute(), which allocates
+/// every intermediate tensor and a copy of each result that is not one (an upper
+/// bound: an intermediate result moves out without a copy). `results` given:
+/// executeInto() on those buffers, which allocates the intermediates that cannot
+/// live in a caller's result buffer.
+int64_t executionBytes(const codegen::Program &program, llvm::ArrayRef<ConstTensorRef> args,
+                       const llvm::ArrayRef<TensorRef> *results);
+
 } // namespace ptoc::runtime

@@ -258,6 +258,7 @@ private:
   template <typename Execute>
   absl::StatusOr<RunReport> runGuarded(const Kernel &kernel,
                                        llvm::ArrayRef<runtime::ConstTensorRef> args,
+                                       const llvm::ArrayRef<runtime::TensorRef> *results,
                                        const RunOptions &options, Execute execute) const;
 
   target::DeviceSpec device_;

@@ -16,10 +16,14 @@ namespace ptoc::support {
 /// Deepest nesting of arrays and objects ptoc reads. llvm::json's parser (and the
 /// trace reader's) recurse once per level, so without a limit a line of 40,000 '['
 /// overflows the stack; 64 levels cost a few tens of KB of stack even under
-/// sanitizers, on any thread. ptoc's own files nest at most 5 levels (traces, tune
-/// results, reports), and JSON written by hand rarely passes 20, so 64 refuses
-/// nothing real. The trace reader (lib/profile/TraceScanner) uses the same limit.
+/// sanitizers, on any thread. ptoc's own files nest at most kOwnJsonDepth levels,
+/// and JSON written by hand rarely passes 20, so 64 refuses nothing real. The trace
+/// reader (lib/profile/TraceScanner) uses the same limit.
 inline constexpr int kMaxJsonDepth = 64;
+/// The deepest nesting of a JSON file ptoc writes (a trace, a report or summary, a
+/// bank line, a tune result), for messages: a file nested past kMaxJsonDepth is not
+/// one of ptoc's.
+inline constexpr int kOwnJsonDepth = 5;
 
 /// Largest JSON text read as one document. A parsed llvm::json tree takes several
 /// times its text in memory (up to ~16x for arrays of small numbers), so the limit

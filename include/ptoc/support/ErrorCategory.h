@@ -22,15 +22,16 @@ enum class DiagCategory : uint8_t {
   DType,    ///< element types that do not fit
   Option,   ///< an option, knob, scope or setting
   IO,       ///< reading or writing a file failed (disk, permissions)
+  Resource, ///< the host has not the memory (or another resource) for the request
   Internal, ///< an internal invariant broke: a bug in ptoc
 };
-/// "general", "shape", "tile", "dtype", "option", "io", "internal".
+/// "general", "shape", "tile", "dtype", "option", "io", "resource", "internal".
 llvm::StringRef diagCategoryName(DiagCategory c);
 
 /// `s` filed under category `c` (a payload the status carries; OK stays OK).
 absl::Status withCategory(absl::Status s, DiagCategory c);
 /// The category `s` was filed under: its payload, else Internal for an Internal
-/// status, else General.
+/// status, Resource for a ResourceExhausted one, else General.
 DiagCategory categoryOf(const absl::Status &s);
 
 /// An internal invariant was broken: a bug in ptoc, never the user's fault.
