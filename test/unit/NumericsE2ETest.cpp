@@ -228,10 +228,9 @@ constexpr DType kFloats[] = {DType::F32, DType::F16, DType::BF16};
 constexpr DType kAll[] = {DType::F32, DType::F16, DType::BF16, DType::I8, DType::I32};
 
 std::string readExample(const char *name) {
-  // This file is test/unit/NumericsE2ETest.cpp; the examples are in examples/.
-  std::string here = __FILE__;
-  std::string root = here.substr(0, here.rfind("/test/unit/"));
-  std::ifstream in(root + "/examples/" + name);
+  // PTOC_SOURCE_DIR (test/CMakeLists.txt): __FILE__ may be relative to the build
+  // directory (ccache's base_dir rewrites paths), which ctest does not run in.
+  std::ifstream in(std::string(PTOC_SOURCE_DIR) + "/examples/" + name);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
