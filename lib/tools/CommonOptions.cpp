@@ -23,8 +23,8 @@ ArgOption schedModeOption(int *mode) {
 ArgOption schedParallelismOption(int *parallelism) {
   return {"device-sched-parallelism", parallelism, "P",
           "device_sched_parallelism: iterations of a parallel loop that may run at once "
-          "(modules with parallel loops)",
-          Bounds::between(runtime::kMinSchedParallelism, runtime::kMaxSchedParallelism)};
+          "(modules with parallel loops); 0 derives it from the kernel and the device",
+          Bounds::between(runtime::kAutoSchedParallelism, runtime::kMaxSchedParallelism)};
 }
 
 ArgOption funcOption(std::string *name) {

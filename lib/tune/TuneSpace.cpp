@@ -54,14 +54,16 @@ std::optional<int64_t> scaled(int64_t v, std::pair<int64_t, int64_t> s) {
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 /// The device_sched_parallelism value of knob `name`, or why it is not one (the
-/// runtime's range, runtime::checkSchedParallelism's).
+/// runtime's values, runtime::checkSchedParallelism's: 0 automatic, or 1..8).
 absl::StatusOr<int> parallelismValue(llvm::StringRef name, const KnobValue &value) {
   const auto *p = std::get_if<int64_t>(&value);
-  if (!p || *p < runtime::kMinSchedParallelism || *p > runtime::kMaxSchedParallelism)
+  if (!p || *p < runtime::kAutoSchedParallelism || *p > runtime::kMaxSchedParallelism ||
+      !runtime::checkSchedParallelism(static_cast<int>(*p)).ok())
     return absl::InvalidArgumentError(absl::StrCat(
         "knob '", name.str(), "' = ", knobValueToString(value),
         ": device_sched_parallelism (iterations of a parallel loop in flight) must be an "
-        "integer in ", runtime::kMinSchedParallelism, "..", runtime::kMaxSchedParallelism));
+        "integer in ", runtime::kMinSchedParallelism, "..", runtime::kMaxSchedParallelism,
+        ", or ", runtime::kAutoSchedParallelism, " (automatic)"));
   return static_cast<int>(*p);
 }
 

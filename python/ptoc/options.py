@@ -70,9 +70,9 @@ RUNTIME_OPTIONS = _table("runtime_options", {
                      "compute the outputs; False simulates timing only (outputs untouched)"),
     "stitch_function_max_num": (_int_in(_ptoc.MIN_STITCH, _ptoc.MAX_STITCH),
                                 "loop iterations the AICPU control thread submits per stitch"),
-    "device_sched_parallelism": (_int_in(_ptoc.MIN_SCHED_PARALLELISM, _ptoc.MAX_SCHED_PARALLELISM),
+    "device_sched_parallelism": (_int_in(_ptoc.AUTO_SCHED_PARALLELISM, _ptoc.MAX_SCHED_PARALLELISM),
                                  "iterations of a parallel loop (ptoc.loop(..., parallel=True)) "
-                                 "that may run at once"),
+                                 "that may run at once; 0 derives it from the kernel"),
 })
 DEBUG_OPTIONS = _table("debug_options", {
     "runtime_debug_mode": (_int_in(0, _ptoc.MAX_DEBUG_MODE),

@@ -848,12 +848,14 @@ TEST_CASE("device_sched_parallelism is a knob only of functions with a parallel 
   absl::StatusOr<tune::SearchSpace> parallel = session::deriveSearchSpace(s, kParallelBlocks);
   REQUIRE(parallel.ok());
   const tune::Dimension &p = dimension(*parallel, tune::kSchedParallelismDim);
-  CHECK(p.values == std::vector<tune::KnobValue>{int64_t(1), int64_t(2), int64_t(4), int64_t(8)});
-  // The function as written runs with the kernel's own value (default 1).
+  // 0 is the kernel's own value (the default: automatic), and joins the powers of two.
+  CHECK(p.values == std::vector<tune::KnobValue>{int64_t(0), int64_t(1), int64_t(2), int64_t(4),
+                                                 int64_t(8)});
+  // The function as written runs with the kernel's own value.
   std::optional<tune::Config> written = tune::writtenConfig(*parallel, kParallelBlocks, {});
   REQUIRE(written);
   CHECK(p.values[(*written)[parallel->findDimension(tune::kSchedParallelismDim)]] ==
-        tune::KnobValue(int64_t(1)));
+        tune::KnobValue(int64_t(0)));
 
   // A kernel run with 3: 3 joins the values and is the written one.
   absl::StatusOr<tune::SearchSpace> three =
@@ -892,7 +894,7 @@ TEST_CASE("device_sched_parallelism in configs and custom spaces: applied, check
   absl::StatusOr<session::TunedConfig> none = tune::applyConfigValues({}, kParallelBlocks, {});
   REQUIRE(none.ok());
   CHECK_FALSE(none->schedParallelism);
-  for (tune::KnobValue bad : {tune::KnobValue(int64_t(0)), tune::KnobValue(int64_t(9)),
+  for (tune::KnobValue bad : {tune::KnobValue(int64_t(-1)), tune::KnobValue(int64_t(9)),
                               tune::KnobValue(std::string("8"))}) {
     absl::StatusOr<session::TunedConfig> r =
         tune::applyConfigValues({{tune::kSchedParallelismDim, bad}}, kParallelBlocks, {});
@@ -911,7 +913,13 @@ TEST_CASE("device_sched_parallelism in configs and custom spaces: applied, check
   REQUIRE_FALSE(bad.ok());
   CHECK(std::string(bad.status().message()) ==
         "search space knob 'device_sched_parallelism' = 16: device_sched_parallelism "
-        "(iterations of a parallel loop in flight) must be an integer in 1..8");
+        "(iterations of a parallel loop in flight) must be an integer in 1..8, or 0 "
+        "(automatic)");
+  // 0 (automatic) is a value a config may name.
+  absl::StatusOr<session::TunedConfig> automatic = tune::applyConfigValues(
+      {{tune::kSchedParallelismDim, int64_t(0)}}, kParallelBlocks, {});
+  REQUIRE(automatic.ok());
+  CHECK(automatic->schedParallelism == 0);
   absl::StatusOr<tune::SearchSpace> good =
       tune::parseSearchSpace(R"({"device_sched_parallelism": [1, 8]})");
   REQUIRE(good.ok());
@@ -928,6 +936,7 @@ TEST_CASE("a grid over device_sched_parallelism finds that a parallel loop wants
   session::Session s = a2Session();
   TempDir results;
   session::TuneOptions options = searchOptions(results, 4, tune::Strategy::Grid);
+  options.schedParallelism = 1; // a kernel run with PyPTO's default, no overlap
   absl::StatusOr<tune::SearchSpace> space =
       tune::parseSearchSpace(R"({"device_sched_parallelism": [1, 2, 4, 8]})");
   REQUIRE(space.ok());
