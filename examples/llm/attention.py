@@ -80,7 +80,7 @@ DECODE_HEADS_PER_TILE = 2
 
 # ---------------------------------------------------------------- prefill
 
-def make_prefill(dims, device, runtime_options):
+def make_prefill(dims, device, runtime_options, pass_options):
     seq, hq, hkv, d = dims["tokens"], dims["q_heads"], dims["kv_heads"], dims["head_dim"]
     bq, bk = dims["block_q"], dims["block_k"]
     group = hq // hkv
@@ -90,8 +90,7 @@ def make_prefill(dims, device, runtime_options):
     score_rows = 8192 // bk           # 32 KiB fp32 vector tiles of whole score rows
     out_rows = 8192 // d              # 32 KiB fp32 tiles of [rows, head_dim]
 
-    @ptoc.jit(device=device, pass_options=PREFILL_PASS_OPTIONS,
-              runtime_options={**PREFILL_RUNTIME_OPTIONS, **runtime_options})
+    @ptoc.jit(device=device, pass_options=pass_options or None, runtime_options=runtime_options)
     def gqa_prefill(q: ptoc.Tensor([hq, seq, d], F16), k: ptoc.Tensor([hkv, seq, d], F16),
                     v: ptoc.Tensor([hkv, seq, d], F16),
                     mask: ptoc.Tensor([per_k, rows, bk], F32),
@@ -168,7 +167,7 @@ def prefill_reference(q, k, v, mask, o):
 
 # ---------------------------------------------------------------- decode
 
-def make_decode(dims, device, runtime_options):
+def make_decode(dims, device, runtime_options, pass_options):
     batch, hq, hkv, d = dims["batch"], dims["q_heads"], dims["kv_heads"], dims["head_dim"]
     chunk = dims["pages_per_step"]
     pages, max_pages = dims["pages"], dims["context"] // PAGE
@@ -176,8 +175,7 @@ def make_decode(dims, device, runtime_options):
     width = chunk * PAGE              # keys per iteration
     scale = 1.0 / math.sqrt(d)
 
-    @ptoc.jit(device=device, pass_options=DECODE_PASS_OPTIONS,
-              runtime_options={**DECODE_RUNTIME_OPTIONS, **runtime_options})
+    @ptoc.jit(device=device, pass_options=pass_options or None, runtime_options=runtime_options)
     def gqa_decode(q: ptoc.Tensor([batch, hq, d], F16),
                    k_cache: ptoc.Tensor([pages, hkv, PAGE, d], F16),
                    v_cache: ptoc.Tensor([pages, hkv, PAGE, d], F16),
@@ -293,7 +291,8 @@ OPERATORS = [
              small={"tokens": 256, "q_heads": 8, "kv_heads": 2, "head_dim": 128,
                     "block_q": 64, "block_k": 128},
              make=make_prefill, inputs=prefill_inputs, reference=prefill_reference,
-             results=lambda returned, q, k, v, mask, o: (o,), tags=(FLASH_ATTENTION,)),
+             results=lambda returned, q, k, v, mask, o: (o,), tags=(FLASH_ATTENTION,),
+             pass_options=PREFILL_PASS_OPTIONS, runtime_options=PREFILL_RUNTIME_OPTIONS),
     Operator(name="gqa_decode",
              source=SOURCE + "; decode of batch 64 over a paged KV cache of 4096 tokens "
                     "per sequence, 128-token pages",
@@ -303,7 +302,8 @@ OPERATORS = [
                                pages_per_step=4, lengths=(640, 300, 512)),
              make=make_decode, inputs=decode_inputs, reference=decode_reference,
              results=lambda returned, q, k, v, table, lens, mask, o: (o,),
-             tags=(FLASH_ATTENTION,)),
+             tags=(FLASH_ATTENTION,),
+             pass_options=DECODE_PASS_OPTIONS, runtime_options=DECODE_RUNTIME_OPTIONS),
 ]
 
 if __name__ == "__main__":

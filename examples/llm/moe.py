@@ -95,12 +95,12 @@ def _bf16_values(a):
     return bits.astype(np.uint32).view(np.float32)
 
 
-def make_gating(dims, device, runtime_options):
+def make_gating(dims, device, runtime_options, pass_options):
     tokens, hidden, experts, topk = dims["tokens"], dims["hidden"], dims["experts"], dims["topk"]
     bf16, f32, i32 = ptoc.DT_BF16, ptoc.DT_FP32, ptoc.DT_INT32
     tile_m = min(176, tokens)  # 4096 = 23 x 176 + 48: 24 M tiles x 2 N tiles = 48 cube tasks
 
-    @ptoc.jit(device=device, runtime_options=runtime_options)
+    @ptoc.jit(device=device, pass_options=pass_options or None, runtime_options=runtime_options)
     def moe_gating(x: ptoc.Tensor([tokens, hidden], bf16),
                    w_router: ptoc.Tensor([hidden, experts], bf16),
                    weights: ptoc.Tensor([tokens, topk], f32),
@@ -139,7 +139,7 @@ def reference_gating(x, w, weights, expert_ids):
 # parallel with 1 at once, 1380.4 us: each expert then waits for the one before).
 EXPERTS_RUNTIME_OPTIONS = {"device_sched_parallelism": 4}
 
-def make_experts(dims, device, runtime_options, routing=None):
+def make_experts(dims, device, runtime_options, pass_options, routing=None):
     """The grouped expert FFN. ``routing`` None: the kernel reads the expert offsets
     from ``offs`` when it runs (every routing, one kernel). ``routing`` an offs array:
     that routing fixed when tracing (``offs`` unused), so the kernel serves it only;
@@ -160,7 +160,7 @@ def make_experts(dims, device, runtime_options, routing=None):
             act = ptoc.cast(gate * ptoc.sigmoid(gate) * up, f16)
             y[r0:r0 + block, :] = ptoc.matmul(act, w_down[e], out_dtype=f16)
 
-    @ptoc.jit(device=device, runtime_options={**EXPERTS_RUNTIME_OPTIONS, **runtime_options})
+    @ptoc.jit(device=device, pass_options=pass_options or None, runtime_options=runtime_options)
     def moe_experts(x: ptoc.Tensor([rows, hidden], f16),
                     offs: ptoc.Tensor([local + 1], i32),
                     w_gate: ptoc.Tensor([local, hidden, inter], f16),
@@ -246,6 +246,7 @@ OPERATORS = [
                     "hidden": 256, "inter": 128, "block": 16},
              make=make_experts, inputs=inputs_experts, reference=reference_experts,
              results=lambda returned, x, offs, w_gate, w_up, w_down, y: (y,),
+             runtime_options=EXPERTS_RUNTIME_OPTIONS,
              rtol=1e-2, atol=2e-3),
 ]
 
