@@ -55,23 +55,29 @@ SOURCE = ("Llama-3-8B config.json: num_attention_heads 32, num_key_value_heads 8
 PAGE = 128  # tokens per KV cache page (vLLM's and PyPTO's usual block size)
 F16, F32, I32 = ptoc.DT_FP16, ptoc.DT_FP32, ptoc.DT_INT32
 
-# How the prefill's iterations become tasks: 8 tiles of a group per task (a tile's
-# work is short next to the control thread's cost of building a task: 390 cycles), 64
-# iterations per stitch (the control thread builds the next stitch while this one
-# runs; 128 is 8% slower), and the AICPU scheduler's fair policy (2; 3% faster than
-# the FIFO queue here). The KV heads are independent: their loop is parallel=True, one
-# stitch per head, and 2 heads may run at once (2966.9 -> 2619.0 us; 4 or 8 give the
-# same: a head's stitch is built whole before it opens, and the control thread takes
-# about as long to build one as the cores take to run one, so no more are in flight).
+# The prefill's own options (the Operator's pass_options / runtime_options; the suite
+# also measures it without them, with ptoc's defaults: benchmarks/llm.py). 8 tiles of
+# a group per task (a tile's work is short next to the control thread's cost of
+# building a task: 390 cycles), 64 iterations per stitch and the AICPU scheduler's fair
+# policy (2), chosen when the KV-head loop was not parallel yet: inside an iteration of
+# a parallel loop a stitch holds up to 1024 iterations, so the stitch size no longer
+# changes anything, and mode 2 is now 0.2% slower than the FIFO queue (2619.0 against
+# 2612.8 us). The KV heads are independent: their loop is parallel=True, one stitch
+# per head, and 2 heads may run at once (2966.9 -> 2619.0 us; 4 or 8 give the same: a
+# head's stitch is built whole before it opens, and the control thread takes about as
+# long to build one as the cores take to run one, so no more are in flight). ptoc's
+# defaults (the control thread's merge counts and the automatic parallelism,
+# docs/passes.md "Merge rules", docs/runtime.md "Parallel loops") give 2410.2 us.
 PREFILL_PASS_OPTIONS = {"vec_nbuffer_mode": 2, "vec_nbuffer_setting": {-1: 8},
                         "cube_nbuffer_mode": 2, "cube_nbuffer_setting": {-1: 8}}
 PREFILL_RUNTIME_OPTIONS = {"device_sched_mode": 2, "stitch_function_max_num": 64,
                            "device_sched_parallelism": 2}
 # The decode's: 16 tiles per task (its cube tiles, 4 query rows x one page of one KV
-# head, are mostly the page's load), 64 iterations (chunks of pages) per stitch; a
-# score vector tile of 2 KV heads x 4 query rows x 512 fp32 keys = 16 KiB. Sequences
-# are independent: their loop is parallel=True and 8 run at once (957.0 -> 796.8 us; 2
-# and 4 at once: 1888.0 and 1076.5 us, as each sequence is then its own stitch).
+# head, are mostly the page's load), 64 iterations (chunks of pages) per stitch (no
+# effect inside the parallel loop, as for the prefill); a score vector tile of 2 KV
+# heads x 4 query rows x 512 fp32 keys = 16 KiB. Sequences are independent: their loop
+# is parallel=True and 8 run at once (957.0 -> 796.8 us; 2 and 4 at once: 1888.0 and
+# 1076.5 us, as each sequence is then its own stitch). ptoc's defaults: 796.3 us.
 DECODE_PASS_OPTIONS = {"vec_nbuffer_mode": 2, "vec_nbuffer_setting": {-1: 16},
                        "cube_nbuffer_mode": 2, "cube_nbuffer_setting": {-1: 16}}
 DECODE_RUNTIME_OPTIONS = {"stitch_function_max_num": 64, "device_sched_parallelism": 8}
