@@ -3,11 +3,15 @@ preset, timing only. Prints, for each operator, in one run:
 
   - trace + compile seconds (kernel.compile) and simulate seconds (the first call:
     loop instantiation included), and their sum against the goal of 10 s;
-  - the simulated span and the device bound (cube, vector and compulsory HBM terms at
-    peak, docs/runtime.md "The roofline bound");
-  - the span with default options over the best ptoc.tune finds with a budget of
-    --tune-budget (default 256; goal <= 1.25), and that best over the bound (goal
-    <= 1.5; flash attention <= 1.6);
+  - the simulated span of the operator as written (its own pass and runtime options,
+    Operator.pass_options / runtime_options in examples/llm) and with ptoc's defaults
+    (none of them: what a kernel author gets without tuning), and the device bound
+    (cube, vector and compulsory HBM terms at peak, docs/runtime.md "The roofline
+    bound");
+  - the best ptoc.tune finds with a budget of --tune-budget (default 256), starting
+    from the operator as written; the span as written and with the defaults over it
+    (goal for the defaults <= 1.25), and that best over the bound (goal <= 1.5; flash
+    attention <= 1.6);
   - where a goal is missed: the knobs the tuner changed (TuneResult.changed) and the
     first verdict of the default run's summary, with whether it names such a knob.
 
@@ -67,7 +71,7 @@ def names_knob(verdict_text, knobs):
 def measure(op, budget):
     dims = op.full
     args = op.inputs(dims, np.random.default_rng(0))
-    kernel = op.make(dims, DEVICE, {"run_numerics": False})
+    kernel = op.make(dims, DEVICE, *suite.options_of(op, runtime_options={"run_numerics": False}))
     start = time.perf_counter()
     kernel.compile(*args)
     compile_s = time.perf_counter() - start
@@ -76,7 +80,12 @@ def measure(op, budget):
     run_s = time.perf_counter() - start
     r = kernel.last_run
     row = {"name": op.name, "compile_s": compile_s, "run_s": run_s, "span": r.simulated_us,
-           "bound": r.bound_us, "summary": r.summary, "tuned": None}
+           "bound": r.bound_us, "summary": r.summary, "tuned": None,
+           "defaults": r.simulated_us, "default_parallelism": r.sched_parallelism}
+    if op.pass_options or op.runtime_options:  # else the operator as written is the defaults
+        plain, _ = suite.simulate(op, DEVICE, defaults=True, args=args)
+        row.update(defaults=plain.last_run.simulated_us,
+                   default_parallelism=plain.last_run.sched_parallelism)
     if budget > 0:
         start = time.perf_counter()
         t = ptoc.tune(kernel, *args, budget=budget, progress=False, use_bank=False)
@@ -92,34 +101,45 @@ def main():
     args = ap.parse_args()
 
     print(f"LLM-scale suite on {DEVICE}, timing only; ptoc.tune budget {args.tune_budget}")
-    header = (f"{'operator':16} {'compile_s':>9} {'sim_s':>7} {'total':>6} {'span_us':>10} "
-              f"{'bound_us':>10} {'span/bnd':>8} {'tuned_us':>10} {'dflt/tuned':>10} "
-              f"{'tuned/bnd':>9}")
+    header = (f"{'operator':16} {'compile_s':>9} {'sim_s':>7} {'total':>6} {'written_us':>10} "
+              f"{'dflt_us':>10} {'bound_us':>10} {'dflt/bnd':>8} {'tuned_us':>10} "
+              f"{'wrtn/tuned':>10} {'dflt/tuned':>10} {'tuned/bnd':>9}")
     print(header)
-    misses = []
+    misses, rows = [], []
     for op in suite.all_operators(args.names):
         row = measure(op, args.tune_budget)
+        rows.append(row)
         total = row["compile_s"] + row["run_s"]
         tuned = row["tuned"]
+        dflt = row["defaults"]
         cells = (f"{row['name']:16} {row['compile_s']:9.2f} {row['run_s']:7.2f} {total:6.2f} "
-                 f"{row['span']:10.1f} {row['bound']:10.1f} {row['span'] / row['bound']:8.2f}")
+                 f"{row['span']:10.1f} {dflt:10.1f} {row['bound']:10.1f} "
+                 f"{dflt / row['bound']:8.2f}")
         if tuned:
-            cells += (f" {tuned:10.1f} {row['span'] / tuned:10.2f} {tuned / row['bound']:9.2f}")
+            cells += (f" {tuned:10.1f} {row['span'] / tuned:10.2f} {dflt / tuned:10.2f} "
+                      f"{tuned / row['bound']:9.2f}")
         print(cells, flush=True)
         goal_bound = (GOAL_TUNED_OVER_BOUND_ATTENTION if suite.FLASH_ATTENTION in op.tags
                       else GOAL_TUNED_OVER_BOUND)
         missed = []
         if total > GOAL_SECONDS:
             missed.append(f"trace + compile + simulate {total:.1f} s > {GOAL_SECONDS:g} s")
-        if tuned and row["span"] / tuned > GOAL_DEFAULT_OVER_TUNED:
-            missed.append(f"defaults {row['span'] / tuned:.2f}x the tuned best "
+        if tuned and dflt / tuned > GOAL_DEFAULT_OVER_TUNED:
+            missed.append(f"defaults {dflt / tuned:.2f}x the tuned best "
                           f"> {GOAL_DEFAULT_OVER_TUNED}")
         if tuned and tuned / row["bound"] > goal_bound:
             missed.append(f"tuned best {tuned / row['bound']:.2f}x the bound > {goal_bound}")
         if missed:
             misses.append((row, missed))
 
-    print(f"\ngoals: total <= {GOAL_SECONDS:g} s, defaults <= {GOAL_DEFAULT_OVER_TUNED}x tuned, "
+    print("\nwritten: the operator with its own options; dflt: with ptoc's defaults (none of "
+          "its own)")
+    automatic = [f"{r['name']} {r['default_parallelism']}" for r in rows
+                 if r["default_parallelism"] > 1]
+    if automatic:
+        print("device_sched_parallelism the defaults derived (docs/runtime.md \"The automatic "
+              "P\"): " + ", ".join(automatic))
+    print(f"goals: total <= {GOAL_SECONDS:g} s, defaults <= {GOAL_DEFAULT_OVER_TUNED}x tuned, "
           f"tuned <= {GOAL_TUNED_OVER_BOUND}x bound (attention {GOAL_TUNED_OVER_BOUND_ATTENTION}x)")
     if args.tune_budget <= 0:
         print("tuning skipped (--tune-budget 0): the default/tuned and tuned/bound goals "

@@ -215,7 +215,8 @@ def main():
             device = device if device == "a2" else device_file(device, folder)
             runtime = {**runtime, "run_numerics": False}
             if structure is None:  # the suite's operator itself
-                kernel = attention.make_prefill(dims, device, runtime)
+                kernel = attention.make_prefill(dims, device, runtime,
+                                                attention.PREFILL_PASS_OPTIONS)
             else:
                 kernel = make(dims, device, runtime, passes, **structure)
             start = time.perf_counter()

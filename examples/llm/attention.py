@@ -55,23 +55,29 @@ SOURCE = ("Llama-3-8B config.json: num_attention_heads 32, num_key_value_heads 8
 PAGE = 128  # tokens per KV cache page (vLLM's and PyPTO's usual block size)
 F16, F32, I32 = ptoc.DT_FP16, ptoc.DT_FP32, ptoc.DT_INT32
 
-# How the prefill's iterations become tasks: 8 tiles of a group per task (a tile's
-# work is short next to the control thread's cost of building a task: 390 cycles), 64
-# iterations per stitch (the control thread builds the next stitch while this one
-# runs; 128 is 8% slower), and the AICPU scheduler's fair policy (2; 3% faster than
-# the FIFO queue here). The KV heads are independent: their loop is parallel=True, one
-# stitch per head, and 2 heads may run at once (2966.9 -> 2619.0 us; 4 or 8 give the
-# same: a head's stitch is built whole before it opens, and the control thread takes
-# about as long to build one as the cores take to run one, so no more are in flight).
+# The prefill's own options (the Operator's pass_options / runtime_options; the suite
+# also measures it without them, with ptoc's defaults: benchmarks/llm.py). 8 tiles of
+# a group per task (a tile's work is short next to the control thread's cost of
+# building a task: 390 cycles), 64 iterations per stitch and the AICPU scheduler's fair
+# policy (2), chosen when the KV-head loop was not parallel yet: inside an iteration of
+# a parallel loop a stitch holds up to 1024 iterations, so the stitch size no longer
+# changes anything, and mode 2 is now 0.2% slower than the FIFO queue (2619.0 against
+# 2612.8 us). The KV heads are independent: their loop is parallel=True, one stitch
+# per head, and 2 heads may run at once (2966.9 -> 2619.0 us; 4 or 8 give the same: a
+# head's stitch is built whole before it opens, and the control thread takes about as
+# long to build one as the cores take to run one, so no more are in flight). ptoc's
+# defaults (the control thread's merge counts and the automatic parallelism,
+# docs/passes.md "Merge rules", docs/runtime.md "Parallel loops") give 2410.2 us.
 PREFILL_PASS_OPTIONS = {"vec_nbuffer_mode": 2, "vec_nbuffer_setting": {-1: 8},
                         "cube_nbuffer_mode": 2, "cube_nbuffer_setting": {-1: 8}}
 PREFILL_RUNTIME_OPTIONS = {"device_sched_mode": 2, "stitch_function_max_num": 64,
                            "device_sched_parallelism": 2}
 # The decode's: 16 tiles per task (its cube tiles, 4 query rows x one page of one KV
-# head, are mostly the page's load), 64 iterations (chunks of pages) per stitch; a
-# score vector tile of 2 KV heads x 4 query rows x 512 fp32 keys = 16 KiB. Sequences
-# are independent: their loop is parallel=True and 8 run at once (957.0 -> 796.8 us; 2
-# and 4 at once: 1888.0 and 1076.5 us, as each sequence is then its own stitch).
+# head, are mostly the page's load), 64 iterations (chunks of pages) per stitch (no
+# effect inside the parallel loop, as for the prefill); a score vector tile of 2 KV
+# heads x 4 query rows x 512 fp32 keys = 16 KiB. Sequences are independent: their loop
+# is parallel=True and 8 run at once (957.0 -> 796.8 us; 2 and 4 at once: 1888.0 and
+# 1076.5 us, as each sequence is then its own stitch). ptoc's defaults: 796.3 us.
 DECODE_PASS_OPTIONS = {"vec_nbuffer_mode": 2, "vec_nbuffer_setting": {-1: 16},
                        "cube_nbuffer_mode": 2, "cube_nbuffer_setting": {-1: 16}}
 DECODE_RUNTIME_OPTIONS = {"stitch_function_max_num": 64, "device_sched_parallelism": 8}
@@ -80,7 +86,7 @@ DECODE_HEADS_PER_TILE = 2
 
 # ---------------------------------------------------------------- prefill
 
-def make_prefill(dims, device, runtime_options):
+def make_prefill(dims, device, runtime_options, pass_options):
     seq, hq, hkv, d = dims["tokens"], dims["q_heads"], dims["kv_heads"], dims["head_dim"]
     bq, bk = dims["block_q"], dims["block_k"]
     group = hq // hkv
@@ -90,8 +96,7 @@ def make_prefill(dims, device, runtime_options):
     score_rows = 8192 // bk           # 32 KiB fp32 vector tiles of whole score rows
     out_rows = 8192 // d              # 32 KiB fp32 tiles of [rows, head_dim]
 
-    @ptoc.jit(device=device, pass_options=PREFILL_PASS_OPTIONS,
-              runtime_options={**PREFILL_RUNTIME_OPTIONS, **runtime_options})
+    @ptoc.jit(device=device, pass_options=pass_options or None, runtime_options=runtime_options)
     def gqa_prefill(q: ptoc.Tensor([hq, seq, d], F16), k: ptoc.Tensor([hkv, seq, d], F16),
                     v: ptoc.Tensor([hkv, seq, d], F16),
                     mask: ptoc.Tensor([per_k, rows, bk], F32),
@@ -168,7 +173,7 @@ def prefill_reference(q, k, v, mask, o):
 
 # ---------------------------------------------------------------- decode
 
-def make_decode(dims, device, runtime_options):
+def make_decode(dims, device, runtime_options, pass_options):
     batch, hq, hkv, d = dims["batch"], dims["q_heads"], dims["kv_heads"], dims["head_dim"]
     chunk = dims["pages_per_step"]
     pages, max_pages = dims["pages"], dims["context"] // PAGE
@@ -176,8 +181,7 @@ def make_decode(dims, device, runtime_options):
     width = chunk * PAGE              # keys per iteration
     scale = 1.0 / math.sqrt(d)
 
-    @ptoc.jit(device=device, pass_options=DECODE_PASS_OPTIONS,
-              runtime_options={**DECODE_RUNTIME_OPTIONS, **runtime_options})
+    @ptoc.jit(device=device, pass_options=pass_options or None, runtime_options=runtime_options)
     def gqa_decode(q: ptoc.Tensor([batch, hq, d], F16),
                    k_cache: ptoc.Tensor([pages, hkv, PAGE, d], F16),
                    v_cache: ptoc.Tensor([pages, hkv, PAGE, d], F16),
@@ -293,7 +297,8 @@ OPERATORS = [
              small={"tokens": 256, "q_heads": 8, "kv_heads": 2, "head_dim": 128,
                     "block_q": 64, "block_k": 128},
              make=make_prefill, inputs=prefill_inputs, reference=prefill_reference,
-             results=lambda returned, q, k, v, mask, o: (o,), tags=(FLASH_ATTENTION,)),
+             results=lambda returned, q, k, v, mask, o: (o,), tags=(FLASH_ATTENTION,),
+             pass_options=PREFILL_PASS_OPTIONS, runtime_options=PREFILL_RUNTIME_OPTIONS),
     Operator(name="gqa_decode",
              source=SOURCE + "; decode of batch 64 over a paged KV cache of 4096 tokens "
                     "per sequence, 128-token pages",
@@ -303,7 +308,8 @@ OPERATORS = [
                                pages_per_step=4, lengths=(640, 300, 512)),
              make=make_decode, inputs=decode_inputs, reference=decode_reference,
              results=lambda returned, q, k, v, table, lens, mask, o: (o,),
-             tags=(FLASH_ATTENTION,)),
+             tags=(FLASH_ATTENTION,),
+             pass_options=DECODE_PASS_OPTIONS, runtime_options=DECODE_RUNTIME_OPTIONS),
 ]
 
 if __name__ == "__main__":

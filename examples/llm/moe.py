@@ -61,14 +61,16 @@ Tiles: a block is 128 rows, one M tile of every GEMM: tiles of 128 x 256 outputs
 28 for down, per block. A bigger block reads each expert's weights fewer times but
 pads more rows (a partial block costs a whole one); a smaller one needs flatter
 tiles, which stream more bytes per output. For this routing (959 rows: 12 blocks of
-128) the simulated times were 1348 us with blocks of 128, 1529 us with 256 (tiles
-256 x 128), 2168 us with 64 (tiles 64 x 512). The vector tile, 32 x 256 fp32
+128) the simulated times are 1009.9 us with blocks of 128, 1251.6 us with 256 (tiles
+256 x 128), 1610.9 us with 64 (tiles 64 x 512), and 1199.8 us with blocks of 128 in
+128 x 128 tiles (a2, 4 experts at once). The vector tile, 32 x 256 fp32
 (32 KiB, a quarter of a cube tile), fuses silu, the product and the cast to fp16
 over the gate and up results.
 
-ptoc.tune cannot tune this kernel yet (its loop bounds and offsets are values of
-offs); make_experts(..., routing=offs) traces the same kernel with one routing fixed,
-which it can, and which simulates to the same time.
+ptoc.tune tunes this kernel for the routing of the call it is given (its loop bounds
+and offsets are values of offs, read when the kernel runs): tune it with
+representative data. make_experts(..., routing=offs) traces the same kernel with one
+routing fixed (the loops unrolled per expert), which simulates to the same time.
 
     PYTHONPATH=build/python /usr/bin/python3 examples/llm/moe.py [--full]
 """
@@ -95,12 +97,12 @@ def _bf16_values(a):
     return bits.astype(np.uint32).view(np.float32)
 
 
-def make_gating(dims, device, runtime_options):
+def make_gating(dims, device, runtime_options, pass_options):
     tokens, hidden, experts, topk = dims["tokens"], dims["hidden"], dims["experts"], dims["topk"]
     bf16, f32, i32 = ptoc.DT_BF16, ptoc.DT_FP32, ptoc.DT_INT32
     tile_m = min(176, tokens)  # 4096 = 23 x 176 + 48: 24 M tiles x 2 N tiles = 48 cube tasks
 
-    @ptoc.jit(device=device, runtime_options=runtime_options)
+    @ptoc.jit(device=device, pass_options=pass_options or None, runtime_options=runtime_options)
     def moe_gating(x: ptoc.Tensor([tokens, hidden], bf16),
                    w_router: ptoc.Tensor([hidden, experts], bf16),
                    weights: ptoc.Tensor([tokens, topk], f32),
@@ -135,15 +137,16 @@ def reference_gating(x, w, weights, expert_ids):
 # --------------------------------------------------------------------------- experts
 
 # Experts write disjoint rows: their loop is parallel=True, one stitch per expert, and
-# 4 experts run at once (1177.1 -> 1009.9 us; 2 and 8 at once: 1018.4 and 1011.2 us;
+# 4 experts run at once (1177.1 -> 1009.9 us; 2 and 8 at once: 1033.2 and 1008.7 us;
 # parallel with 1 at once, 1380.4 us: each expert then waits for the one before).
+# ptoc's default device_sched_parallelism (automatic, docs/runtime.md "Parallel loops")
+# also picks 4 for this kernel.
 EXPERTS_RUNTIME_OPTIONS = {"device_sched_parallelism": 4}
 
-def make_experts(dims, device, runtime_options, routing=None):
+def make_experts(dims, device, runtime_options, pass_options, routing=None):
     """The grouped expert FFN. ``routing`` None: the kernel reads the expert offsets
     from ``offs`` when it runs (every routing, one kernel). ``routing`` an offs array:
-    that routing fixed when tracing (``offs`` unused), so the kernel serves it only;
-    for ptoc.tune, which cannot tune loops bounded by values of the inputs yet."""
+    that routing fixed when tracing (``offs`` unused), so the kernel serves it only."""
     local, hidden, inter, block = dims["local"], dims["hidden"], dims["inter"], dims["block"]
     f16, f32, i32 = ptoc.DT_FP16, ptoc.DT_FP32, ptoc.DT_INT32
     rows = ptoc.dynamic("rows")  # the routed rows: any count, one compiled kernel
@@ -160,7 +163,7 @@ def make_experts(dims, device, runtime_options, routing=None):
             act = ptoc.cast(gate * ptoc.sigmoid(gate) * up, f16)
             y[r0:r0 + block, :] = ptoc.matmul(act, w_down[e], out_dtype=f16)
 
-    @ptoc.jit(device=device, runtime_options={**EXPERTS_RUNTIME_OPTIONS, **runtime_options})
+    @ptoc.jit(device=device, pass_options=pass_options or None, runtime_options=runtime_options)
     def moe_experts(x: ptoc.Tensor([rows, hidden], f16),
                     offs: ptoc.Tensor([local + 1], i32),
                     w_gate: ptoc.Tensor([local, hidden, inter], f16),
@@ -246,6 +249,7 @@ OPERATORS = [
                     "hidden": 256, "inter": 128, "block": 16},
              make=make_experts, inputs=inputs_experts, reference=reference_experts,
              results=lambda returned, x, offs, w_gate, w_up, w_down, y: (y,),
+             runtime_options=EXPERTS_RUNTIME_OPTIONS,
              rtol=1e-2, atol=2e-3),
 ]
 

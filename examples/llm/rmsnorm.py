@@ -20,11 +20,11 @@ SOURCE = "Llama-3-8B config.json: hidden_size 4096, rms_norm_eps 1e-5; 4096-toke
 EPS = 1e-5
 
 
-def make(dims, device, runtime_options):
+def make(dims, device, runtime_options, pass_options):
     tokens, hidden = dims["tokens"], dims["hidden"]
     f16, f32 = ptoc.DT_FP16, ptoc.DT_FP32
 
-    @ptoc.jit(device=device, runtime_options=runtime_options)
+    @ptoc.jit(device=device, pass_options=pass_options or None, runtime_options=runtime_options)
     def rmsnorm(x: ptoc.Tensor([tokens, hidden], f16),
                 weight: ptoc.Tensor([hidden], f16),
                 y: ptoc.Tensor([tokens, hidden], f16)):

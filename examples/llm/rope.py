@@ -52,7 +52,7 @@ SOURCE = ("Llama-3-8B config.json: hidden_size 4096, num_attention_heads 32, "
 ROPE_THETA = 500000.0
 
 
-def make(dims, device, runtime_options):
+def make(dims, device, runtime_options, pass_options):
     tokens, heads, kv_heads, head_dim = (dims["tokens"], dims["heads"], dims["kv_heads"],
                                          dims["head_dim"])
     half = head_dim // 2
@@ -68,7 +68,7 @@ def make(dims, device, runtime_options):
         return (ptoc.cast(lo * cos_lo - hi * sin_lo, f16),
                 ptoc.cast(hi * cos_hi + lo * sin_hi, f16))
 
-    @ptoc.jit(device=device, runtime_options=runtime_options)
+    @ptoc.jit(device=device, pass_options=pass_options or None, runtime_options=runtime_options)
     def rope(q: ptoc.Tensor([tokens, heads, head_dim], f16),
              k: ptoc.Tensor([tokens, kv_heads, head_dim], f16),
              cos: ptoc.Tensor([tokens, head_dim], f16),

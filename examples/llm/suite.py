@@ -9,7 +9,7 @@ tests and benchmarks/llm.py use nothing else.
 
 Run one module (or all of them) from the repository root:
 
-    PYTHONPATH=build/python /usr/bin/python3 examples/llm/suite.py [NAME ...] [--full]
+    PYTHONPATH=build/python /usr/bin/python3 examples/llm/suite.py [NAME ...] [--full] [--defaults]
 """
 
 import argparse
@@ -34,8 +34,12 @@ MODULES = ("rmsnorm", "rope", "swiglu", "attention", "moe")
 class Operator:
     """One operator of the suite.
 
-    ``make(dims, device, runtime_options)`` returns a ``@ptoc.jit`` kernel for the
-    sizes ``dims`` (a dict, ``full`` or ``small``); ``inputs(dims, rng)`` the arguments
+    ``make(dims, device, runtime_options, pass_options)`` returns a ``@ptoc.jit`` kernel
+    for the sizes ``dims`` (a dict, ``full`` or ``small``) with those options;
+    ``pass_options`` and ``runtime_options`` (fields) are the operator's own, what its
+    author set: :func:`check` and :func:`simulate` pass them, or none of them with
+    ``defaults=True`` (how benchmarks/llm.py measures ptoc's defaults beside the
+    operator as written). ``inputs(dims, rng)`` the arguments
     of one call (numpy arrays, outputs included, in the kernel's order); ``reference(*args)``
     the expected results (a tuple of arrays, computed in float64 from the inputs), and
     ``results(returned, *args)`` what the kernel produced (its return value and/or
@@ -55,6 +59,15 @@ class Operator:
     atol: float = 2e-3
     notes: str = ""
     tags: tuple = field(default_factory=tuple)
+    pass_options: dict = field(default_factory=dict)
+    runtime_options: dict = field(default_factory=dict)
+
+
+def options_of(op, defaults=False, runtime_options=None):
+    """(runtime options, pass options) to make ``op`` with: its own (none of them with
+    ``defaults``), then ``runtime_options`` on top."""
+    own_runtime = {} if defaults else op.runtime_options
+    return {**own_runtime, **(runtime_options or {})}, ({} if defaults else dict(op.pass_options))
 
 
 def all_operators(names=None):
@@ -70,11 +83,12 @@ def all_operators(names=None):
     return ops
 
 
-def check(op, device="a2", seed=0):
-    """Runs ``op`` at its small size with numerics; returns (ok, kernel, message)."""
+def check(op, device="a2", seed=0, defaults=False):
+    """Runs ``op`` at its small size with numerics (with ptoc's default options instead
+    of its own with ``defaults``); returns (ok, kernel, message)."""
     dims = op.small
     args = op.inputs(dims, np.random.default_rng(seed))
-    kernel = op.make(dims, device, {"run_numerics": True})
+    kernel = op.make(dims, device, *options_of(op, defaults, {"run_numerics": True}))
     returned = kernel(*args)
     got = op.results(returned, *args)
     want = op.reference(*args)
@@ -93,12 +107,15 @@ def check(op, device="a2", seed=0):
     return ok, kernel, "; ".join(lines)
 
 
-def simulate(op, device="a2", runtime_options=None):
-    """Compiles and runs ``op`` at full size, timing only; returns (kernel, args)."""
+def simulate(op, device="a2", runtime_options=None, defaults=False, args=None):
+    """Compiles and runs ``op`` at full size, timing only (with ptoc's default options
+    instead of its own with ``defaults``; ``args`` reuses inputs made before); returns
+    (kernel, args)."""
     dims = op.full
-    args = op.inputs(dims, np.random.default_rng(0))
-    options = {"run_numerics": False, **(runtime_options or {})}
-    kernel = op.make(dims, device, options)
+    if args is None:
+        args = op.inputs(dims, np.random.default_rng(0))
+    kernel = op.make(dims, device,
+                     *options_of(op, defaults, {"run_numerics": False, **(runtime_options or {})}))
     kernel(*args)
     return kernel, args
 
@@ -109,16 +126,18 @@ def main(argv=None):
     ap.add_argument("--full", action="store_true",
                     help="simulate at full size (timing only) instead of checking numerics")
     ap.add_argument("--device", default="a2")
+    ap.add_argument("--defaults", action="store_true",
+                    help="without the operators' own pass and runtime options")
     args = ap.parse_args(argv)
     status = 0
     for op in all_operators(args.names):
         if args.full:
-            kernel, _ = simulate(op, args.device)
+            kernel, _ = simulate(op, args.device, defaults=args.defaults)
             run = kernel.last_run
             print(f"{op.name}: simulated {run.simulated_us:.1f} us, bound {run.bound_us:.1f} us "
                   f"({run.simulated_us / run.bound_us:.2f}x)")
         else:
-            ok, kernel, message = check(op, args.device)
+            ok, kernel, message = check(op, args.device, defaults=args.defaults)
             print(f"{op.name}: {'OK' if ok else 'MISMATCH'} ({message})")
             status |= 0 if ok else 1
     return status

@@ -52,11 +52,11 @@ CUBE_TILES = ([128, 128], [64, 256], [128, 256])  # [mL0, mL1], [kL0, kL1], [nL0
 VEC_TILE = (8, 1024)
 
 
-def make(dtype, dims, device, runtime_options):
+def make(dtype, dims, device, runtime_options, pass_options):
     tokens, hidden, mlp = dims["tokens"], dims["hidden"], dims["mlp"]
     f32 = ptoc.DT_FP32
 
-    @ptoc.jit(device=device, runtime_options=runtime_options)
+    @ptoc.jit(device=device, pass_options=pass_options or None, runtime_options=runtime_options)
     def swiglu(x: ptoc.Tensor([tokens, hidden], dtype),
                w_gate: ptoc.Tensor([hidden, mlp], dtype),
                w_up: ptoc.Tensor([hidden, mlp], dtype),

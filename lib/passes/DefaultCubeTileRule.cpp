@@ -44,9 +44,9 @@ constexpr int64_t kCubePreferredAlign = 128;
 class CubeRule {
 public:
   CubeRule(ir::Context &ctx, const target::DeviceSpec &device, const ir::MatmulView &mm,
-           int64_t batch, bool successors, llvm::raw_ostream *log)
+           int64_t batch, bool successors, bool loopBody, llvm::raw_ostream *log)
       : ctx_(ctx), device_(device), cost_(device), mm_(mm), batch_(batch),
-        successors_(successors), log_(log) {}
+        successors_(successors), loopBody_(loopBody), log_(log) {}
 
   std::optional<CubeCandidate> decide() {
     std::vector<CubeCandidate> all;
@@ -85,12 +85,8 @@ public:
   }
 
   std::string rule(const CubeCandidate &c) const {
-    std::string cores = absl::StrCat(device_.aicCores, " AIC");
-    std::string waves = absl::StrCat(c.waves, c.waves == 1 ? " wave" : " waves");
-    if (c.merge > 1)
-      return absl::StrCat(c.tiles, " tiles, merged up to ", c.merge,
-                          " per task by l1-reuse-merge = ", waves, " of ", cores);
-    return absl::StrCat(c.tiles, c.tiles == 1 ? " tile = " : " tiles = ", waves, " of ", cores);
+    return tilesOnCores(absl::StrCat(c.tiles, c.tiles == 1 ? " tile" : " tiles"), c.tiles,
+                        device_.aicCores, "AIC", c.merge > 1 || loopBody_);
   }
 
   std::string detail(const CubeCandidate &c) const {
@@ -215,6 +211,7 @@ private:
   ir::MatmulView mm_;
   int64_t batch_;
   bool successors_;
+  bool loopBody_; ///< the function is a loop body (its merges also serve the control thread)
   llvm::raw_ostream *log_;
 };
 
@@ -222,8 +219,8 @@ private:
 
 CubeDecision decideCubeTile(ir::Context &ctx, const target::DeviceSpec &device,
                             const ir::MatmulView &mm, int64_t batch, bool successors,
-                            llvm::raw_ostream *log) {
-  CubeRule rule(ctx, device, mm, batch, successors, log);
+                            bool loopBody, llvm::raw_ostream *log) {
+  CubeRule rule(ctx, device, mm, batch, successors, loopBody, log);
   CubeDecision d;
   d.chosen = rule.decide();
   if (d.chosen) {

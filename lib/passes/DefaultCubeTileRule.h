@@ -39,10 +39,11 @@ struct CubeDecision {
 };
 
 /// The cube_tile of matmul `mm` with `batch` output matrices; `successors`: ops other
-/// than the return read its result (the scheduler then releases its tasks). Every
-/// candidate goes to `log` if set.
+/// than the return read its result (the scheduler then releases its tasks); `loopBody`:
+/// the function is a loop body (the rule text then leaves the tiles per task to the
+/// merge passes, tilesOnCores). Every candidate goes to `log` if set.
 CubeDecision decideCubeTile(ir::Context &ctx, const target::DeviceSpec &device,
                             const ir::MatmulView &mm, int64_t batch, bool successors,
-                            llvm::raw_ostream *log);
+                            bool loopBody, llvm::raw_ostream *log);
 
 } // namespace ptoc::passes::default_tiles

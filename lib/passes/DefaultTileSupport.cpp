@@ -20,6 +20,21 @@ std::string bytesText(int64_t bytes) {
 
 std::string listText(llvm::ArrayRef<int64_t> v) { return absl::StrJoin(v, ", "); }
 
+std::string tilesOnCores(llvm::StringRef tiles, int64_t count, int64_t cores, llvm::StringRef kind,
+                         bool merged) {
+  if (!merged) {
+    int64_t waves = ceilDiv(count, std::max<int64_t>(cores, 1));
+    return absl::StrCat(tiles.str(), " = ", waves, waves == 1 ? " wave" : " waves", " of ", cores,
+                        " ", kind.str());
+  }
+  cores = std::max<int64_t>(cores, 1);
+  if (count < cores)
+    return absl::StrCat(tiles.str(), " for ", cores, " ", kind.str(), " cores before merging");
+  std::string share = count % cores == 0 ? absl::StrCat(count / cores)
+                                         : absl::StrFormat("%.1f", double(count) / double(cores));
+  return absl::StrCat(tiles.str(), ", ", share, " per ", kind.str(), " core before merging");
+}
+
 double pipelinedCycles(int64_t n, double sum, double slowest) {
   return sum + double(std::max<int64_t>(n - 1, 0)) * slowest;
 }

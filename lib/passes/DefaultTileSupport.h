@@ -30,6 +30,18 @@ std::string bytesText(int64_t bytes);
 /// `v` as a comma-separated list ("3, 4096").
 std::string listText(llvm::ArrayRef<int64_t> v);
 
+/// How a rule counts a candidate's `tiles` (the text `tiles` spells them, e.g. "86
+/// tiles") on `cores` cores of kind `kind` ("AIV"): "86 tiles = 2 waves of 48 AIV" when
+/// the merge passes leave them one task each (`merged` false: the rules' estimate merges
+/// none and the function is no loop body), else "8192 tiles, 170.7 per AIV core before
+/// merging" ("16 tiles for 48 AIV cores before merging" when fewer than the cores): the
+/// merge passes choose how many a task runs, which depends on what the
+/// tiles feed, the L1 regions they share and, in a loop body, the control thread
+/// (docs/passes.md, "Merge rules"), which the merge passes see and default-tiles does
+/// not; the summary's groups table shows what they chose.
+std::string tilesOnCores(llvm::StringRef tiles, int64_t count, int64_t cores, llvm::StringRef kind,
+                         bool merged);
+
 /// The cycles of a task running `n` tiles (or K steps) one after another, each
 /// `sum` cycles with its slowest pipe `slowest`: the pipes overlap across tiles
 /// (double buffering), so after the first tile each adds its slowest pipe.

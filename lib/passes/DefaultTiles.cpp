@@ -62,6 +62,7 @@
 #include "ptoc/passes/Passes.h"
 
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <utility>
@@ -75,6 +76,7 @@
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Func.h"
 #include "ptoc/ir/Level.h"
+#include "ptoc/ir/LoopView.h"
 #include "ptoc/ir/OpDef.h"
 #include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/TileShape.h"
@@ -143,9 +145,10 @@ public:
 
   PassResult run(ir::Module &m, PassContext &ctx) override {
     bool changed = false;
+    std::set<std::string> bodies = ir::loopBodyNames(m);
     for (ir::Func &f : m.funcs()) {
       if (ir::levelOf(f) != ir::Level::Tensor) continue; // control functions, tile level
-      std::optional<bool> c = runOnFunc(f, ctx);
+      std::optional<bool> c = runOnFunc(f, bodies.count(f.name().str()) > 0, ctx);
       if (!c) return PassResult::failure();
       changed |= *c;
     }
@@ -153,7 +156,9 @@ public:
   }
 
 private:
-  std::optional<bool> runOnFunc(ir::Func &f, PassContext &pctx) {
+  /// `loopBody`: a loop runs `f` (the merge passes also merge its tiles for the AICPU
+  /// control thread).
+  std::optional<bool> runOnFunc(ir::Func &f, bool loopBody, PassContext &pctx) {
     ir::Context &ctx = f.context();
     const target::DeviceSpec &device = pctx.device;
     llvm::raw_ostream *log = pctx.debugStream(kPassName);
@@ -208,7 +213,8 @@ private:
       Dims shape = derive.front()->view.iter;
       for (const VecOp *v : derive)
         if (std::optional<Dims> b = ir::broadcastShapes(shape, v->view.iter)) shape = *b;
-      VecDecision d = decideVecTile(ctx, device, derive, shape, int64_t(copies.size()), log);
+      VecDecision d =
+          decideVecTile(ctx, device, derive, shape, int64_t(copies.size()), loopBody, log);
       if (!d.chosen) {
         ctx.emitError(derive.front()->op->loc(), ir::DiagCategory::Tile)
             << "'" << derive.front()->op->name() << "' op has no vec_tile, and " << d.error;
@@ -227,7 +233,7 @@ private:
       bool successors = false;
       for (const ir::OpOperand &u : op.result()->uses())
         successors |= u.owner()->code() != OpCode::Return;
-      CubeDecision decision = decideCubeTile(ctx, device, *mm, batch, successors, log);
+      CubeDecision decision = decideCubeTile(ctx, device, *mm, batch, successors, loopBody, log);
       const std::optional<CubeCandidate> &c = decision.chosen;
       if (!c) {
         ctx.emitError(op.loc(), ir::DiagCategory::Tile)

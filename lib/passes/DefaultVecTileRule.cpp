@@ -262,10 +262,10 @@ class VecRule {
 public:
   /// `copies`: how many copies of the chain (the same ops on other data) take the tile.
   VecRule(ir::Context &ctx, const target::DeviceSpec &device,
-          llvm::ArrayRef<const VecOp *> ops, Dims shape, int64_t copies,
+          llvm::ArrayRef<const VecOp *> ops, Dims shape, int64_t copies, bool loopBody,
           llvm::raw_ostream *log)
       : device_(device), log_(log), ops_(ops), shape_(std::move(shape)), copies_(copies),
-        model_(ctx, device, ops), successors_(model_.hasSuccessors()) {
+        model_(ctx, device, ops), successors_(model_.hasSuccessors()), loopBody_(loopBody) {
     size_t rank = shape_.size();
     kept_.assign(rank, false);
     keptReduced_.assign(rank, false);
@@ -473,17 +473,11 @@ private:
         absl::StrAppend(&size, " (the smallest with the kept axes whole)");
     }
     parts.push_back(size);
-    std::string cores = absl::StrCat(device_.aivCores, " AIV");
     std::string tiles = copies_ > 1 ? absl::StrCat(c.tiles, " tiles (", copies_,
                                                    " copies of the chain)")
                                     : absl::StrCat(c.tiles, c.tiles == 1 ? " tile" : " tiles");
-    if (c.merge > 1)
-      parts.push_back(absl::StrCat(tiles, ", ", c.merge, " per task = ", c.tasks,
-                                   " tasks, ", c.waves, c.waves == 1 ? " wave" : " waves", " of ",
-                                   cores));
-    else
-      parts.push_back(absl::StrCat(tiles, " = ", c.waves,
-                                   c.waves == 1 ? " wave" : " waves", " of ", cores));
+    parts.push_back(tilesOnCores(tiles, c.tiles, device_.aivCores, "AIV",
+                                 c.merge > 1 || loopBody_));
     out.rule = absl::StrJoin(parts, ", ");
     out.detail = absl::StrCat(
         "UB peak of a task ", bytesText(c.peak), " of ", bytesText(device_.buffers.ub),
@@ -499,6 +493,7 @@ private:
   int64_t copies_;
   ChainModel model_;
   bool successors_;
+  bool loopBody_; ///< the function is a loop body (its merges also serve the control thread)
   /// Per dim of the chain's shape: kept whole; a reduction's axis; topk's or scatter's
   /// dim (expand-tiles holds those whole whatever the tile says, so they are never cut).
   std::vector<bool> kept_, keptReduced_, selected_;
@@ -511,8 +506,8 @@ private:
 
 VecDecision decideVecTile(ir::Context &ctx, const target::DeviceSpec &device,
                           llvm::ArrayRef<const VecOp *> ops, Dims shape, int64_t copies,
-                          llvm::raw_ostream *log) {
-  VecRule rule(ctx, device, ops, std::move(shape), copies, log);
+                          bool loopBody, llvm::raw_ostream *log) {
+  VecRule rule(ctx, device, ops, std::move(shape), copies, loopBody, log);
   VecDecision d = rule.decide();
   d.shape = rule.shapeText();
   return d;

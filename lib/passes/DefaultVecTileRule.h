@@ -65,8 +65,9 @@ struct VecDecision {
 /// The vec_tile of the ops one chain derives a tile for (`ops`, first op first) over
 /// `shape`, the broadcast of their iteration shapes, taken by `copies` copies of the
 /// chain (the same ops on other data); every measured candidate goes to `log` if set.
+/// (`loopBody`: the function is a loop body, see decideCubeTile.)
 VecDecision decideVecTile(ir::Context &ctx, const target::DeviceSpec &device,
                           llvm::ArrayRef<const VecOp *> ops, Dims shape, int64_t copies,
-                          llvm::raw_ostream *log);
+                          bool loopBody, llvm::raw_ostream *log);
 
 } // namespace ptoc::passes::default_tiles

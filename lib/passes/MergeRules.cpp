@@ -52,6 +52,48 @@ int64_t pipelinedNBuffer(int64_t groupSize, int64_t cores, int64_t hiddenCycles,
   return std::clamp<int64_t>(static_cast<int64_t>(best), 1, oneWave);
 }
 
+int64_t controlThreadNBuffer(int64_t taskCycles, int64_t groupSize, int64_t memberCycles) {
+  if (groupSize <= 1 || taskCycles <= 0) return 1;
+  if (memberCycles <= 0) return groupSize;
+  int64_t n = std::clamp<int64_t>((taskCycles + memberCycles - 1) / memberCycles, 1, groupSize);
+  // The same number of tasks with the members spread as evenly as chunks allow.
+  int64_t tasks = (groupSize + n - 1) / n;
+  return (groupSize + tasks - 1) / tasks;
+}
+
+int64_t controlThreadTaskCycles(llvm::ArrayRef<BodyGroup> groups,
+                                const target::DeviceSpec &device) {
+  double build = device.scheduler.controlTaskCycles;
+  if (groups.empty()) return 0;
+  double aic = 0, aiv = 0;
+  int64_t longest = 0;
+  for (const BodyGroup &g : groups) {
+    double work = double(g.size) * double(std::max<int64_t>(g.memberCycles, 0));
+    if (g.core == target::CoreKind::AIC) aic += work;
+    else if (g.core == target::CoreKind::AIV) aiv += work;
+    if (g.mergeable) longest = std::max(longest, g.size * std::max<int64_t>(g.memberCycles, 0));
+  }
+  double bound = std::max(device.aicCores > 0 ? aic / device.aicCores : 0.0,
+                          device.aivCores > 0 ? aiv / device.aivCores : 0.0);
+  double iteration = device.scheduler.controlIterationCycles;
+  auto fits = [&](int64_t tau) {
+    int64_t tasks = 0;
+    for (const BodyGroup &g : groups) {
+      int64_t n = g.mergeable ? controlThreadNBuffer(tau, g.size, g.memberCycles) : 1;
+      tasks += (g.size + n - 1) / n;
+    }
+    return iteration + build * double(tasks) <= bound;
+  };
+  if (fits(0)) return 0;
+  if (!fits(longest)) return longest;
+  int64_t lo = 0, hi = longest; // fits(hi), !fits(lo): the least fitting tau in (lo, hi]
+  while (hi - lo > 1) {
+    int64_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? hi : lo) = mid;
+  }
+  return hi;
+}
+
 int64_t l1ReuseAutomaticCount(int64_t groupSize, int64_t aicCores) {
   if (aicCores <= 0) return 1;
   return std::max<int64_t>(1, groupSize / (2 * aicCores));

@@ -7,7 +7,11 @@
 //    `{func<F>_<order>: N, hash_order: N, -1: default}`, in that order, then automatic).
 //  - Automatic N keeps at least C subgraphs (nbuffer: mg-vec-parallel-lb, default
 //    the device's AIV core count; cube: the AIC core count): no merge if S <= C;
-//    else start at ceil(S/C) and decrease while ceil(S/N) < C (automaticNBuffer).
+//    else start at ceil(S/C) and decrease while ceil(S/N) < C (automaticNBuffer);
+//    a group pipelined with the other core kind takes pipelinedNBuffer. In a loop
+//    body it is at least the control thread's N (controlThreadNBuffer for the body's
+//    controlThreadTaskCycles), so the thread that builds every task of every
+//    iteration does not bound the span.
 //  - Members are merged in ascending id order, N consecutive members into the
 //    first of each chunk (the last chunk may be smaller), each merge decided by
 //    MergeRules (scope, copy-in cap, UB capacity, fuel, dependency cycle). A member
@@ -29,6 +33,7 @@
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Level.h"
 #include "ptoc/passes/MergeOptions.h"
+#include "ptoc/ir/LoopView.h"
 #include "ptoc/passes/Passes.h"
 #include "ptoc/target/DeviceSpec.h"
 
@@ -57,28 +62,10 @@ struct MemberPipes {
   }
 };
 
-/// The pipes of the group's first member (members are isomorphic) when a member
-/// has a producer or consumer on the other core kind; nullopt otherwise (the group
-/// does not wait on, or hold up, work of the other kind).
-std::optional<MemberPipes> pipelinedMember(const SubgraphGraph &graph,
-                                           const std::vector<int64_t> &members,
-                                           const CostModel &cost) {
-  const Subgraph *first = graph.find(members.front());
-  auto otherKind = [&](llvm::ArrayRef<int64_t> ids) {
-    for (int64_t id : ids)
-      if (const Subgraph *s = graph.find(id); s && s->core != first->core) return true;
-    return false;
-  };
-  bool pipelined = false;
-  for (int64_t member : members)
-    if (graph.find(member) &&
-        (otherKind(graph.producers(member)) || otherKind(graph.consumers(member)))) {
-      pipelined = true;
-      break;
-    }
-  if (!pipelined) return std::nullopt;
+/// The cycles per pipe of one member of a group (the first: members are isomorphic).
+MemberPipes memberPipes(const Subgraph &first, const CostModel &cost) {
   MemberPipes pipes;
-  for (const Operation *op : first->ops) {
+  for (const Operation *op : first.ops) {
     int64_t cycles = cost.opCycles(*op);
     if (op->code() == ir::OpCode::CopyIn) pipes.in += cycles;
     else if (op->code() == ir::OpCode::CopyOut) pipes.out += cycles;
@@ -87,10 +74,87 @@ std::optional<MemberPipes> pipelinedMember(const SubgraphGraph &graph,
   return pipes;
 }
 
+/// Whether a member of the group has a producer or consumer on the other core kind
+/// (the group waits on, or holds up, work of the other kind).
+bool isPipelined(const SubgraphGraph &graph, const std::vector<int64_t> &members) {
+  const Subgraph *first = graph.find(members.front());
+  auto otherKind = [&](llvm::ArrayRef<int64_t> ids) {
+    for (int64_t id : ids)
+      if (const Subgraph *s = graph.find(id); s && s->core != first->core) return true;
+    return false;
+  };
+  for (int64_t member : members)
+    if (graph.find(member) &&
+        (otherKind(graph.producers(member)) || otherKind(graph.consumers(member))))
+      return true;
+  return false;
+}
+
+/// What the merge knows of the function it merges: its position in the module (the F
+/// of its group keys) and, for a loop body, the control thread's task length
+/// (controlThreadTaskCycles; 0 outside loop bodies, where no control thread builds
+/// the tasks).
+struct FunctionContext {
+  unsigned funcIndex = 0;
+  bool loopBody = false;
+  int64_t controlTaskLength = 0;
+};
+
+/// A group's automatic N, with the rules that gave it (for the debug log).
+struct AutomaticCount {
+  int64_t n = 1;
+  int64_t oneWave = 1;
+  std::optional<MemberPipes> pipelined; ///< the pipelined rule applied
+  int64_t controlFloor = 1;             ///< the loop-body rule (controlThreadNBuffer)
+};
+
+/// The automatic N of a group of `members`: the one-wave rule (automaticNBuffer), or
+/// the pipelined rule (pipelinedNBuffer) when a member feeds or is fed by the other
+/// core kind; inside a loop body at least the control thread's rule
+/// (controlThreadNBuffer), which keeps the thread that builds every task from
+/// bounding the span.
+AutomaticCount automaticCount(const SubgraphGraph &graph, const std::vector<int64_t> &members,
+                              const NBufferMergeRequest &request, const FunctionContext &context,
+                              const target::DeviceSpec &device, const CostModel &cost) {
+  AutomaticCount out;
+  int64_t size = static_cast<int64_t>(members.size());
+  MemberPipes pipes = memberPipes(*graph.find(members.front()), cost);
+  out.oneWave = automaticNBuffer(size, request.cores);
+  out.n = out.oneWave;
+  if (isPipelined(graph, members)) {
+    out.pipelined = pipes;
+    out.n = pipelinedNBuffer(size, request.cores, pipes.hidden(device), pipes.steady());
+  }
+  if (context.loopBody) {
+    out.controlFloor = controlThreadNBuffer(context.controlTaskLength, size, pipes.steady());
+    out.n = std::max(out.n, out.controlFloor);
+  }
+  return out;
+}
+
+/// The control thread's task length for a loop body (controlThreadTaskCycles) from
+/// its groups as they are now: each group's size and its first member's steady-state
+/// cycles; groups of the other core kind are merged by the rule only when the
+/// request says their pass comes later.
+int64_t controlTaskLength(const SubgraphGraph &graph, const NBufferMergeRequest &request,
+                          const CostModel &cost) {
+  std::vector<BodyGroup> groups;
+  for (const std::vector<int64_t> &members : graph.groups()) {
+    const Subgraph *first = members.empty() ? nullptr : graph.find(members.front());
+    if (!first) continue;
+    groups.push_back({first->core, static_cast<int64_t>(members.size()),
+                      memberPipes(*first, cost).steady(),
+                      first->core == request.core || request.otherKindMergesLater});
+  }
+  return controlThreadTaskCycles(groups, cost.device());
+}
+
 /// The merge of one function's groups (calls summarise() first; the caller writes
 /// the table). Returns the number of merges.
 int64_t mergeFunction(SubgraphGraph &graph, const NBufferMergeRequest &request,
-                      unsigned funcIndex, const target::DeviceSpec &device, MergeLog &log) {
+                      FunctionContext context, const target::DeviceSpec &device,
+                      MergeLog &log) {
+  unsigned funcIndex = context.funcIndex;
   graph.summarise();
   // The groups as they are now: merging changes hashes, not these member lists.
   std::vector<std::vector<int64_t>> groups = graph.groups();
@@ -98,18 +162,16 @@ int64_t mergeFunction(SubgraphGraph &graph, const NBufferMergeRequest &request,
   llvm::raw_ostream *debug = log.debug();
   MergeRules rules(graph, log);
   CostModel cost(device);
+  if (context.loopBody) context.controlTaskLength = controlTaskLength(graph, request, cost);
   int64_t merges = 0;
   for (size_t order = 0; order < groups.size(); ++order) {
     const std::vector<int64_t> &members = groups[order];
     const Subgraph *first = graph.find(members.front());
     if (!first || first->core != request.core) continue;
     int64_t size = static_cast<int64_t>(members.size());
-    std::optional<MemberPipes> pipes = pipelinedMember(graph, members, cost);
-    int64_t automatic = pipes ? pipelinedNBuffer(size, request.cores, pipes->hidden(device),
-                                                 pipes->steady())
-                              : automaticNBuffer(size, request.cores);
+    AutomaticCount automatic = automaticCount(graph, members, request, context, device, cost);
     MergeCount choice = chooseMergeCount(request.mode, request.setting, funcIndex,
-                                         int64_t(order), automatic);
+                                         int64_t(order), automatic.n);
     std::string key = hashOrderKey(funcIndex, int64_t(order));
     if (debug) {
       *debug << log.pass() << ": @" << graph.func().name() << " group " << key << " ("
@@ -118,11 +180,14 @@ int64_t mergeFunction(SubgraphGraph &graph, const NBufferMergeRequest &request,
       if (choice.source == CountSource::SettingKey) *debug << " " << groupKeyToString(choice.key);
       if (choice.source == CountSource::Automatic) {
         *debug << ", parallelism " << request.cores;
-        if (pipes)
+        if (const std::optional<MemberPipes> &pipes = automatic.pipelined)
           *debug << ", pipelined with the other core kind: " << pipes->hidden(device)
                  << " cycles hidden and " << pipes->steady()
-                 << " steady per member, one wave would be N = "
-                 << automaticNBuffer(size, request.cores);
+                 << " steady per member, one wave would be N = " << automatic.oneWave;
+        if (context.loopBody)
+          *debug << "; loop body: tasks of at least " << context.controlTaskLength
+                 << " cycles keep the control thread within the body's work, N >= "
+                 << automatic.controlFloor;
       }
       *debug << ")" << (choice.n <= 1 ? ", no merge" : "") << "\n";
     }
@@ -193,7 +258,9 @@ PassResult runNBufferMerge(ir::Module &m, const target::DeviceSpec &device,
   if (!checkGroupSetting(m, request.setting, request.mode,
                          {pass, settingName, "N, the subgraphs merged into one", request.core}))
     return PassResult::failure();
-  if (request.mode == 0) return PassResult::unchanged();
+  std::set<std::string> bodies = ir::loopBodyNames(m);
+  if (request.mode == 0 || (request.mode == kNBufferModeLoopBodies && bodies.empty()))
+    return PassResult::unchanged();
   if (request.cores < 0)
     request.cores = request.core == target::CoreKind::AIC ? device.aicCores : device.aivCores;
 
@@ -203,6 +270,10 @@ PassResult runNBufferMerge(ir::Module &m, const target::DeviceSpec &device,
   for (ir::Func &f : m.funcs()) {
     unsigned index = funcIndex++;
     if (ir::levelOf(f) != ir::Level::Partitioned) continue;
+    FunctionContext context{.funcIndex = index, .loopBody = bodies.count(f.name().str()) > 0};
+    NBufferMergeRequest own = request;
+    if (own.mode == kNBufferModeLoopBodies) own.mode = context.loopBody ? 1 : 0;
+    if (own.mode == 0) continue;
     SubgraphGraph graph = SubgraphGraph::fromFunc(f, cost);
     if (int64_t member = graph.cycleMember(); member >= 0) {
       const Operation &op = *graph.find(member)->ops.front();
@@ -211,7 +282,7 @@ PassResult runNBufferMerge(ir::Module &m, const target::DeviceSpec &device,
                               << op.name() << "'); run partition again";
       return PassResult::failure();
     }
-    if (mergeFunction(graph, request, index, device, log) > 0) changed |= graph.writeTable();
+    if (mergeFunction(graph, own, context, device, log) > 0) changed |= graph.writeTable();
   }
   return PassResult::changed(changed);
 }
@@ -266,7 +337,8 @@ std::unique_ptr<Pass> createNBufferMergePass(const NBufferMergeOptions &options)
                                     .mode = options.mode,
                                     .setting = options.setting,
                                     .cores = options.parallelLowerBound,
-                                    .copyInUpperBound = options.copyInUpperBound},
+                                    .copyInUpperBound = options.copyInUpperBound,
+                                    .otherKindMergesLater = true},
                                    options.fuel);
 }
 

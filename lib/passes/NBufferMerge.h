@@ -24,6 +24,11 @@ struct NBufferMergeRequest {
   /// mg_copyin_upper_bound: a chunk stops growing before its copy-in bytes would
   /// exceed this; -1 = no cap.
   int64_t copyInUpperBound = -1;
+  /// The loop-body rule (controlThreadTaskCycles): whether the groups of the other
+  /// core kind are still to be merged by the same rule (nbuffer-merge: the default
+  /// pipeline runs cube-nbuffer-merge after it) or count as they are
+  /// (cube-nbuffer-merge: nbuffer-merge has run).
+  bool otherKindMergesLater = false;
 };
 
 /// The pass object both NBuffer passes are: `argument` names it (statistics, logs),

@@ -12,9 +12,6 @@ namespace ptoc::passes {
 namespace {
 
 constexpr llvm::StringLiteral kScopeKnob = "sg_set_scope";
-/// The pass that joins the default pipeline when its mode knob is non-zero.
-constexpr llvm::StringLiteral kCubeNBufferPass = "cube-nbuffer-merge";
-constexpr llvm::StringLiteral kCubeNBufferMode = "cube_nbuffer_mode";
 
 std::string underscored(llvm::StringRef name) {
   std::string s = name.str();
@@ -121,22 +118,6 @@ std::string PassKnobs::pipeline(bool throughExpandTiles) const {
   if (!parsed.ok()) return defaultPipelineText().str();
   std::vector<PipelineElement> pipeline = *std::move(parsed);
 
-  auto cubeMode = values_.find(kCubeNBufferMode.str());
-  bool wantCubeNBuffer = cubeMode != values_.end() &&
-                         std::holds_alternative<int64_t>(cubeMode->second) &&
-                         std::get<int64_t>(cubeMode->second) != 0;
-  bool hasCubeNBuffer = std::any_of(pipeline.begin(), pipeline.end(), [](const auto &e) {
-    return e.info->argument == kCubeNBufferPass;
-  });
-  if (wantCubeNBuffer && !hasCubeNBuffer) {
-    // After the vector merge, before L1 reuse (which merges what is left per anchor).
-    auto at = std::find_if(pipeline.begin(), pipeline.end(), [](const auto &e) {
-      return e.info->argument == "l1-reuse-merge";
-    });
-    const PassInfo *info = t.registry.lookup(kCubeNBufferPass);
-    pipeline.insert(at, PipelineElement{info, PassOptionValues(
-                                                           info->options, info->argument)});
-  }
   if (throughExpandTiles) {
     auto expand = std::find_if(pipeline.begin(), pipeline.end(), [](const auto &e) {
       return e.info->argument == "expand-tiles";

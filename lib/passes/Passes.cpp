@@ -7,9 +7,11 @@ namespace ptoc::passes {
 llvm::StringRef defaultPipelineText() {
   // Ops without a tile shape get one derived from the op and the device before
   // tiling. Vector groups are merged automatically (tasks of at least the AIV core
-  // count); cube groups keep their parallelism, and merge only to share an L1 load.
+  // count); cube groups keep their parallelism, and merge only to share an L1 load,
+  // except in loop bodies (cube-nbuffer-merge's default mode), where the control
+  // thread builds every task and both kinds merge at least its count.
   return "canonicalize,cse,dce,default-tiles,expand-tiles,partition,nbuffer-merge{vec-nbuffer-mode=1},"
-         "l1-reuse-merge{cube-l1-reuse-mode=1}";
+         "cube-nbuffer-merge,l1-reuse-merge{cube-l1-reuse-mode=1}";
 }
 
 void registerAllPasses(PassRegistry &registry) {

@@ -773,14 +773,6 @@ absl::StatusOr<Program> expandLoops(const LoopProgram &lp, const target::DeviceS
   return p;
 }
 
-absl::Status checkSchedParallelism(int parallelism) {
-  if (parallelism < kMinSchedParallelism || parallelism > kMaxSchedParallelism)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "device_sched_parallelism must be between ", kMinSchedParallelism, " and ",
-        kMaxSchedParallelism, " (iterations of a parallel loop run at once), got ", parallelism));
-  return absl::OkStatus();
-}
-
 absl::Status assignStitches(Program &program, const target::DeviceSpec &device, int stitchMaxNum,
                             int parallelism) {
   if (stitchMaxNum < kMinStitchMaxNum || stitchMaxNum > kMaxStitchMaxNum)
@@ -790,6 +782,9 @@ absl::Status assignStitches(Program &program, const target::DeviceSpec &device, 
   if (absl::Status s = checkSchedParallelism(parallelism); !s.ok()) return s;
   program.stitchWaitFor.clear();
   if (program.instances.empty()) return absl::OkStatus();
+  if (parallelism == kAutoSchedParallelism)
+    parallelism = automaticSchedParallelism(program, device);
+  program.schedParallelism = parallelism;
   const size_t n = program.instances.size();
   std::vector<int64_t> tasks(n, 0);
   for (const Call &c : program.calls)

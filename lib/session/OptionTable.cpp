@@ -30,8 +30,9 @@ const SessionOption kOptions[] = {
      runtime::kMinStitchMaxNum, runtime::kMaxStitchMaxNum, "stitch-function-max-num", "N"},
     {"device_sched_parallelism", OptionDict::Runtime,
      [](CO &, RO &r) -> OptionField { return &r.schedParallelism; },
-     "iterations of a parallel loop (ptoc.loop(..., parallel=True)) that may run at once",
-     runtime::kMinSchedParallelism, runtime::kMaxSchedParallelism, "device-sched-parallelism",
+     "iterations of a parallel loop (ptoc.loop(..., parallel=True)) that may run at once; 0 "
+     "derives it from the kernel and the device",
+     runtime::kAutoSchedParallelism, runtime::kMaxSchedParallelism, "device-sched-parallelism",
      "P"},
     // debug_options
     {"runtime_debug_mode", OptionDict::Debug, [](CO &, RO &r) -> OptionField { return &r.debugMode; },

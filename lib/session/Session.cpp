@@ -448,6 +448,7 @@ absl::StatusOr<RunReport> Session::runGuarded(const Kernel &kernel,
   if (!record.ok()) return record.status();
   report.simulateSeconds = secondsSince(simStart);
   report.record = *std::move(record);
+  report.schedParallelism = program->schedParallelism;
 
   if (options.numerics) {
     // Start calls in the order the simulated schedule started them.

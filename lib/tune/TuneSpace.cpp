@@ -14,6 +14,7 @@
 #include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/LoopView.h"
+#include "ptoc/passes/Passes.h"
 #include "ptoc/ir/OpDef.h"
 #include "ptoc/ir/Parser.h"
 #include "ptoc/ir/Printer.h"
@@ -54,14 +55,16 @@ std::optional<int64_t> scaled(int64_t v, std::pair<int64_t, int64_t> s) {
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 /// The device_sched_parallelism value of knob `name`, or why it is not one (the
-/// runtime's range, runtime::checkSchedParallelism's).
+/// runtime's values, runtime::checkSchedParallelism's: 0 automatic, or 1..8).
 absl::StatusOr<int> parallelismValue(llvm::StringRef name, const KnobValue &value) {
   const auto *p = std::get_if<int64_t>(&value);
-  if (!p || *p < runtime::kMinSchedParallelism || *p > runtime::kMaxSchedParallelism)
+  if (!p || *p < runtime::kAutoSchedParallelism || *p > runtime::kMaxSchedParallelism ||
+      !runtime::checkSchedParallelism(static_cast<int>(*p)).ok())
     return absl::InvalidArgumentError(absl::StrCat(
         "knob '", name.str(), "' = ", knobValueToString(value),
         ": device_sched_parallelism (iterations of a parallel loop in flight) must be an "
-        "integer in ", runtime::kMinSchedParallelism, "..", runtime::kMaxSchedParallelism));
+        "integer in ", runtime::kMinSchedParallelism, "..", runtime::kMaxSchedParallelism,
+        ", or ", runtime::kAutoSchedParallelism, " (automatic)"));
   return static_cast<int>(*p);
 }
 
@@ -175,10 +178,25 @@ struct MergeRequest {
   passes::GroupSetting setting; ///< group (or -1) -> N
 };
 
+/// The merge mode `knobs` give the groups of a core kind in `module`: vec_nbuffer_mode
+/// / cube_nbuffer_mode as set, else the default pipeline's (AIV 1; AIC the pass's
+/// default, passes::kNBufferModeLoopBodies), that mode resolved to 1 in a module with
+/// loops (whose root functions are all loop bodies) and to 0 in one without.
+int64_t mergeMode(const passes::PassKnobs &knobs, bool vector, const ir::Module &module) {
+  int64_t mode = vector ? 1 : passes::CubeNBufferMergeOptions{}.mode;
+  if (auto it = knobs.values().find(vector ? "vec_nbuffer_mode" : "cube_nbuffer_mode");
+      it != knobs.values().end())
+    if (const int64_t *set = std::get_if<int64_t>(&it->second)) mode = *set;
+  if (mode == passes::kNBufferModeLoopBodies) return ir::loopBodyNames(module).empty() ? 0 : 1;
+  return mode;
+}
+
 /// Sets the merge passes' knobs for the requests. AIV groups without a count keep the
-/// default pipeline's automatic N; AIC groups without one are not merged (the default
-/// pipeline does not run cube-nbuffer-merge), unless `cube_nbuffer` = "auto".
-absl::Status applyMerges(const MergeRequest &vec, const MergeRequest &cube, passes::PassKnobs &knobs) {
+/// default pipeline's automatic N; AIC groups without one keep the automatic N when
+/// `cubeAutomatic` (the base knobs' AIC merge mode is 1, mergeMode), else are not
+/// merged unless `cube_nbuffer` = "auto".
+absl::Status applyMerges(const MergeRequest &vec, const MergeRequest &cube, bool cubeAutomatic,
+                         passes::PassKnobs &knobs) {
   if (vec.present) {
     bool automatic = vec.setting.empty();
     if (absl::Status s = knobs.set("vec_nbuffer_mode", int64_t(automatic ? 1 : 2)); !s.ok())
@@ -190,12 +208,12 @@ absl::Status applyMerges(const MergeRequest &vec, const MergeRequest &cube, pass
   // (running it to merge nothing costs a subgraph-table rebuild per candidate).
   bool cubeAllOnes = !cube.allAuto && std::all_of(cube.setting.begin(), cube.setting.end(),
                                                   [](const auto &e) { return e.second == 1; });
-  if (cube.present && cubeAllOnes && knobs.values().count("cube_nbuffer_mode"))
+  if (cube.present && cubeAllOnes && (cubeAutomatic || knobs.values().count("cube_nbuffer_mode")))
     // The base knobs merged AIC groups; this config says not to.
     if (absl::Status s = knobs.set("cube_nbuffer_mode", int64_t(0)); !s.ok()) return s;
   if (cube.present && !cubeAllOnes) {
     passes::GroupSetting setting = cube.setting;
-    if (!cube.allAuto) setting.try_emplace(-1, 1);
+    if (!cube.allAuto && !cubeAutomatic) setting.try_emplace(-1, 1);
     bool automatic = setting.empty();
     if (absl::Status s = knobs.set("cube_nbuffer_mode", int64_t(automatic ? 1 : 2)); !s.ok())
       return s;
@@ -324,18 +342,16 @@ namespace {
 
 /// The merge count the kernel's own pass options give the group of a core kind that
 /// `key` names (a hash order, func<F>_<order>; nullopt: every group of the kind), as a
-/// value of its merge knob: 1 when that kind's merging is off, "auto" for the automatic
-/// N (a per-group cube knob has no "auto"), N from the setting (the merge passes'
-/// lookup: func<F>_<order>, then the hash order, then -1, then the automatic N).
+/// value of its merge knob, for the kind's merge `mode` (mergeMode): 1 when merging is
+/// off, "auto" for the automatic N (a per-group cube knob has "auto" only when the AIC
+/// groups merge automatically), N from the setting (the merge passes' lookup:
+/// func<F>_<order>, then the hash order, then -1, then the automatic N).
 std::optional<KnobValue> writtenMerge(const passes::PassKnobs &knobs, bool vector,
-                                      std::optional<passes::GroupKey> key) {
+                                      std::optional<passes::GroupKey> key, int64_t mode) {
   const auto &values = knobs.values();
-  auto modeIt = values.find(vector ? "vec_nbuffer_mode" : "cube_nbuffer_mode");
-  const int64_t *mode = modeIt != values.end() ? std::get_if<int64_t>(&modeIt->second) : nullptr;
-  // The default pipeline: AIV groups merged automatically, AIC groups not.
-  int64_t m = mode ? *mode : vector ? 1 : 0;
+  int64_t m = mode;
   std::optional<KnobValue> automatic;
-  if (vector || !key) automatic = std::string(kNBufferAuto);
+  if (vector || !key || m == 1) automatic = std::string(kNBufferAuto);
   if (m == 0) return int64_t(1);
   if (m == 1) return automatic;
   auto settingIt = values.find(vector ? "vec_nbuffer_setting" : "cube_nbuffer_setting");
@@ -414,6 +430,7 @@ absl::StatusOr<SearchSpace> deriveSearchSpace(llvm::StringRef moduleText,
     if (absl::Status s = space.addDimension(std::move(dim)); !s.ok()) return s;
   }
   // Merge counts per hash-order group, for the groups of the function as written.
+  bool cubeAutomatic = mergeMode(baseKnobs, false, *parsed->module) == 1;
   for (const MergeGroup &group : groups) {
     bool vector = group.core == target::CoreKind::AIV;
     passes::GroupKey key = group.func == passes::GroupKey::kEveryFunc
@@ -421,13 +438,15 @@ absl::StatusOr<SearchSpace> deriveSearchSpace(llvm::StringRef moduleText,
                                : passes::GroupKey::inFunc(group.func, group.hashOrder);
     Dimension dim{mergeDimName(vector ? kVecNBufferDim : kCubeNBufferDim, key), {},
                   vector ? DimensionKind::Vector : DimensionKind::Cube};
-    // The default pipeline merges AIV groups automatically: keep that as a choice.
-    if (vector) dim.values.push_back(std::string(kNBufferAuto));
+    // The default pipeline merges AIV groups automatically (and AIC groups of loop
+    // bodies): keep that as a choice.
+    if (vector || cubeAutomatic) dim.values.push_back(std::string(kNBufferAuto));
     for (int64_t n : kNBufferCounts)
       if (n == 1 || n / 2 < group.size) dim.values.push_back(n);
     // The kernel's own count is always a choice (the function as written is a config
     // of the space), even one the counts above skip.
-    if (std::optional<KnobValue> own = writtenMerge(baseKnobs, vector, key);
+    if (std::optional<KnobValue> own =
+            writtenMerge(baseKnobs, vector, key, mergeMode(baseKnobs, vector, *parsed->module));
         own && std::find(dim.values.begin(), dim.values.end(), *own) == dim.values.end())
       dim.values.push_back(*own);
     if (absl::Status s = space.addDimension(std::move(dim)); !s.ok()) return s;
@@ -460,6 +479,7 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, KnobVa
 
   TunedConfig out;
   out.knobs = baseKnobs;
+  bool cubeAutomatic = mergeMode(baseKnobs, false, *parsed->module) == 1;
   MergeRequest vecMerge, cubeMerge;
   llvm::json::Object json;
   for (const auto &[name, value] : values) {
@@ -519,14 +539,15 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, KnobVa
       bool isAuto = text && *text == kNBufferAuto;
       if (n && *n >= 1) {
         request.setting[key] = *n;
-      } else if (isAuto && (merge->vector || key.isDefault())) {
+      } else if (isAuto && (merge->vector || key.isDefault() || cubeAutomatic)) {
         if (key.isDefault()) request.allAuto = true;
       } else {
         return absl::InvalidArgumentError(absl::StrCat(
             "config knob '", name, "' = ", knobValueToString(value),
             ": a merge count is a number >= 1",
-            merge->vector || key.isDefault() ? " or \"auto\""
-                                             : " (\"auto\" only for every group: cube_nbuffer)"));
+            merge->vector || key.isDefault() || cubeAutomatic
+                ? " or \"auto\""
+                : " (\"auto\" only for every group: cube_nbuffer)"));
       }
     } else if (passes::PassKnobs::find(name)) {
       absl::StatusOr<passes::OptionValue> option = passKnobValue(name, value);
@@ -540,7 +561,8 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, KnobVa
           absl::StrJoin(passes::PassKnobs::names(), ", "), ")"));
     }
   }
-  if (absl::Status s = applyMerges(vecMerge, cubeMerge, out.knobs); !s.ok()) return s;
+  if (absl::Status s = applyMerges(vecMerge, cubeMerge, cubeAutomatic, out.knobs); !s.ok())
+    return s;
   out.configJson = llvm::formatv("{0}", llvm::json::Value(std::move(json))).str();
   // Keep the user's locations (loc(...) in the text, as Python's tracer writes it) so
   // that errors of the tuned kernel name the user's lines.
@@ -569,7 +591,8 @@ std::optional<Config> writtenConfig(const SearchSpace &space, llvm::StringRef mo
     } else if (dim.name == kSchedParallelismDim) {
       want = int64_t(schedParallelism);
     } else if (std::optional<MergeKnob> merge = mergeKnob(dim.name)) {
-      want = writtenMerge(baseKnobs, merge->vector, merge->key);
+      want = writtenMerge(baseKnobs, merge->vector, merge->key,
+                          mergeMode(baseKnobs, merge->vector, *parsed->module));
     }
     if (!want) return std::nullopt;
     auto it = std::find(dim.values.begin(), dim.values.end(), *want);

@@ -205,7 +205,8 @@ class JitFunction:
     def last_run(self):
         """The report of this thread's last run (or, if it has none, the latest of any
         thread): ``.simulated_us .bound_us .bound_ratio .utilization .summary
-        .swimlane_path .output_folder``."""
+        .swimlane_path .output_folder .sched_parallelism`` (the last: the
+        device_sched_parallelism the run used, the automatic value resolved)."""
         return getattr(self._local, "last_run", None) or self._last_run
 
     def with_config(self, pass_options=None, runtime_options=None, debug_options=None,

@@ -334,6 +334,7 @@ void bindKernels(py::module_ &m) {
       .def_readonly("summary", &session::RunReport::summary)
       .def_readonly("output_folder", &session::RunReport::outputFolder)
       .def_readonly("swimlane_path", &session::RunReport::swimlanePath)
+      .def_readonly("sched_parallelism", &session::RunReport::schedParallelism)
       .def_readonly("simulate_seconds", &session::RunReport::simulateSeconds)
       .def_readonly("execute_seconds", &session::RunReport::executeSeconds)
       .def_property_readonly("utilization", &reportUtilization)

@@ -109,6 +109,7 @@ PYBIND11_MODULE(_ptoc, m) {
   m.attr("MIN_STITCH") = runtime::kMinStitchMaxNum;
   m.attr("MAX_STITCH") = runtime::kMaxStitchMaxNum;
   m.attr("MIN_SCHED_PARALLELISM") = runtime::kMinSchedParallelism;
+  m.attr("AUTO_SCHED_PARALLELISM") = runtime::kAutoSchedParallelism;
   m.attr("MAX_SCHED_PARALLELISM") = runtime::kMaxSchedParallelism;
   m.attr("MAX_TOP") = profile::kMaxTop;
   m.attr("DEFAULT_TOP") = profile::SummaryOptions{}.topTasks;

@@ -175,3 +175,29 @@ def test_mlp_without_tiles_matches_numpy(rng):
     assert kinds == ["vec_tile", "cube_tile", "cube_tile"]
     line = next(l for l in mlp.last_run.summary.splitlines() if l.startswith("tiles:"))
     assert line.count("cube_tile") == 2 and line.count("vec_tile") == 1
+
+
+def test_the_tiles_line_leaves_the_tiles_per_task_to_the_merge_passes():
+    # 8192 rows of 4096 f32 on 48 AIV cores: many tiles per core. How many a task runs
+    # is the merge passes' choice (nbuffer-merge's rules see what the tiles feed, and in
+    # a loop body the control thread), so the line gives the tiles per core only.
+    x = np.zeros((8192, 4096), np.float32)
+    k = softmax_kernel(runtime_options={"run_numerics": False})
+    k(x)
+    (d,) = k.compile(x).derived_tiles
+    per_core = d["tiles"] / A2_AIV
+    assert per_core > 1
+    assert d["rule"].endswith(f"{d['tiles']} tiles, {per_core:.1f} per AIV core before merging"), d
+    assert "per task" not in k.last_run.summary.split("tiles:")[1].splitlines()[0]
+
+    # In a loop body, even tiles that fit one wave: the control thread's rule may merge
+    # them.
+    @ptoc.jit(device=A2, runtime_options={"run_numerics": False})
+    def rows(x: ptoc.Tensor([4, 8192, 64], ptoc.DT_FP16), y: ptoc.Tensor([4, 8192, 64], ptoc.DT_FP16)):
+        for b in ptoc.loop(4, name="b"):
+            y[b] = -x[b]
+
+    h = np.zeros((4, 8192, 64), np.float16)
+    rows(h, np.zeros_like(h))
+    (d,) = rows.compile(h, np.zeros_like(h)).derived_tiles
+    assert d["rule"].endswith(f"{d['tiles']} tiles for 48 AIV cores before merging"), d

@@ -38,7 +38,7 @@ def test_the_cpp_defaults_are_what_the_engine_does():
     """The table's values, spelled out: a change to a C++ default is a visible decision."""
     assert CPP["runtime_options"] == {"device_sched_mode": 0, "host_threads": 0,
                                       "run_numerics": True, "stitch_function_max_num": 128,
-                                      "device_sched_parallelism": 1}
+                                      "device_sched_parallelism": 0}
     assert CPP["host_options"]["compile_stage"] == "codegen"
     assert CPP["host_options"]["max_tile_ops"] == 8 * 1024 * 1024
     assert CPP["tune"]["budget"] == 64 and CPP["tune"]["strategy"] == "auto"

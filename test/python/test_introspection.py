@@ -213,7 +213,7 @@ def pipeline_elements(text):
 def test_pipeline_names_the_knobs_set(tmp_path):
     default = compiled("softmax")
     assert default.pipeline == ("canonicalize,cse,dce,default-tiles,expand-tiles,partition,"
-                                "nbuffer-merge{vec-nbuffer-mode=1},"
+                                "nbuffer-merge{vec-nbuffer-mode=1},cube-nbuffer-merge,"
                                 "l1-reuse-merge{cube-l1-reuse-mode=1}")
     # (The softmax has no AIC group 0: the compile says so, and the pipeline still
     # carries the setting.)

@@ -100,10 +100,12 @@ def test_overlapping_iterations_shorten_a_barrier_bound_run():
 
 def test_device_sched_parallelism_is_checked():
     with pytest.raises(ptoc.OptionError, match=r"'device_sched_parallelism' must be an int in "
-                                               r"\[1, 8\], got 9"):
+                                               r"\[0, 8\], got 9"):
         ptoc.jit(runtime_options={"device_sched_parallelism": 9})(lambda x: x)
     with pytest.raises(ptoc.OptionError, match="device_sched_parallelism"):
-        ptoc.jit(runtime_options={"device_sched_parallelism": 0})(lambda x: x)
+        ptoc.jit(runtime_options={"device_sched_parallelism": -1})(lambda x: x)
+    # 0 is the default: derived from the kernel (docs/runtime.md "Parallel loops").
+    ptoc.jit(runtime_options={"device_sched_parallelism": 0})(lambda x: x)
 
 
 def test_parallel_must_be_a_bool():
@@ -186,10 +188,10 @@ def test_pypto_set_runtime_options_takes_device_sched_parallelism(fresh_warnings
 
 def test_the_tuner_measures_with_the_kernels_parallelism(tmp_path):
     # The baseline is what a call of the kernel simulates, with its own
-    # device_sched_parallelism (TuneOptions::schedParallelism), not the default 1.
+    # device_sched_parallelism (TuneOptions::schedParallelism), not another value.
     x = rand(8, 128, 512)
     four = blocks_kernel(True).with_config(runtime_options={"device_sched_parallelism": 4})
-    one = blocks_kernel(True)
+    one = blocks_kernel(True).with_config(runtime_options={"device_sched_parallelism": 1})
     for k in (four, one):
         k(x, np.zeros_like(x))
     assert four.last_run.simulated_us < one.last_run.simulated_us
@@ -205,7 +207,7 @@ def test_the_tuner_finds_the_parallelism_a_parallel_loop_wants(tmp_path):
     opts = dict(budget=1, strategy="grid", use_bank=False, result_dir=str(tmp_path),
                 progress=False)
     derived = ptoc.tune(blocks_kernel(True), x, np.zeros_like(x), **opts)
-    assert derived.written_config["device_sched_parallelism"] == 1
+    assert derived.written_config["device_sched_parallelism"] == 0  # the default: automatic
     serial = ptoc.tune(blocks_kernel(False), x, np.zeros_like(x), **opts)
     assert "device_sched_parallelism" not in serial.written_config
     three = blocks_kernel(True).with_config(runtime_options={"device_sched_parallelism": 3})
@@ -214,7 +216,8 @@ def test_the_tuner_finds_the_parallelism_a_parallel_loop_wants(tmp_path):
 
     # A grid over it picks more iterations in flight, says so, and the kernel then runs
     # with them: a call simulates the tuned time.
-    k = blocks_kernel(True).with_config(runtime_options={"run_numerics": False})
+    k = blocks_kernel(True).with_config(runtime_options={"run_numerics": False,
+                                                         "device_sched_parallelism": 1})
     r = ptoc.tune(k, x, np.zeros_like(x), space={"device_sched_parallelism": [1, 2, 4, 8]},
                   strategy="grid", budget=4, use_bank=False, result_dir=str(tmp_path),
                   progress=False)

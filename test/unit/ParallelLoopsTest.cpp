@@ -155,14 +155,65 @@ TEST_CASE("without parallel loops the stitches are as before", "[loops][parallel
 TEST_CASE("device_sched_parallelism out of range is an error naming it", "[loops][parallel]") {
   DeviceSpec d = preset("tiny");
   Program p = mixedProgram();
-  for (int bad : {0, 9, -1}) {
+  for (int bad : {9, -1}) {
     absl::Status s = assignStitches(p, d, 2, bad);
     REQUIRE_FALSE(s.ok());
     CHECK(s.code() == absl::StatusCode::kInvalidArgument);
     CHECK_THAT(std::string(s.message()),
-               Contains("device_sched_parallelism must be between 1 and 8") &&
+               Contains("device_sched_parallelism must be 0 (automatic: derived from the "
+                        "kernel) or between 1 and 8") &&
                    Contains(absl::StrCat("got ", bad)));
   }
+  // 0 asks for the automatic value, which the program records.
+  REQUIRE(assignStitches(p, d, 2, ptoc::runtime::kAutoSchedParallelism).ok());
+  CHECK(p.schedParallelism == ptoc::runtime::automaticSchedParallelism(p, d));
+  CHECK(p.schedParallelism >= 1);
+}
+
+TEST_CASE("automatic device_sched_parallelism fills the cores, and one more in flight",
+          "[loops][parallel]") {
+  using ptoc::runtime::automaticSchedParallelism;
+  DeviceSpec d = preset("tiny"); // 4 AIV cores
+  // A leaf whose cost-model estimate (what the rule reads) is `cycles`.
+  auto costedLeaf = [](Program &p, int64_t cycles) {
+    int leaf = computeLeaf(p, cycles);
+    p.leaves[leaf].cycles = cycles;
+    return leaf;
+  };
+  // Iterations of one task (a chain of one): each keeps pi = 1 core busy, so
+  // ceil(4 / 1) = 4 fill the AIV cores, plus one: 5.
+  Program chains;
+  int leaf = costedLeaf(chains, 100);
+  for (int j = 0; j < 8; ++j) addIteration(chains, leaf, 0, j);
+  CHECK(automaticSchedParallelism(chains, d) == 5);
+  // Iterations of 8 independent tasks: pi = 8 >= 4 cores, so one iteration fills them
+  // on average; one more drains alongside: 2.
+  Program wide;
+  leaf = costedLeaf(wide, 100);
+  for (int j = 0; j < 8; ++j) addIteration(wide, leaf, 0, j, 8);
+  CHECK(automaticSchedParallelism(wide, d) == 2);
+  // Iterations of a chain of 4 tasks (each waits for the one before): pi = 1 again.
+  Program chained;
+  leaf = costedLeaf(chained, 100);
+  for (int j = 0; j < 8; ++j) {
+    addIteration(chained, leaf, 0, j);
+    for (int t = 1; t < 4; ++t) {
+      int c = addCall(chained, leaf, {}, {static_cast<int>(chained.calls.size()) - 1});
+      chained.calls[c].instance = static_cast<int>(chained.instances.size()) - 1;
+    }
+  }
+  CHECK(automaticSchedParallelism(chained, d) == 5);
+  // At most the iterations of a run (3 here), and at most 8 (a2's 48 AIV cores).
+  Program three;
+  leaf = costedLeaf(three, 100);
+  for (int j = 0; j < 3; ++j) addIteration(three, leaf, 0, j);
+  CHECK(automaticSchedParallelism(three, d) == 3);
+  CHECK(automaticSchedParallelism(chains, preset("a2")) == ptoc::runtime::kMaxSchedParallelism);
+  // No parallel loop: 1.
+  Program plain;
+  leaf = costedLeaf(plain, 100);
+  for (int j = 0; j < 8; ++j) addIteration(plain, leaf, -1, j);
+  CHECK(automaticSchedParallelism(plain, d) == 1);
 }
 
 namespace {
@@ -406,6 +457,17 @@ TEST_CASE("a run takes device_sched_parallelism, each value instantiated once",
   CHECK(one[0].get(5) != 0);
   CHECK(r4.simulatedUs < r1.simulatedUs);
   CHECK(r1.record.stitches.size() == 4);
+  CHECK(r1.schedParallelism == 1);
+  CHECK(r4.schedParallelism == 4);
+  // The default: the automatic value, derived from the expanded program and reported.
+  std::vector<ptoc::runtime::HostTensor> automatic;
+  auto rAuto = runWith(ptoc::session::RunOptions{}.schedParallelism, automatic);
+  auto expanded = k->runnable(ptoc::runtime::kDefaultStitchMaxNum, 1);
+  REQUIRE(expanded.ok());
+  CHECK(rAuto.schedParallelism ==
+        ptoc::runtime::automaticSchedParallelism(**expanded, s.device()));
+  CHECK(rAuto.schedParallelism > 1);
+  CHECK(rAuto.simulatedUs < r1.simulatedUs);
   // Kept per option: the same program object for the same value, another for another.
   auto a = k->runnable(ptoc::runtime::kDefaultStitchMaxNum, 4);
   auto b = k->runnable(ptoc::runtime::kDefaultStitchMaxNum, 4);
@@ -442,5 +504,7 @@ TEST_CASE("a run takes device_sched_parallelism, each value instantiated once",
   auto r = s.run(*k, args, out, bad);
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(std::string(r.status().message()),
-             Contains("device_sched_parallelism must be between 1 and 8") && Contains("got 9"));
+             Contains("device_sched_parallelism must be 0 (automatic: derived from the kernel) "
+                      "or between 1 and 8") &&
+                 Contains("got 9"));
 }

@@ -402,6 +402,41 @@ TEST_CASE("pipelined merge count: sqrt of members per core x hidden / steady, wi
   CHECK(pipelinedNBuffer(64, 4, 323, 103) == 8);
 }
 
+TEST_CASE("loop-body merge count: the control thread builds an iteration within its work",
+          "[partition]") {
+  auto tiny = target::DeviceSpec::preset("tiny");
+  REQUIRE(tiny.ok());
+  using target::CoreKind;
+  // test/passes/nbuffer-merge-loop-body.pto: 16 matmul tiles of 478 cycles (2 AIC
+  // cores: 3824 per iteration), 16 relu tiles of 103. 200 + 390 x tasks <= 3824 allows
+  // 9 tasks; the least task length giving at most 9 is 957 (n 3 and 10: 6 + 2 tasks);
+  // 2 tasks of 8 relus rather than 10 + 6.
+  std::vector<BodyGroup> body = {{CoreKind::AIC, 16, 478}, {CoreKind::AIV, 16, 103}};
+  int64_t tau = controlThreadTaskCycles(body, *tiny);
+  CHECK(tau == 957);
+  CHECK(controlThreadNBuffer(tau, 16, 478) == 3);
+  CHECK(controlThreadNBuffer(tau, 16, 103) == 8);
+  CHECK(controlThreadNBuffer(13 * 100, 32, 100) == 11);
+  // One cycle less: N 2 and 10 (8 + 2 = 10 tasks, 4100 cycles of the control thread).
+  CHECK(controlThreadNBuffer(tau - 1, 16, 478) == 2);
+  // Work enough for the unmerged tasks: no floor (a cube-heavy body, as MoE experts').
+  std::vector<BodyGroup> heavy = {{CoreKind::AIC, 16, 181832}, {CoreKind::AIV, 32, 2176}};
+  CHECK(controlThreadTaskCycles(heavy, *tiny) == 0);
+  CHECK(controlThreadNBuffer(0, 32, 2176) == 1);
+  // Not even one task per group fits: every group whole (the longest group's cycles).
+  std::vector<BodyGroup> tiny_work = {{CoreKind::AIV, 4, 10}, {CoreKind::AIV, 8, 5}};
+  CHECK(controlThreadTaskCycles(tiny_work, *tiny) == 40);
+  CHECK(controlThreadNBuffer(40, 4, 10) == 4);
+  CHECK(controlThreadNBuffer(40, 8, 5) == 8);
+  // The count never exceeds the group.
+  CHECK(controlThreadNBuffer(1000000, 7, 3) == 7);
+  // The rule reads the device: with free task building, nothing merges.
+  target::DeviceSpec free = *tiny;
+  free.scheduler.controlTaskCycles = 0;
+  free.scheduler.controlIterationCycles = 0;
+  CHECK(controlThreadTaskCycles(body, free) == 0);
+}
+
 TEST_CASE("merge count: func<F>_<order> beats the hash order, which beats -1, which beats "
           "automatic, and mode 0 is off",
           "[partition]") {

@@ -198,7 +198,8 @@ TEST_CASE("derived cube space: written tile and valid variants", "[tuner]") {
   CHECK(contains(tile, std::vector<int64_t>{32, 32, 32, 64, 32, 32}));
   CHECK(tile.values.size() > 1);
   // No vector op: no vector merge-count knob; the AIC group (4 members) has one, with
-  // no "auto" (the default pipeline does not merge cube groups: 1 is the written one).
+  // no "auto" (the default pipeline merges cube groups only in loop bodies: 1 is the
+  // written one).
   CHECK(space->findDimension("vec_nbuffer[0]") == -1);
   const tune::Dimension &merge = dimension(*space, "cube_nbuffer[0]");
   CHECK(merge.kind == tune::DimensionKind::Cube);
@@ -213,7 +214,8 @@ TEST_CASE("derived cube space: written tile and valid variants", "[tuner]") {
   // Groups without a count (none here) stay unmerged, as written.
   CHECK(std::get<passes::GroupSetting>(merged->knobs.values().at("cube_nbuffer_setting")) ==
         passes::GroupSetting{{-1, 1}, {0, 2}});
-  // All counts 1 is the written config: no cube merge pass at all.
+  // All counts 1 is the written config: the cube merge stays at its default (off
+  // outside loop bodies).
   absl::StatusOr<session::TunedConfig> ones = tune::applyConfig(
       *space,
       configWith(*space, {{"cube_tile[0]", std::vector<int64_t>{32, 32, 32, 64, 32, 32}},
@@ -780,18 +782,81 @@ session::Session a2Session() {
 
 } // namespace
 
+namespace {
+
+/// A matmul of 16 cube tiles per iteration of a loop: cube-nbuffer-merge's default
+/// mode merges its AIC group automatically (a loop body), as nbuffer-merge does AIV
+/// groups everywhere.
+constexpr const char *kLoopMatmul = R"pto(
+func @heads(%a: tensor<4x64x64xf16>, %b: tensor<64x64xf16>, %y: tensor<4x64x64xf32>) -> tensor<4x64x64xf32> {
+  %y1 = loop %a, %b, %y {body = "head", name = "h", stop = 4, ins = [{of = 0, offsets = ["h", 0, 0], sizes = [1, 64, 64]}, {of = 1, offsets = [0, 0], sizes = [64, 64]}], outs = [{of = 2, offsets = ["h", 0, 0], sizes = [1, 64, 64]}]} : tensor<4x64x64xf32>
+  return %y1
+}
+func @head(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf32> {
+  %c = matmul %a, %b {cube_tile = {m = [16, 16], k = [64, 64], n = [16, 16]}} : tensor<64x64xf32>
+  return %c
+}
+)pto";
+
+} // namespace
+
+TEST_CASE("a loop body's cube groups merge automatically by default, and the space says so",
+          "[tuner]") {
+  session::Session s = tinySession();
+  // L1 reuse off, so the counts below are cube-nbuffer-merge's alone.
+  passes::PassKnobs base;
+  REQUIRE(base.set("cube_l1_reuse_mode", int64_t(0)).ok());
+  absl::StatusOr<tune::SearchSpace> space = session::deriveSearchSpace(s, kLoopMatmul, "", base);
+  REQUIRE(space.ok());
+  const tune::Dimension &merge = dimension(*space, "cube_nbuffer[0]");
+  // "auto" is a choice, and the written one (the default pipeline's mode in a loop body).
+  CHECK(contains(merge, tune::KnobValue(std::string(tune::kNBufferAuto))));
+  std::optional<tune::Config> written = tune::writtenConfig(*space, kLoopMatmul, base);
+  REQUIRE(written);
+  CHECK(merge.values[(*written)[space->findDimension("cube_nbuffer[0]")]] ==
+        tune::KnobValue(std::string(tune::kNBufferAuto)));
+  // A count of 1 turns the default's merging off.
+  absl::StatusOr<session::TunedConfig> ones = tune::applyConfig(
+      *space, configWith(*space, {{"cube_nbuffer[0]", int64_t(1)}}), kLoopMatmul, base);
+  REQUIRE(ones.ok());
+  CHECK(std::get<int64_t>(ones->knobs.values().at("cube_nbuffer_mode")) == 0);
+  // A count for the group leaves the others automatic (no -1 entry of 1).
+  absl::StatusOr<session::TunedConfig> two = tune::applyConfig(
+      *space, configWith(*space, {{"cube_nbuffer[0]", int64_t(2)}}), kLoopMatmul, base);
+  REQUIRE(two.ok());
+  CHECK(std::get<passes::GroupSetting>(two->knobs.values().at("cube_nbuffer_setting")) ==
+        passes::GroupSetting{{0, 2}});
+  // And the three compile as they say: 16 tiles unmerged, 8 tasks of 2, the automatic N.
+  auto aicTasks = [&](const session::TunedConfig &c) {
+    session::CompileOptions compile;
+    compile.knobs = c.knobs;
+    absl::StatusOr<session::Kernel> k = s.compileText(c.moduleText, "cand.pto", compile);
+    REQUIRE(k.ok());
+    return k->stats.aicSubgraphs;
+  };
+  CHECK(aicTasks(*ones) == 16);
+  CHECK(aicTasks(*two) == 8);
+  session::CompileOptions compile;
+  compile.knobs = base;
+  absl::StatusOr<session::Kernel> asWritten = s.compileText(kLoopMatmul, "heads.pto", compile);
+  REQUIRE(asWritten.ok());
+  CHECK(asWritten->stats.aicSubgraphs < 16);
+}
+
 TEST_CASE("device_sched_parallelism is a knob only of functions with a parallel loop",
           "[tuner]") {
   session::Session s = a2Session();
   absl::StatusOr<tune::SearchSpace> parallel = session::deriveSearchSpace(s, kParallelBlocks);
   REQUIRE(parallel.ok());
   const tune::Dimension &p = dimension(*parallel, tune::kSchedParallelismDim);
-  CHECK(p.values == std::vector<tune::KnobValue>{int64_t(1), int64_t(2), int64_t(4), int64_t(8)});
-  // The function as written runs with the kernel's own value (default 1).
+  // 0 is the kernel's own value (the default: automatic), and joins the powers of two.
+  CHECK(p.values == std::vector<tune::KnobValue>{int64_t(0), int64_t(1), int64_t(2), int64_t(4),
+                                                 int64_t(8)});
+  // The function as written runs with the kernel's own value.
   std::optional<tune::Config> written = tune::writtenConfig(*parallel, kParallelBlocks, {});
   REQUIRE(written);
   CHECK(p.values[(*written)[parallel->findDimension(tune::kSchedParallelismDim)]] ==
-        tune::KnobValue(int64_t(1)));
+        tune::KnobValue(int64_t(0)));
 
   // A kernel run with 3: 3 joins the values and is the written one.
   absl::StatusOr<tune::SearchSpace> three =
@@ -830,7 +895,7 @@ TEST_CASE("device_sched_parallelism in configs and custom spaces: applied, check
   absl::StatusOr<session::TunedConfig> none = tune::applyConfigValues({}, kParallelBlocks, {});
   REQUIRE(none.ok());
   CHECK_FALSE(none->schedParallelism);
-  for (tune::KnobValue bad : {tune::KnobValue(int64_t(0)), tune::KnobValue(int64_t(9)),
+  for (tune::KnobValue bad : {tune::KnobValue(int64_t(-1)), tune::KnobValue(int64_t(9)),
                               tune::KnobValue(std::string("8"))}) {
     absl::StatusOr<session::TunedConfig> r =
         tune::applyConfigValues({{tune::kSchedParallelismDim, bad}}, kParallelBlocks, {});
@@ -849,7 +914,13 @@ TEST_CASE("device_sched_parallelism in configs and custom spaces: applied, check
   REQUIRE_FALSE(bad.ok());
   CHECK(std::string(bad.status().message()) ==
         "search space knob 'device_sched_parallelism' = 16: device_sched_parallelism "
-        "(iterations of a parallel loop in flight) must be an integer in 1..8");
+        "(iterations of a parallel loop in flight) must be an integer in 1..8, or 0 "
+        "(automatic)");
+  // 0 (automatic) is a value a config may name.
+  absl::StatusOr<session::TunedConfig> automatic = tune::applyConfigValues(
+      {{tune::kSchedParallelismDim, int64_t(0)}}, kParallelBlocks, {});
+  REQUIRE(automatic.ok());
+  CHECK(automatic->schedParallelism == 0);
   absl::StatusOr<tune::SearchSpace> good =
       tune::parseSearchSpace(R"({"device_sched_parallelism": [1, 8]})");
   REQUIRE(good.ok());
@@ -866,6 +937,7 @@ TEST_CASE("a grid over device_sched_parallelism finds that a parallel loop wants
   session::Session s = a2Session();
   TempDir results;
   session::TuneOptions options = searchOptions(results, 4, tune::Strategy::Grid);
+  options.schedParallelism = 1; // a kernel run with PyPTO's default, no overlap
   absl::StatusOr<tune::SearchSpace> space =
       tune::parseSearchSpace(R"({"device_sched_parallelism": [1, 2, 4, 8]})");
   REQUIRE(space.ok());

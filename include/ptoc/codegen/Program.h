@@ -223,6 +223,9 @@ struct Program {
   /// parallel loops the first stitch of an iteration waits only for the iteration
   /// device_sched_parallelism places before it (runtime::assignStitches).
   std::vector<int> stitchWaitFor;
+  /// The device_sched_parallelism the stitches were assigned with (the automatic
+  /// value resolved, runtime::automaticSchedParallelism); 1 without loops.
+  int schedParallelism = 1;
 
   /// The user key of leaf `leaf`'s isomorphism group, `func<F>_<hashOrder>` with F =
   /// the leaf's funcIndex (analysis::hashOrderKey): the key of the *_setting pass options, as the

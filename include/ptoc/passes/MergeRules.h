@@ -9,11 +9,14 @@
 #include <optional>
 #include <string>
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include "ptoc/analysis/Subgraphs.h"
 #include "ptoc/passes/PassOptions.h"
+#include "ptoc/target/CoreKind.h"
+#include "ptoc/target/DeviceSpec.h"
 
 namespace ptoc::passes {
 
@@ -57,6 +60,41 @@ int64_t automaticNBuffer(int64_t groupSize, int64_t cores);
 /// least 1 and at most automaticNBuffer (one wave).
 int64_t pipelinedNBuffer(int64_t groupSize, int64_t cores, int64_t hiddenCycles,
                          int64_t steadyCycles);
+
+/// A group of subgraphs of a loop body as the control thread's rule sees it.
+struct BodyGroup {
+  target::CoreKind core = target::CoreKind::None;
+  int64_t size = 1;         ///< members (subgraphs) per iteration
+  int64_t memberCycles = 0; ///< one member's steady-state cycles (its busiest pipe)
+  /// Whether the rule may merge it; false: its `size` tasks stay as they are (a group
+  /// of the other core kind that an earlier merge pass has already decided).
+  bool mergeable = true;
+};
+
+/// The control thread's rule for a loop body (a function the AICPU control thread
+/// instantiates per iteration, docs/runtime.md "Loops"). Per iteration the thread
+/// spends `scheduler.control_iteration_cycles` and then builds the iteration's tasks
+/// one after another, `scheduler.control_task_cycles` each, while the cores run them
+/// side by side: the iteration's work keeps the cores of kind k busy for at least
+/// W_k = (the sum of size x memberCycles over its groups of kind k) / (the device's
+/// cores of kind k), so for at least W = max_k W_k. The thread does not bound the span
+/// while it builds an iteration in at most that time:
+///   control_iteration_cycles + control_task_cycles x (tasks per iteration) <= W.
+/// Merging a group's members N at a time leaves ceil(size / N) tasks of it (a group
+/// that is not `mergeable` keeps its size in tasks). Returns
+/// the least task length tau (cycles) such that merging every group up to tau,
+/// N = ceil(tau / memberCycles) (controlThreadNBuffer), meets the rule: 0 when the
+/// unmerged body meets it, the longest group's size x memberCycles (every group one
+/// task) when no tau does.
+int64_t controlThreadTaskCycles(llvm::ArrayRef<BodyGroup> groups,
+                                const target::DeviceSpec &device);
+
+/// A loop-body group's N for the control thread's task length `taskCycles`
+/// (controlThreadTaskCycles): n = ceil(taskCycles / memberCycles), at least 1, at most
+/// `groupSize` (one task per group and iteration), then evened out: the same
+/// ceil(groupSize / n) tasks with as few members each as that allows,
+/// ceil(groupSize / ceil(groupSize / n)) (32 members at n = 13: 11, not 13 + 13 + 6).
+int64_t controlThreadNBuffer(int64_t taskCycles, int64_t groupSize, int64_t memberCycles);
 
 /// l1-reuse-merge's automatic count for a group of `groupSize` AIC subgraphs on a
 /// device with `aicCores` cube cores: floor(groupSize / (2 * aicCores)), at least 1.

@@ -30,8 +30,7 @@ public:
   /// The knobs set, by underscore name.
   const std::map<std::string, OptionValue> &values() const { return values_; }
 
-  /// The default pipeline (passes::defaultPipelineText) with these knobs applied;
-  /// `cube-nbuffer-merge` joins it when `cube_nbuffer_mode` is non-zero. With
+  /// The default pipeline (passes::defaultPipelineText) with these knobs applied. With
   /// `throughExpandTiles`, only the passes up to expand-tiles (the tile stage).
   std::string pipeline(bool throughExpandTiles = false) const;
 

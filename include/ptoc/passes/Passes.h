@@ -102,6 +102,13 @@ struct PartitionOptions {
 std::unique_ptr<Pass> createPartitionPass(const PartitionOptions &options = {});
 
 /// Options of `nbuffer-merge` (AIV isomorphism groups).
+/// The `*_nbuffer_mode` that merges automatically (mode 1) in loop bodies, the
+/// functions the AICPU control thread instantiates per iteration and builds every task
+/// of, and leaves every other function alone (mode 0). cube_nbuffer_mode's default:
+/// outside loops cube groups keep their parallelism (l1-reuse-merge merges what shares
+/// an L1 load), inside them the control thread needs fewer, bigger tasks.
+inline constexpr int64_t kNBufferModeLoopBodies = -1;
+
 struct NBufferMergeOptions {
   /// vec_nbuffer_mode: 0 off, 1 automatic N per group, 2 N from `setting`.
   int64_t mode = 0;
@@ -125,8 +132,9 @@ std::unique_ptr<Pass> createNBufferMergePass(const NBufferMergeOptions &options 
 /// Options of `cube-nbuffer-merge` (AIC isomorphism groups).
 struct CubeNBufferMergeOptions {
   /// cube_nbuffer_mode: 0 off, 1 automatic N per group (keeps at least the
-  /// device's AIC core count of subgraphs), 2 N from `setting`.
-  int64_t mode = 0;
+  /// device's AIC core count of subgraphs), 2 N from `setting`; the default,
+  /// kNBufferModeLoopBodies, merges automatically in loop bodies only.
+  int64_t mode = kNBufferModeLoopBodies;
   /// cube_nbuffer_setting: group -> N, keyed as vec_nbuffer_setting.
   GroupSetting setting;
   /// mg_copyin_upper_bound: no merged subgraph copies in more bytes; -1 = no cap.

@@ -6,6 +6,7 @@
 #include "absl/status/statusor.h"
 #include "ptoc/codegen/LoopProgram.h"
 #include "ptoc/codegen/Program.h"
+#include "ptoc/runtime/SchedParallelism.h"
 #include "ptoc/runtime/TensorRef.h"
 #include "ptoc/target/DeviceSpec.h"
 
@@ -19,15 +20,6 @@ inline constexpr int kMinStitchMaxNum = 1, kMaxStitchMaxNum = 1024;
 /// hard maximum (its runtime ignores stitch_function_max_num there), so an iteration is
 /// normally one stitch.
 inline constexpr int kParallelStitchMaxNum = 1024;
-/// PyPTO's runtime option device_sched_parallelism: how many iterations of a parallel
-/// loop may be in flight (each takes workspace slot j mod P); default and range.
-inline constexpr int kDefaultSchedParallelism = 1;
-inline constexpr int kMinSchedParallelism = 1, kMaxSchedParallelism = 8;
-
-/// An error naming device_sched_parallelism, the value and its range when it is out
-/// of [kMinSchedParallelism, kMaxSchedParallelism].
-absl::Status checkSchedParallelism(int parallelism);
-
 /// Instantiates every iteration of every loop of `lp`: each iteration of a body is a
 /// copy of its compiled Program's calls, their regions rebased onto the windows the
 /// iteration's offsets select (bodies' own workspaces are private to the iteration).
@@ -56,8 +48,9 @@ absl::StatusOr<codegen::Program> expandLoops(const codegen::LoopProgram &lp,
 /// Program::stitchWaitFor: the first stitch of iteration j of a run waits for the last
 /// stitch of iteration j - `parallelism` (for j < parallelism: for the last stitch
 /// before the run), every other stitch for the one before it (docs/runtime.md
-/// "Parallel loops"). A program without loops is left as it is. Errors: either
-/// option out of its range.
+/// "Parallel loops"). `parallelism` kAutoSchedParallelism is automaticSchedParallelism
+/// of the program; the value used is kept in Program::schedParallelism. A program
+/// without loops is left as it is. Errors: either option out of its range.
 absl::Status assignStitches(codegen::Program &program, const target::DeviceSpec &device,
                             int stitchMaxNum, int parallelism = kDefaultSchedParallelism);
 

@@ -190,8 +190,10 @@ struct RunOptions {
   /// default 128). No effect on a kernel without loops.
   int stitchMaxNum = runtime::kDefaultStitchMaxNum;
   /// device_sched_parallelism: how many iterations of a `parallel` loop may run at
-  /// once, 1..8 (PyPTO's default 1: none overlap, but each iteration is still a stitch
-  /// of its own). No effect on a kernel without parallel loops.
+  /// once, 1..8, or 0 (the default): derived from the kernel and the device
+  /// (runtime::automaticSchedParallelism). PyPTO's default is 1: none overlap, but each
+  /// iteration is still a stitch of its own. No effect on a kernel without parallel
+  /// loops.
   int schedParallelism = runtime::kDefaultSchedParallelism;
 };
 
@@ -203,6 +205,9 @@ struct RunReport {
   /// bound / simulated (1 = at the roofline).
   double boundRatio = 0;
   double aicUtilization = 0, aivUtilization = 0;
+  /// The device_sched_parallelism the run used (RunOptions::schedParallelism, the
+  /// automatic value resolved: codegen::Program::schedParallelism); 1 without loops.
+  int schedParallelism = 1;
   /// The human summary (as summary.txt).
   std::string summary;
   /// The run folder and swimlane path (debugMode > 0), else empty.
