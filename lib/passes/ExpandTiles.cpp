@@ -47,8 +47,10 @@
 //    max / min), for mean a `mean {count = N}` over the size-1 axes dividing by
 //    N = all reduced elements, and a tile `reshape` for keepdim = false.
 //  - matmul: operands in GM; per output tile (batch dims by 1, mL1 x nL1, tails) a
-//    K loop in kL1 steps: copy_in the A and B regions to L1 (transposes respected),
-//    `matmul` (accumulating from the second step) into an f32 (i32) L0C tile
+//    K loop in kL1 steps (from the tile's staggered first step around to the one
+//    before it with cube-k-stagger, passes/StaggeredKOrder.h; else from step 0):
+//    copy_in the A and B regions to L1 (transposes respected), `matmul`
+//    (accumulating from the second step) into an f32 (i32) L0C tile
 //    carrying cube_tile, and one copy_out into the result's gm_tensor (FIXPIPE
 //    converts the element type; the matmul's epilogue attributes, scale and relu,
 //    move from the mmads to that copy_out, ir/Fixpipe.h). A bias [1, N] (third
@@ -136,6 +138,7 @@
 #include "ptoc/ir/OpViews.h"
 #include "ptoc/ir/Region.h"
 #include "ptoc/ir/TileShape.h"
+#include "ptoc/passes/StaggeredKOrder.h"
 #include "ptoc/support/HostMemory.h"
 #include "ptoc/target/DeviceSpec.h"
 
@@ -358,7 +361,7 @@ struct Step {
 
 struct Statistics {
   PassStatistic &tileOps, &copyInBytes, &copyOutBytes, &fused, &sliceWrites, &fillBytes,
-      &unfused, &wholeTileSplits;
+      &unfused, &wholeTileSplits, &staggeredTiles;
 };
 
 // ---------------------------------------------------------------- the expansion
@@ -1249,9 +1252,11 @@ private:
     int64_t kSteps = (K + ct.k[1] - 1) / ct.k[1];
     if (!withinBudget(op, g.numTiles > INT64_MAX / kSteps ? INT64_MAX : g.numTiles * kSteps))
       return false;
+    bool stagger = options_.cubeKStagger && kSteps > 1 && g.numTiles > 1;
     logGrid(op, g,
             absl::StrCat(", K ", K, " in ", kSteps, " steps of ", std::min(ct.k[1], K),
-                         K % ct.k[1] ? absl::StrCat(" (tail ", K % ct.k[1], ")") : ""));
+                         K % ct.k[1] ? absl::StrCat(" (tail ", K % ct.k[1], ")") : "",
+                         stagger ? ", each tile's first step staggered" : ""));
 
     Step s = stepOf(op);
     // The mmads get the op's attributes but its FIXPIPE epilogue (scale, relu), which
@@ -1283,7 +1288,10 @@ private:
       accShape[r - 1] = ns;
       Type accType = ctx_.tileType(acc, accShape, MemSpace::L0C);
       Value *partial = nullptr;
-      for (int64_t k0 = 0; k0 < K; k0 += ct.k[1]) {
+      int64_t first = stagger ? staggeredFirstKStep(t, kSteps) : 0;
+      if (first) ++stats_.staggeredTiles;
+      for (int64_t step = 0; step < kSteps; ++step) {
+        int64_t k0 = (first + step) % kSteps * ct.k[1];
         int64_t ks = std::min(ct.k[1], K - k0);
         Box ab = ta ? operandBox(aType.shape(), k0, ks, m0, ms)
                     : operandBox(aType.shape(), m0, ms, k0, ks);
@@ -1790,7 +1798,7 @@ public:
       if (ir::levelOf(f) == ir::Level::Control) continue; // its loops' bodies are expanded
       Expander e(f, options_, ctx,
                  {tileOps_, copyInBytes_, copyOutBytes_, fused_, sliceWrites_, fillBytes_,
-                  unfused_, wholeTileSplits_},
+                  unfused_, wholeTileSplits_, staggeredTiles_},
                  bodies.count(f.name().str()) > 0, host);
       switch (e.run()) {
       case Expander::Outcome::Failed: return PassResult::failure();
@@ -1816,6 +1824,9 @@ private:
                            "update it in place and a read or the return needed its other parts"};
   PassStatistic wholeTileSplits_{this, "whole-tile-splits",
                                  "Whole-shape vec_tiles too big for UB, split to fit"};
+  PassStatistic staggeredTiles_{this, "staggered-k-tiles",
+                                "Matmul output tiles whose K loop starts past step 0 "
+                                "(cube-k-stagger)"};
   PassStatistic unfused_{this, "unfused-to-avoid-cycles",
                          "Reads made through GM because fusing them would make a task wait on "
                          "its own results"};
@@ -1832,6 +1843,9 @@ void registerExpandTilesPass(PassRegistry &registry) {
       {"fuse-local", &ExpandTilesOptions::fuseLocal,
        "reuse a producer's UB tile when a consumer needs exactly it (no GM round trip); "
        "false: every intermediate goes through GM"},
+      {"cube-k-stagger", &ExpandTilesOptions::cubeKStagger,
+       "each matmul output tile starts its K loop at its own step, so cube tasks that run "
+       "at once read different slabs of a shared operand; false: every tile steps K from 0"},
   };
   registry.add({"expand-tiles",
                 "Lower tensor ops to tile ops (copy_in, compute on tiles, copy_out) using "

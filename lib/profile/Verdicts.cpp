@@ -105,6 +105,13 @@ std::optional<Verdict> portVerdict(const Summary &s, const CoreKindSummary &k,
       "fewer bytes re-read per output (bigger tiles along the operand that is re-read",
       vector ? ")" : "; cube_l1_reuse_mode / cube_l1_reuse_setting so tiles shared by cube "
                      "tasks are loaded into L1 once)");
+  // Cube tiles that read a shared operand in the same K order wait for each other's
+  // fills; expand-tiles staggers their first K steps unless told not to.
+  if (!vector && fillShare >= options.fillWaitShare)
+    colocate = absl::StrCat(
+        "matmul tiles that run at once read the same K slabs: keep cube_k_stagger=True (the "
+        "default; each tile starts its K loop at its own step)",
+        colocate.empty() ? "" : "; ", colocate);
   std::string knob = colocate.empty()        ? spread
                      : fillShare >= ownShare ? absl::StrCat(colocate, "; or ", spread)
                                              : absl::StrCat(spread, "; or ", colocate);

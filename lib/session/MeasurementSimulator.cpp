@@ -12,6 +12,9 @@ absl::StatusOr<codegen::Program> compileMeasuredKernel(const calibrate::Measured
   options.keepIr = false;
   options.collectStats = false;
   options.funcName = kernel.funcName;
+  // The measured kernels (PyPTO's and CANN's) step each output tile's K loop from 0:
+  // so does their simulation, unless the file's own pass options say otherwise.
+  if (absl::Status st = options.knobs.set("cube_k_stagger", false); !st.ok()) return st;
   for (const auto &[name, value] : kernel.passOptions)
     if (absl::Status st = options.knobs.setText(name, value); !st.ok())
       return absl::InvalidArgumentError(

@@ -1,7 +1,9 @@
 """Read stalls and the port_bound verdict (docs/outputs.md "Verdicts"): a router GEMM
 whose cube tiles share rows of x, two tiles per row strip running on two cores at once,
-is limited by the cores' own HBM ports; the verdict comes first, names the merge that
-runs the two tiles on one core, and that merge takes the run down."""
+is limited by the cores' own HBM ports. With every tile stepping K from 0
+(cube_k_stagger=False, as the measured kernels do) the tiles that run at once read the
+same slabs and wait for each other's fills; the verdict comes first, names the stagger
+and the merge that runs the two tiles on one core, and each takes the run down."""
 import json
 import os
 
@@ -14,10 +16,11 @@ import ptoc.profile
 US_TOLERANCE = 1.5e-3
 
 
-def _router(tmp_path):
+def _router(tmp_path, stagger=False):
     # moe_gating's router (examples/llm/moe.py): 23 row strips of 176 and one of 48
     # (its own group), x 2 column tiles of 128: 48 tasks, two waves on a2's 24 cube cores.
     @ptoc.jit(device="a2", runtime_options={"run_numerics": False},
+              pass_options={"cube_k_stagger": stagger},
               debug_options={"runtime_debug_mode": 1, "output_dir": str(tmp_path)})
     def router(x: ptoc.Tensor([4096, 7168], ptoc.DT_FP16),
                w: ptoc.Tensor([7168, 256], ptoc.DT_FP16)):
@@ -47,6 +50,7 @@ def test_port_bound_names_the_merge_that_helps(tmp_path):
     assert "read stalls: AIC" in run.summary
     first = summary["verdicts"][0]
     assert (first["rule"], first["scope"]) == ("port_bound", "AIC")
+    assert "cube_k_stagger=True" in first["knob"]
     assert "cube_nbuffer_setting={0: 2} for group func0_0" in first["knob"]
     evidence = first["evidence"]
     assert evidence["read_stall_us"] == pytest.approx(aic["read_stall_us"], abs=US_TOLERANCE)
@@ -55,11 +59,19 @@ def test_port_bound_names_the_merge_that_helps(tmp_path):
     # The knob as the verdict gives it: the tiles of a strip run on one core, the second
     # hits L2, the other cores' ports fetch other strips.
     merged, merged_summary = _run(_router(tmp_path).with_config(
-        pass_options={"cube_nbuffer_mode": 2, "cube_nbuffer_setting": {0: 2}}))
+        pass_options={"cube_k_stagger": False, "cube_nbuffer_mode": 2,
+                      "cube_nbuffer_setting": {0: 2}}))
     merged_aic = merged_summary["cores"][0]
     assert merged_aic["tasks"] == 25  # 23 merged pairs, the 48-row strip's two tiles
     assert merged_aic["fill_wait_us"] < 0.5 * aic["fill_wait_us"]
     assert merged.simulated_us < 0.9 * run.simulated_us
+
+    # The default, staggered K: the tiles that run at once read different slabs of w
+    # (and the two tiles of a strip different slabs of x), so few reads wait for a fill.
+    staggered, staggered_summary = _run(_router(tmp_path, stagger=True))
+    staggered_aic = staggered_summary["cores"][0]
+    assert staggered_aic["fill_wait_us"] < 0.1 * aic["fill_wait_us"]
+    assert staggered.simulated_us < 0.8 * run.simulated_us
 
 
 def test_read_stalls_round_trip_through_the_trace(tmp_path):

@@ -139,6 +139,17 @@ MATMUL_ARGS = (RNG.random((64, 32), dtype=np.float32).astype(np.float16),
 MATMUL_TILES = 16
 
 
+@reference(lambda a, b: a.astype(np.float32) @ b.astype(np.float32))
+def deep_matmul(a, b):
+    """Four 32-row output tiles sharing B, K = 256 in eight steps of 32."""
+    ptoc.set_cube_tile_shapes([32, 32], [32, 32], [64, 64])
+    return ptoc.matmul(a, b, out_dtype=ptoc.DT_FP32)
+
+
+DEEP_MATMUL_ARGS = (RNG.random((128, 256), dtype=np.float32).astype(np.float16),
+                    RNG.random((256, 64), dtype=np.float32).astype(np.float16))
+
+
 # --- set_vec_tile_shapes ----------------------------------------------------
 
 def test_vec_tile_shapes_apply_to_the_ops_after_the_call():
@@ -495,6 +506,28 @@ def test_merge_fuel_stops_merging_after_n_merges():
     assert subgraphs(fueled) == SOFTMAX_ROWS - 3
     part = compile_with(chain, CHAIN_ARGS, **CHAIN_BASE, merge_fuel=1)
     assert merged(part, "partition") == 1 and refused(part, "partition", "fuel") > 0
+
+
+@effect_of("cube_k_stagger")
+def test_cube_k_stagger_starts_each_tiles_k_loop_at_its_own_step():
+    # compile_with checks the numerics both ways: the accumulation order differs,
+    # the result matches numpy.
+    staggered = compile_with(deep_matmul, DEEP_MATMUL_ARGS)
+    stepped = compile_with(deep_matmul, DEEP_MATMUL_ARGS, cube_k_stagger=False)
+    assert staggered.stats["passes"]["expand-tiles"]["staggered-k-tiles"] > 0
+    assert stepped.stats["passes"]["expand-tiles"]["staggered-k-tiles"] == 0
+
+    def first_a_reads(kernel):
+        # The K offset of each output tile's first read of A (its first K step).
+        reads = re.findall(r"copy_in %a \{offsets = \[(\d+), (\d+)\]", kernel.ir("tile"))
+        firsts = {}
+        for row, k in reads:
+            firsts.setdefault(int(row), int(k))
+        return [firsts[row] for row in sorted(firsts)]
+
+    assert first_a_reads(stepped) == [0, 0, 0, 0]
+    # Tiles 0..3 of 8 steps: frac(t * 0.618) * 8 -> steps 0, 4, 1, 6.
+    assert first_a_reads(staggered) == [0, 128, 32, 192]
 
 
 @effect_of("fuse_local")

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <set>
 #include <string_view>
 
 #include "ptoc/ir/Context.h"
@@ -13,6 +14,7 @@
 #include "ptoc/ir/Printer.h"
 #include "ptoc/ir/Verifier.h"
 #include "ptoc/passes/Passes.h"
+#include "ptoc/passes/StaggeredKOrder.h"
 #include "ptoc/target/DeviceSpec.h"
 
 using namespace ptoc;
@@ -267,4 +269,37 @@ TEST_CASE("expand-tiles: matmul K loop and L1 traffic", "[expand-tiles]") {
   CHECK(c.copyOuts == 4);
   CHECK(c.copyOutBytes == 64 * 48 * 2);
   CHECK(succeeded(ir::verify(m, {&device()})));
+}
+
+TEST_CASE("staggered K order: tiles that start together start far apart, every step is "
+          "used",
+          "[expand]") {
+  using passes::staggeredFirstKStep;
+  // Nothing to stagger: one step (or none).
+  CHECK(staggeredFirstKStep(5, 1) == 0);
+  CHECK(staggeredFirstKStep(5, 0) == 0);
+  CHECK(staggeredFirstKStep(0, 28) == 0);
+  // moe_gating's router (K 7168 in 28 steps of 256): the 24 tiles that start at once
+  // on a2's 24 cube cores start at steps in [0, 28) that cover most of the loop (the
+  // three-gap spread of a Weyl sequence: 22 distinct steps), and two neighbours (which
+  // share a row strip of x) at least a quarter of the loop apart.
+  std::set<int64_t> firsts;
+  for (int64_t t = 0; t < 24; ++t) {
+    int64_t first = staggeredFirstKStep(t, 28);
+    REQUIRE(first >= 0);
+    REQUIRE(first < 28);
+    firsts.insert(first);
+    if (t > 0) {
+      int64_t apart = std::abs(first - staggeredFirstKStep(t - 1, 28));
+      CHECK(std::min(apart, 28 - apart) >= 7);
+    }
+  }
+  CHECK(firsts.size() * 4 >= 28 * 3);
+  // test/passes/expand-tiles-k-stagger.pto's four tiles in four steps: 0, 2, 0, 3.
+  CHECK(staggeredFirstKStep(1, 4) == 2);
+  CHECK(staggeredFirstKStep(2, 4) == 0);
+  CHECK(staggeredFirstKStep(3, 4) == 3);
+  // Any tile index: the fixed-point product wraps, the step stays in range.
+  for (int64_t t : {int64_t(1) << 40, INT64_MAX})
+    CHECK(staggeredFirstKStep(t, 28) < 28);
 }

@@ -790,8 +790,11 @@ TEST_CASE("bottleneck verdicts fire on their evidence and only then", "[profile]
     CHECK(evidence(*v, "read_stall_share") == Approx(0.6));
     CHECK(evidence(*v, "fill_wait_share") == Approx(2.0 / 3));
     CHECK(evidence(*v, "l2_miss_bytes") == 4 * 2048); // the AIC tasks hit nothing
-    // Mostly duplicate reads: run the tiles that share an operand on one core first.
-    CHECK_THAT(v->knob, Catch::StartsWith("run the tiles that share an operand on one core"));
+    // Mostly duplicate reads: matmul tiles that read the same K slabs at once (the
+    // stagger keeps them apart), then run the tiles that share an operand on one core.
+    CHECK_THAT(v->knob, Catch::StartsWith("matmul tiles that run at once read the same K "
+                                          "slabs: keep cube_k_stagger=True"));
+    CHECK_THAT(v->knob, Catch::Contains("; run the tiles that share an operand on one core"));
     CHECK_THAT(v->knob, Catch::Contains("cube_nbuffer_setting={0: 2} for group func0_0"));
     CHECK_THAT(v->knob, Catch::Contains("cube_l1_reuse_mode"));
     // AIC carries most of the critical path (1.4 of its 2.7 busy us): its verdict comes

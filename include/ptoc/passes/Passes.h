@@ -47,6 +47,11 @@ struct ExpandTilesOptions {
   /// shared, so fused chains never go through GM. Off: every intermediate is
   /// written to GM and read back by each consumer.
   bool fuseLocal = true;
+  /// cube-k-stagger: each output tile of a matmul starts its K loop at its own step
+  /// (StaggeredKOrder.h), so tiles that run at once on different cube cores read
+  /// different slabs of an operand they share instead of waiting for one core's fill
+  /// of the same slab. Off: every tile steps K from 0.
+  bool cubeKStagger = true;
 };
 
 /// Lowers every tensor-level op to tile ops (copy_in / compute on tiles /

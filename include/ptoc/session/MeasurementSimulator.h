@@ -14,8 +14,9 @@
 namespace ptoc::session {
 
 /// Compiles `kernel` (its text, function and pass options, set as the default
-/// pipeline's knobs) for `device`: no IR text, no statistics. A pass option that does
-/// not parse is an error naming it.
+/// pipeline's knobs) for `device`: no IR text, no statistics. Matmul tiles step K from
+/// 0 as the measured kernels do (cube_k_stagger false) unless the kernel's options set
+/// it. A pass option that does not parse is an error naming it.
 absl::StatusOr<codegen::Program> compileMeasuredKernel(const calibrate::MeasuredKernel &kernel,
                                                        const target::DeviceSpec &device);
 
