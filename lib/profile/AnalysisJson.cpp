@@ -337,6 +337,8 @@ private:
       ratio("control_wait_share", l.controlWaitShare);
       us("barrier_wait_us", l.barrierWaitUs);
       ratio("barrier_wait_share", l.barrierWaitShare);
+      json_.attribute("parallelism", l.parallelism);
+      json_.attribute("parallelism_derived", l.parallelismDerived);
       json_.attribute("tasks_outside_bodies", l.tasksOutsideBodies);
       json_.attributeArray("bodies", [&] {
         for (const BodySummary &b : l.bodies)

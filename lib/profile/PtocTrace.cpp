@@ -17,6 +17,7 @@
 #include "absl/strings/numbers.h"
 #include "ptoc/analysis/Subgraphs.h"
 #include "ptoc/profile/TraceCheck.h"
+#include "ptoc/runtime/SchedParallelism.h"
 #include "ptoc/runtime/Simulator.h"
 
 namespace ptoc::profile {
@@ -147,6 +148,8 @@ struct OtherData {
   bool loops = false;
   std::optional<int64_t> stitches;
   std::optional<double> controlBusyUs, controlWaitUs, barrierWaitUs;
+  std::optional<int64_t> parallelism; ///< absent: no parallel loops
+  std::optional<bool> parallelismDerived;
 };
 
 class Loader {
@@ -275,6 +278,8 @@ void Loader::readOtherData(JsonRef other) {
     other_.controlBusyUs = loops->getNumber("control_busy_us");
     other_.controlWaitUs = loops->getNumber("control_wait_us");
     other_.barrierWaitUs = loops->getNumber("barrier_wait_us");
+    other_.parallelism = loops->getInteger("parallelism");
+    other_.parallelismDerived = loops->getBool("parallelism_derived");
   }
 }
 
@@ -346,6 +351,15 @@ absl::Status Loader::checkOtherData(LoadedTrace &out) const {
         return fail(absl::StrCat("otherData.loops.", key, " must be a number between 0 and ",
                                  kMaxTraceUs, " (us)"));
       *slot = *value;
+    }
+    if (other_.parallelism) {
+      if (*other_.parallelism < runtime::kMinSchedParallelism ||
+          *other_.parallelism > runtime::kMaxSchedParallelism)
+        return fail(absl::StrCat("otherData.loops.parallelism must be a whole number between ",
+                                 runtime::kMinSchedParallelism, " and ",
+                                 runtime::kMaxSchedParallelism));
+      loops.parallelism = static_cast<int>(*other_.parallelism);
+      loops.parallelismDerived = other_.parallelismDerived.value_or(false);
     }
     out.loops = std::move(loops);
   }

@@ -120,6 +120,10 @@ absl::StatusOr<Timeline> timelineOf(const codegen::Program &program,
     loops.controlBusy = record.controlBusyCycles;
     loops.controlWait = record.controlWaitCycles;
     loops.barrierWait = record.barrierWaitCycles;
+    if (program.parallelLoops) {
+      loops.parallelism = program.schedParallelism;
+      loops.parallelismDerived = program.schedParallelismDerived;
+    }
     t.loops = std::move(loops);
   }
   for (const runtime::PipeRecord &p : record.pipes)

@@ -99,6 +99,13 @@ std::string loopsText(const Summary &s) {
       "built %s us (%s of the span), built stitches waiting at the barrier %s us (%s)\n",
       l.stitches, l.stitches == 1 ? "" : "es", us(l.controlBusyUs), us(l.controlWaitUs),
       percent(l.controlWaitShare), us(l.barrierWaitUs), percent(l.barrierWaitShare));
+  if (l.parallelism > 0)
+    absl::StrAppendFormat(
+        &out, "  parallel loops: %d iteration%s at once (%s)\n", l.parallelism,
+        l.parallelism == 1 ? "" : "s",
+        l.parallelismDerived
+            ? "derived from the kernel and the device: device_sched_parallelism 0"
+            : absl::StrCat("device_sched_parallelism ", l.parallelism));
   Table bodies({"body", "hash", "iterations", "tasks", "busy_us", "active_us", "span_share"});
   for (const BodySummary &b : l.bodies)
     bodies.row({b.name, b.hash, absl::StrCat(b.iterations), absl::StrCat(b.tasks), us3(b.busyUs),

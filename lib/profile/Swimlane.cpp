@@ -443,6 +443,10 @@ void writeOtherData(llvm::raw_ostream &os, const Program &program, const RunReco
         us("control_busy_us", record.toUs(record.controlBusyCycles));
         us("control_wait_us", record.toUs(record.controlWaitCycles));
         us("barrier_wait_us", record.toUs(record.barrierWaitCycles));
+        if (program.parallelLoops) {
+          json.attribute("parallelism", static_cast<int64_t>(program.schedParallelism));
+          json.attribute("parallelism_derived", program.schedParallelismDerived);
+        }
       });
   });
 }

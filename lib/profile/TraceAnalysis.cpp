@@ -589,6 +589,8 @@ void Analyzer::fillLoops() {
   out.controlBusyUs = us(in.controlBusy);
   out.controlWaitUs = us(in.controlWait);
   out.barrierWaitUs = us(in.barrierWait);
+  out.parallelism = in.parallelism;
+  out.parallelismDerived = in.parallelismDerived;
   out.controlWaitShare = safeRatio(in.controlWait, spanTicks());
   out.barrierWaitShare = safeRatio(in.barrierWait, spanTicks());
   struct Accum {

@@ -781,7 +781,9 @@ absl::Status assignStitches(Program &program, const target::DeviceSpec &device, 
         " (iterations per stitch), got ", stitchMaxNum));
   if (absl::Status s = checkSchedParallelism(parallelism); !s.ok()) return s;
   program.stitchWaitFor.clear();
+  program.parallelLoops = false;
   if (program.instances.empty()) return absl::OkStatus();
+  program.schedParallelismDerived = parallelism == kAutoSchedParallelism;
   if (parallelism == kAutoSchedParallelism)
     parallelism = automaticSchedParallelism(program, device);
   program.schedParallelism = parallelism;
@@ -826,6 +828,7 @@ absl::Status assignStitches(Program &program, const target::DeviceSpec &device, 
   }
   for (Call &c : program.calls)
     c.stitch = c.instance >= 0 && size_t(c.instance) < n ? stitchOf[c.instance] : 0;
+  program.parallelLoops = anyParallel;
   if (!anyParallel) return absl::OkStatus(); // k - 1 for every stitch
 
   // What each stitch waits for. The first stitch of iteration j of a parallel run

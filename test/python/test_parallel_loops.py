@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import ptoc
+import ptoc.profile
 from ptoc import pypto
 from ptoc.pypto import _options
 
@@ -257,3 +258,36 @@ def test_a_bad_parallelism_in_a_tuning_space_is_a_clear_error(tmp_path):
         ptoc.tune(blocks_kernel(False), x, np.zeros_like(x),
                   space={"device_sched_parallelism": [1, 2]}, use_bank=False,
                   result_dir=str(tmp_path), progress=False)
+
+
+def test_the_summary_and_the_trace_say_how_many_iterations_ran_at_once(tmp_path):
+    x = rand(8, 128, 512)
+    debug = {"runtime_debug_mode": 1, "output_dir": str(tmp_path)}
+    derived = blocks_kernel(True).with_config(runtime_options={"run_numerics": False},
+                                             debug_options=debug)
+    derived(x, np.zeros_like(x))
+    p = derived.last_run.sched_parallelism
+    assert 1 <= p <= 8
+    assert (f"parallel loops: {p} iteration{'s' if p > 1 else ''} at once (derived from the "
+            "kernel and the device: device_sched_parallelism 0)") in derived.last_run.summary
+    # The trace carries it, and the analysis of the trace reads it back.
+    analysis = ptoc.profile.analyze(derived.last_run.swimlane_path)
+    assert analysis["loops"]["parallelism"] == p
+    assert analysis["loops"]["parallelism_derived"] is True
+
+    two = blocks_kernel(True).with_config(
+        runtime_options={"run_numerics": False, "device_sched_parallelism": 2},
+        debug_options=debug)
+    two(x, np.zeros_like(x))
+    assert "parallel loops: 2 iterations at once (device_sched_parallelism 2)" in \
+        two.last_run.summary
+    analysis = ptoc.profile.analyze(two.last_run.swimlane_path)
+    assert (analysis["loops"]["parallelism"], analysis["loops"]["parallelism_derived"]) == \
+        (2, False)
+
+    # A plain loop has no such line, and its analysis says 0.
+    plain = blocks_kernel(False).with_config(runtime_options={"run_numerics": False},
+                                             debug_options=debug)
+    plain(x, np.zeros_like(x))
+    assert "parallel loops:" not in plain.last_run.summary
+    assert ptoc.profile.analyze(plain.last_run.swimlane_path)["loops"]["parallelism"] == 0

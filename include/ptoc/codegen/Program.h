@@ -226,6 +226,11 @@ struct Program {
   /// The device_sched_parallelism the stitches were assigned with (the automatic
   /// value resolved, runtime::automaticSchedParallelism); 1 without loops.
   int schedParallelism = 1;
+  /// Some loop iteration of the program belongs to a parallel loop (schedParallelism
+  /// applies), and whether schedParallelism was derived (device_sched_parallelism 0)
+  /// rather than given.
+  bool parallelLoops = false;
+  bool schedParallelismDerived = false;
 
   /// The user key of leaf `leaf`'s isomorphism group, `func<F>_<hashOrder>` with F =
   /// the leaf's funcIndex (analysis::hashOrderKey): the key of the *_setting pass options, as the

@@ -172,6 +172,10 @@ struct LoopSummary {
   double controlWaitUs = 0, controlWaitShare = 0;
   /// Built stitches waiting at the barrier for the last tasks of the stitch before.
   double barrierWaitUs = 0, barrierWaitShare = 0;
+  /// Iterations of a parallel loop that may run at once (device_sched_parallelism;
+  /// 0: the program has no parallel loop), and whether ptoc derived it.
+  int parallelism = 0;
+  bool parallelismDerived = false;
 };
 
 /// A bottleneck verdict: what the numbers say and what to try.

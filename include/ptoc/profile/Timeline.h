@@ -133,6 +133,10 @@ struct TimelineLoops {
   double controlWait = 0;
   /// Built stitches waiting at the barrier for the last tasks of the one before.
   double barrierWait = 0;
+  /// Iterations of a parallel loop in flight (device_sched_parallelism); 0 without
+  /// parallel loops. `parallelismDerived`: ptoc chose it (the option was 0).
+  int parallelism = 0;
+  bool parallelismDerived = false;
 };
 
 /// A Worker View block's kernel and local setup time (ticks).
