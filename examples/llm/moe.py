@@ -61,9 +61,10 @@ Tiles: a block is 128 rows, one M tile of every GEMM: tiles of 128 x 256 outputs
 28 for down, per block. A bigger block reads each expert's weights fewer times but
 pads more rows (a partial block costs a whole one); a smaller one needs flatter
 tiles, which stream more bytes per output. For this routing (959 rows: 12 blocks of
-128) the simulated times are 1009.9 us with blocks of 128, 1251.6 us with 256 (tiles
+128) the simulated times were 1009.9 us with blocks of 128, 1251.6 us with 256 (tiles
 256 x 128), 1610.9 us with 64 (tiles 64 x 512), and 1199.8 us with blocks of 128 in
-128 x 128 tiles (a2, 4 experts at once). The vector tile, 32 x 256 fp32
+128 x 128 tiles (a2, 4 experts at once), measured before matmul tiles staggered their
+K steps, which took blocks of 128 to 928.7 us. The vector tile, 32 x 256 fp32
 (32 KiB, a quarter of a cube tile), fuses silu, the product and the cast to fp16
 over the gate and up results.
 
@@ -137,8 +138,8 @@ def reference_gating(x, w, weights, expert_ids):
 # --------------------------------------------------------------------------- experts
 
 # Experts write disjoint rows: their loop is parallel=True, one stitch per expert, and
-# 4 experts run at once (1177.1 -> 1009.9 us; 2 and 8 at once: 1033.2 and 1008.7 us;
-# parallel with 1 at once, 1380.4 us: each expert then waits for the one before).
+# 4 experts run at once (928.7 us; 2 and 8 at once: 937.6 and 920.7 us; parallel with
+# 1 at once, 1218.9 us: each expert then waits for the one before).
 # ptoc's default device_sched_parallelism (automatic, docs/runtime.md "Parallel loops")
 # also picks 4 for this kernel.
 EXPERTS_RUNTIME_OPTIONS = {"device_sched_parallelism": 4}
