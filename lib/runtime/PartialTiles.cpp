@@ -132,24 +132,24 @@ Extents resultExtents(const LeafPlan &plan, int i, llvm::ArrayRef<Extents> valid
     const OpPlan &a = operand(p.x), &b = operand(p.y);
     size_t r = rs.size();
     if (r < 2) return {};
-    if (!valid[p.x].empty()) {
-      size_t na = a.shape.size();
-      out[r - 2] = std::min(out[r - 2], valid[p.x][mp.transposeX ? na - 1 : na - 2]);
-      for (size_t d = 0; d + 2 < na && d + 2 < r; ++d) {
-        int64_t v = valid[p.x][d];
-        if (a.shape[d] == 1 && rs[r - na + d] != 1) v = v == 0 ? 0 : rs[r - na + d];
-        out[r - na + d] = std::min(out[r - na + d], v);
+    // An operand's valid extents narrow the result's: its matrix dim `fromEnd` places
+    // from its last (A's rows, B's columns; the other one when transposed) narrows
+    // result dim `outDim`, and its batch dims the result's (a broadcast batch dim of 1
+    // stands for the whole result dim, or for none of it when empty).
+    auto narrowBy = [&](int operandId, const OpPlan &operandPlan, size_t fromEnd,
+                        size_t outDim) {
+      if (valid[operandId].empty()) return;
+      llvm::ArrayRef<int64_t> v = valid[operandId];
+      size_t n = operandPlan.shape.size();
+      out[outDim] = std::min(out[outDim], v[n - fromEnd]);
+      for (size_t d = 0; d + 2 < n && d + 2 < r; ++d) {
+        int64_t e = v[d];
+        if (operandPlan.shape[d] == 1 && rs[r - n + d] != 1) e = e == 0 ? 0 : rs[r - n + d];
+        out[r - n + d] = std::min(out[r - n + d], e);
       }
-    }
-    if (!valid[p.y].empty()) {
-      size_t nb = b.shape.size();
-      out[r - 1] = std::min(out[r - 1], valid[p.y][mp.transposeY ? nb - 2 : nb - 1]);
-      for (size_t d = 0; d + 2 < nb && d + 2 < r; ++d) {
-        int64_t v = valid[p.y][d];
-        if (b.shape[d] == 1 && rs[r - nb + d] != 1) v = v == 0 ? 0 : rs[r - nb + d];
-        out[r - nb + d] = std::min(out[r - nb + d], v);
-      }
-    }
+    };
+    narrowBy(p.x, a, mp.transposeX ? 1 : 2, r - 2);
+    narrowBy(p.y, b, mp.transposeY ? 2 : 1, r - 1);
     if (p.acc >= 0) narrowBroadcast(out, rs, operand(p.acc).shape, ext(p.acc));
     break;
   }
