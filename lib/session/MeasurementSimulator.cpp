@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ptoc/session/Session.h"
+#include "ptoc/support/ErrorCategory.h"
 
 namespace ptoc::session {
 
@@ -14,7 +15,9 @@ absl::StatusOr<codegen::Program> compileMeasuredKernel(const calibrate::Measured
   options.funcName = kernel.funcName;
   // The measured kernels (PyPTO's and CANN's) step each output tile's K loop from 0:
   // so does their simulation, unless the file's own pass options say otherwise.
-  if (absl::Status st = options.knobs.set("cube_k_stagger", false); !st.ok()) return st;
+  if (absl::Status st = options.knobs.set("cube_k_stagger", false); !st.ok())
+    return support::internalError(llvm::Twine("the measured kernels' K order: ") +
+                                  std::string(st.message()));
   for (const auto &[name, value] : kernel.passOptions)
     if (absl::Status st = options.knobs.setText(name, value); !st.ok())
       return absl::InvalidArgumentError(
