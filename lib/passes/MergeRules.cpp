@@ -25,13 +25,13 @@ llvm::StringRef countSourceName(CountSource s) {
 
 MergeCount chooseMergeCount(int64_t mode, const GroupSetting &setting, unsigned funcIndex,
                             int64_t hashOrder, int64_t automatic) {
-  if (mode == 0) return {1, CountSource::Off};
+  if (mode == 0) return {1, CountSource::Off, GroupKey()};
   if (mode == 2)
     if (auto entry = lookupGroupSetting(setting, funcIndex, hashOrder))
       return {entry->second,
               entry->first.isDefault() ? CountSource::SettingDefault : CountSource::SettingKey,
               entry->first};
-  return {automatic, CountSource::Automatic};
+  return {automatic, CountSource::Automatic, GroupKey()};
 }
 
 int64_t automaticNBuffer(int64_t groupSize, int64_t cores) {
