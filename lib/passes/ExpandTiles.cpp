@@ -47,8 +47,9 @@
 //    max / min), for mean a `mean {count = N}` over the size-1 axes dividing by
 //    N = all reduced elements, and a tile `reshape` for keepdim = false.
 //  - matmul: operands in GM; per output tile (batch dims by 1, mL1 x nL1, tails) a
-//    K loop in kL1 steps (from the tile's staggered first step around to the one
-//    before it with cube-k-stagger, passes/StaggeredKOrder.h; else from step 0):
+//    K loop in kL1 steps (with cube-k-stagger from the tile's staggered first step
+//    around to the one before it, passes/StaggeredKOrder.h, a K tail last; else
+//    from step 0):
 //    copy_in the A and B regions to L1 (transposes respected), `matmul`
 //    (accumulating from the second step) into an f32 (i32) L0C tile
 //    carrying cube_tile, and one copy_out into the result's gm_tensor (FIXPIPE
@@ -1252,7 +1253,10 @@ private:
     int64_t kSteps = (K + ct.k[1] - 1) / ct.k[1];
     if (!withinBudget(op, g.numTiles > INT64_MAX / kSteps ? INT64_MAX : g.numTiles * kSteps))
       return false;
-    bool stagger = options_.cubeKStagger && kSteps > 1 && g.numTiles > 1;
+    // The staggered order rotates the whole kL1 steps; a K tail stays the last step of
+    // every tile, so the tiles' tasks keep one shape (one isomorphism group).
+    int64_t wholeSteps = K / ct.k[1];
+    bool stagger = options_.cubeKStagger && wholeSteps > 1 && g.numTiles > 1;
     logGrid(op, g,
             absl::StrCat(", K ", K, " in ", kSteps, " steps of ", std::min(ct.k[1], K),
                          K % ct.k[1] ? absl::StrCat(" (tail ", K % ct.k[1], ")") : "",
@@ -1288,10 +1292,10 @@ private:
       accShape[r - 1] = ns;
       Type accType = ctx_.tileType(acc, accShape, MemSpace::L0C);
       Value *partial = nullptr;
-      int64_t first = stagger ? staggeredFirstKStep(t, kSteps) : 0;
+      int64_t first = stagger ? staggeredFirstKStep(t, wholeSteps) : 0;
       if (first) ++stats_.staggeredTiles;
       for (int64_t step = 0; step < kSteps; ++step) {
-        int64_t k0 = (first + step) % kSteps * ct.k[1];
+        int64_t k0 = (step < wholeSteps ? (first + step) % wholeSteps : step) * ct.k[1];
         int64_t ks = std::min(ct.k[1], K - k0);
         Box ab = ta ? operandBox(aType.shape(), k0, ks, m0, ms)
                     : operandBox(aType.shape(), m0, ms, k0, ks);

@@ -8,7 +8,9 @@
 // sequence: consecutive tiles, which the scheduler starts together, start about
 // 0.62 * steps apart, and any run of tiles spreads over the steps evenly), and
 // wraps around, so each slab is fetched once by one core and found in L2 by the
-// others. The accumulation then adds the K slabs in that order.
+// others. The accumulation then adds the K slabs in that order. Only whole kL1
+// steps rotate: a shorter last step (a K tail) stays last in every tile, so the
+// tiles' tasks keep one shape and one isomorphism group.
 #pragma once
 
 #include <cstdint>
