@@ -178,22 +178,31 @@ struct MergeRequest {
   passes::GroupSetting setting; ///< group (or -1) -> N
 };
 
-/// The merge mode `knobs` give the groups of a core kind in `module`: vec_nbuffer_mode
-/// / cube_nbuffer_mode as set, else the default pipeline's (AIV 1; AIC the pass's
-/// default, passes::kNBufferModeLoopBodies), that mode resolved to 1 in a module with
-/// loops (whose root functions are all loop bodies) and to 0 in one without.
-int64_t mergeMode(const passes::PassKnobs &knobs, bool vector, const ir::Module &module) {
-  int64_t mode = vector ? 1 : passes::CubeNBufferMergeOptions{}.mode;
-  if (auto it = knobs.values().find(vector ? "vec_nbuffer_mode" : "cube_nbuffer_mode");
-      it != knobs.values().end())
-    if (const int64_t *set = std::get_if<int64_t>(&it->second)) mode = *set;
-  if (mode == passes::kNBufferModeLoopBodies) return ir::loopBodyNames(module).empty() ? 0 : 1;
-  return mode;
-}
+/// The merge modes `knobs` give the groups of each core kind in a module:
+/// vec_nbuffer_mode / cube_nbuffer_mode as set, else the default pipeline's (AIV 1; AIC
+/// the pass's default, passes::kNBufferModeLoopBodies), that mode resolved to 1 in a
+/// module with loops (whose root functions are all loop bodies) and to 0 in one without.
+struct MergeModes {
+  int64_t vec = 1, cube = 0;
+
+  static MergeModes of(const passes::PassKnobs &knobs, const ir::Module &module) {
+    bool loops = !ir::loopBodyNames(module).empty();
+    auto resolve = [&](llvm::StringRef name, int64_t mode) {
+      if (auto it = knobs.values().find(name.str()); it != knobs.values().end())
+        if (const int64_t *set = std::get_if<int64_t>(&it->second)) mode = *set;
+      return mode == passes::kNBufferModeLoopBodies ? int64_t(loops ? 1 : 0) : mode;
+    };
+    return {resolve("vec_nbuffer_mode", 1),
+            resolve("cube_nbuffer_mode", passes::CubeNBufferMergeOptions{}.mode)};
+  }
+  int64_t of(bool vector) const { return vector ? vec : cube; }
+  /// AIC groups without a count of their own merge automatically.
+  bool cubeAutomatic() const { return cube == 1; }
+};
 
 /// Sets the merge passes' knobs for the requests. AIV groups without a count keep the
 /// default pipeline's automatic N; AIC groups without one keep the automatic N when
-/// `cubeAutomatic` (the base knobs' AIC merge mode is 1, mergeMode), else are not
+/// `cubeAutomatic` (the base knobs' AIC merge mode is 1, MergeModes), else are not
 /// merged unless `cube_nbuffer` = "auto".
 absl::Status applyMerges(const MergeRequest &vec, const MergeRequest &cube, bool cubeAutomatic,
                          passes::PassKnobs &knobs) {
@@ -342,7 +351,7 @@ namespace {
 
 /// The merge count the kernel's own pass options give the group of a core kind that
 /// `key` names (a hash order, func<F>_<order>; nullopt: every group of the kind), as a
-/// value of its merge knob, for the kind's merge `mode` (mergeMode): 1 when merging is
+/// value of its merge knob, for the kind's merge `mode` (MergeModes): 1 when merging is
 /// off, "auto" for the automatic N (a per-group cube knob has "auto" only when the AIC
 /// groups merge automatically), N from the setting (the merge passes' lookup:
 /// func<F>_<order>, then the hash order, then -1, then the automatic N).
@@ -430,7 +439,7 @@ absl::StatusOr<SearchSpace> deriveSearchSpace(llvm::StringRef moduleText,
     if (absl::Status s = space.addDimension(std::move(dim)); !s.ok()) return s;
   }
   // Merge counts per hash-order group, for the groups of the function as written.
-  bool cubeAutomatic = mergeMode(baseKnobs, false, *parsed->module) == 1;
+  MergeModes modes = MergeModes::of(baseKnobs, *parsed->module);
   for (const MergeGroup &group : groups) {
     bool vector = group.core == target::CoreKind::AIV;
     passes::GroupKey key = group.func == passes::GroupKey::kEveryFunc
@@ -440,13 +449,13 @@ absl::StatusOr<SearchSpace> deriveSearchSpace(llvm::StringRef moduleText,
                   vector ? DimensionKind::Vector : DimensionKind::Cube};
     // The default pipeline merges AIV groups automatically (and AIC groups of loop
     // bodies): keep that as a choice.
-    if (vector || cubeAutomatic) dim.values.push_back(std::string(kNBufferAuto));
+    if (vector || modes.cubeAutomatic()) dim.values.push_back(std::string(kNBufferAuto));
     for (int64_t n : kNBufferCounts)
       if (n == 1 || n / 2 < group.size) dim.values.push_back(n);
     // The kernel's own count is always a choice (the function as written is a config
     // of the space), even one the counts above skip.
     if (std::optional<KnobValue> own =
-            writtenMerge(baseKnobs, vector, key, mergeMode(baseKnobs, vector, *parsed->module));
+            writtenMerge(baseKnobs, vector, key, modes.of(vector));
         own && std::find(dim.values.begin(), dim.values.end(), *own) == dim.values.end())
       dim.values.push_back(*own);
     if (absl::Status s = space.addDimension(std::move(dim)); !s.ok()) return s;
@@ -479,7 +488,7 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, KnobVa
 
   TunedConfig out;
   out.knobs = baseKnobs;
-  bool cubeAutomatic = mergeMode(baseKnobs, false, *parsed->module) == 1;
+  bool cubeAutomatic = MergeModes::of(baseKnobs, *parsed->module).cubeAutomatic();
   MergeRequest vecMerge, cubeMerge;
   llvm::json::Object json;
   for (const auto &[name, value] : values) {
@@ -579,6 +588,7 @@ std::optional<Config> writtenConfig(const SearchSpace &space, llvm::StringRef mo
   absl::StatusOr<ParsedFunc> parsed = parseFunc(moduleText);
   if (!parsed.ok()) return std::nullopt;
   TileSites sites = collectTileSites(*parsed->module);
+  MergeModes modes = MergeModes::of(baseKnobs, *parsed->module);
   Config config;
   for (const Dimension &dim : space.dimensions()) {
     std::optional<KnobValue> want;
@@ -591,8 +601,7 @@ std::optional<Config> writtenConfig(const SearchSpace &space, llvm::StringRef mo
     } else if (dim.name == kSchedParallelismDim) {
       want = int64_t(schedParallelism);
     } else if (std::optional<MergeKnob> merge = mergeKnob(dim.name)) {
-      want = writtenMerge(baseKnobs, merge->vector, merge->key,
-                          mergeMode(baseKnobs, merge->vector, *parsed->module));
+      want = writtenMerge(baseKnobs, merge->vector, merge->key, modes.of(merge->vector));
     }
     if (!want) return std::nullopt;
     auto it = std::find(dim.values.begin(), dim.values.end(), *want);
