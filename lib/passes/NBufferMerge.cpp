@@ -32,8 +32,8 @@
 #include "ptoc/analysis/Subgraphs.h"
 #include "ptoc/ir/Context.h"
 #include "ptoc/ir/Level.h"
-#include "ptoc/passes/MergeOptions.h"
 #include "ptoc/ir/LoopView.h"
+#include "ptoc/passes/MergeOptions.h"
 #include "ptoc/passes/Passes.h"
 #include "ptoc/target/DeviceSpec.h"
 
