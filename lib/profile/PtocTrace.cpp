@@ -371,7 +371,10 @@ void Loader::readMetadata(size_t index, JsonRef event) {
   if (!kind || (*kind != "process_name" && *kind != "thread_name")) return;
   std::optional<int64_t> pid = event.getInteger("pid");
   std::optional<JsonRef> args = event.getObject("args");
-  std::optional<llvm::StringRef> label = args ? args->getString("name") : std::nullopt;
+  // Assigned in a branch rather than by a conditional expression: GCC 12 warns that the
+  // latter's optional may be read uninitialised (-Wmaybe-uninitialized).
+  std::optional<llvm::StringRef> label;
+  if (args) label = args->getString("name");
   if (!pid || !label)
     return propose(0, index, 0,
                    eventError(index, event,

@@ -96,6 +96,17 @@ template <typename Options> struct OptionRow {
   double max = 1e300;
 };
 
+// A row's field is a variant over a pointer to a member of every option type, so the
+// visits below compile an access of each type for every options struct, also of types
+// the struct has no member of. Those branches never run (a row's alternative is always
+// a member the struct has), but GCC 12 cannot rule them out and warns about them
+// (-Warray-bounds, -Wmaybe-uninitialized) where they are inlined.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Warray-bounds"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 /// The declarations of `rows` (defaults from a default-constructed `Options`).
 template <typename Options, size_t N>
 std::vector<PassOptionDecl> declareOptions(const OptionRow<Options> (&rows)[N]) {
@@ -141,5 +152,9 @@ Options readOptions(const OptionRow<Options> (&rows)[N], const PassOptionValues 
         row.field);
   return out;
 }
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 } // namespace ptoc::passes
