@@ -12,8 +12,9 @@ preset, timing only. Prints, for each operator, in one run:
     from the operator as written; the span as written and with the defaults over it
     (goal for the defaults <= 1.25), and that best over the bound (goal <= 1.5; flash
     attention <= 1.6);
-  - where a goal is missed: the knobs the tuner changed (TuneResult.changed) and the
-    first verdict of the default run's summary, with whether it names such a knob.
+  - where a goal is missed: the knobs the tuner changed (TuneResult.changed), what it
+    gained over the operator as written, and the first verdict of the summary of the
+    operator as written, with whether it names such a knob.
 
 Run (after a build):
   PYTHONPATH=build/python /usr/bin/python3 benchmarks/llm.py
@@ -156,6 +157,9 @@ def main():
             # itself): the best config whole.
             print(f"    tuner's best config (the kernel as written is outside the space): "
                   f"{row.get('config')}")
+        if row.get("tuned"):
+            print(f"    tuner's gain over the operator as written: "
+                  f"{(row['span'] / row['tuned'] - 1) * 100:.1f}%")
         verdict = first_verdict(row["summary"])
         if verdict:
             named = names_knob(verdict[1], changed) if changed else None
