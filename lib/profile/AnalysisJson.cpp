@@ -339,6 +339,9 @@ private:
       ratio("barrier_wait_share", l.barrierWaitShare);
       json_.attribute("parallelism", l.parallelism);
       json_.attribute("parallelism_derived", l.parallelismDerived);
+      json_.attribute("workspace_pools", static_cast<int64_t>(l.workspacePools));
+      json_.attribute("workspace_pool_bytes", l.workspacePoolBytes);
+      json_.attribute("workspace_wraps", l.workspaceWraps);
       json_.attribute("tasks_outside_bodies", l.tasksOutsideBodies);
       json_.attributeArray("bodies", [&] {
         for (const BodySummary &b : l.bodies)

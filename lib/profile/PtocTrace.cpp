@@ -150,6 +150,8 @@ struct OtherData {
   std::optional<double> controlBusyUs, controlWaitUs, barrierWaitUs;
   std::optional<int64_t> parallelism; ///< absent: no parallel loops
   std::optional<bool> parallelismDerived;
+  /// Workspace recycling; absent: no iteration has intermediates of its own.
+  std::optional<int64_t> workspacePools, workspacePoolBytes, workspaceWraps;
 };
 
 class Loader {
@@ -280,6 +282,9 @@ void Loader::readOtherData(JsonRef other) {
     other_.barrierWaitUs = loops->getNumber("barrier_wait_us");
     other_.parallelism = loops->getInteger("parallelism");
     other_.parallelismDerived = loops->getBool("parallelism_derived");
+    other_.workspacePools = loops->getInteger("workspace_pools");
+    other_.workspacePoolBytes = loops->getInteger("workspace_pool_bytes");
+    other_.workspaceWraps = loops->getInteger("workspace_wraps");
   }
 }
 
@@ -360,6 +365,19 @@ absl::Status Loader::checkOtherData(LoadedTrace &out) const {
                                  runtime::kMaxSchedParallelism));
       loops.parallelism = static_cast<int>(*other_.parallelism);
       loops.parallelismDerived = other_.parallelismDerived.value_or(false);
+    }
+    if (other_.workspacePools) {
+      // One pool per parallel slot.
+      if (*other_.workspacePools < 0 || *other_.workspacePools > runtime::kMaxSchedParallelism)
+        return fail(absl::StrCat("otherData.loops.workspace_pools must be a whole number "
+                                 "between 0 and ", runtime::kMaxSchedParallelism));
+      if (!other_.workspacePoolBytes || *other_.workspacePoolBytes < 0 ||
+          !other_.workspaceWraps || *other_.workspaceWraps < 0)
+        return fail("otherData.loops.workspace_pool_bytes and workspace_wraps must be whole "
+                    "numbers >= 0 when workspace_pools is given");
+      loops.workspacePools = static_cast<int>(*other_.workspacePools);
+      loops.workspacePoolBytes = *other_.workspacePoolBytes;
+      loops.workspaceWraps = *other_.workspaceWraps;
     }
     out.loops = std::move(loops);
   }

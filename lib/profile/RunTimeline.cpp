@@ -124,6 +124,9 @@ absl::StatusOr<Timeline> timelineOf(const codegen::Program &program,
       loops.parallelism = program.schedParallelism;
       loops.parallelismDerived = program.schedParallelismDerived;
     }
+    loops.workspacePools = program.workspacePools;
+    loops.workspacePoolBytes = program.workspacePoolBytes;
+    loops.workspaceWraps = program.workspaceWraps;
     t.loops = std::move(loops);
   }
   for (const runtime::PipeRecord &p : record.pipes)

@@ -106,6 +106,17 @@ std::string loopsText(const Summary &s) {
         l.parallelismDerived
             ? "derived from the kernel and the device: device_sched_parallelism 0"
             : absl::StrCat("device_sched_parallelism ", l.parallelism));
+  if (l.workspacePools > 0)
+    absl::StrAppendFormat(
+        &out,
+        "  workspace: the iterations' own intermediates in %d pool%s of %s (%s), %s\n",
+        l.workspacePools, l.workspacePools == 1 ? "" : "s", bytes(l.workspacePoolBytes),
+        l.workspacePools == 1 ? "one for all iterations" : "one per parallel slot",
+        l.workspaceWraps == 0
+            ? "taken from the start by each stitch"
+            : absl::StrCat("taken from the start by each stitch and ", l.workspaceWraps,
+                           " time", l.workspaceWraps == 1 ? "" : "s",
+                           " by an iteration that found its pool full"));
   Table bodies({"body", "hash", "iterations", "tasks", "busy_us", "active_us", "span_share"});
   for (const BodySummary &b : l.bodies)
     bodies.row({b.name, b.hash, absl::StrCat(b.iterations), absl::StrCat(b.tasks), us3(b.busyUs),

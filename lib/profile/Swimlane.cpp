@@ -447,6 +447,11 @@ void writeOtherData(llvm::raw_ostream &os, const Program &program, const RunReco
           json.attribute("parallelism", static_cast<int64_t>(program.schedParallelism));
           json.attribute("parallelism_derived", program.schedParallelismDerived);
         }
+        if (program.workspacePools > 0) {
+          json.attribute("workspace_pools", static_cast<int64_t>(program.workspacePools));
+          json.attribute("workspace_pool_bytes", program.workspacePoolBytes);
+          json.attribute("workspace_wraps", program.workspaceWraps);
+        }
       });
   });
 }

@@ -591,6 +591,9 @@ void Analyzer::fillLoops() {
   out.barrierWaitUs = us(in.barrierWait);
   out.parallelism = in.parallelism;
   out.parallelismDerived = in.parallelismDerived;
+  out.workspacePools = in.workspacePools;
+  out.workspacePoolBytes = in.workspacePoolBytes;
+  out.workspaceWraps = in.workspaceWraps;
   out.controlWaitShare = safeRatio(in.controlWait, spanTicks());
   out.barrierWaitShare = safeRatio(in.barrierWait, spanTicks());
   struct Accum {

@@ -4,7 +4,8 @@
 // argument some loop writes is replaced, for the whole run, by an intermediate that
 // starts as a copy of it (GmTensor::initFrom). Workspaces of control functions are
 // intermediates (a nested control function's: one per instance). A window is an
-// alias of its tensor's base; a body's own intermediates are fresh per iteration.
+// alias of its tensor's base; a body's own intermediates are fresh per iteration (the
+// instance lists them; assignStitches places them in recycled workspace memory).
 //
 // Order between iterations. Every access of a call to memory shared between
 // iterations (the bases of control-function tensors) is a box in its base's
@@ -28,6 +29,7 @@
 #include "ptoc/ir/LoopView.h"
 #include "ptoc/ir/Region.h"
 #include "ptoc/ir/StableHash.h"
+#include "ptoc/runtime/WorkspaceRecycling.h"
 
 namespace ptoc::runtime {
 namespace {
@@ -327,10 +329,12 @@ private:
             "body: write a computed value (e.g. x + 0) or read the source outside the loop"));
       map[t] = outs[j];
     }
+    std::vector<int> workspace; // the iteration's own intermediates
     for (size_t t = 0; t < body.tensors.size(); ++t) {
       const GmTensor &g = body.tensors[t];
       if (map[t] >= 0 || g.kind != GmTensor::Kind::Intermediate) continue;
       map[t] = addOwner(g.name, g.dtype, g.shape, GmTensor::Kind::Intermediate);
+      workspace.push_back(map[t]);
     }
     for (size_t t = 0; t < body.tensors.size(); ++t) {
       const GmTensor &g = body.tensors[t];
@@ -351,7 +355,8 @@ private:
     }
     // Its calls.
     int instance = int(out_.instances.size());
-    out_.instances.push_back({s.program, s.name, iteration, parallel_.run, parallel_.iteration});
+    out_.instances.push_back(
+        {s.program, s.name, iteration, parallel_.run, parallel_.iteration, std::move(workspace)});
     int callBase = int(out_.calls.size());
     instanceBegin_.push_back(callBase);
     int leafBase = leafOffset_[s.program];
@@ -780,6 +785,7 @@ absl::Status assignStitches(Program &program, const target::DeviceSpec &device, 
         "stitch_function_max_num must be between ", kMinStitchMaxNum, " and ", kMaxStitchMaxNum,
         " (iterations per stitch), got ", stitchMaxNum));
   if (absl::Status s = checkSchedParallelism(parallelism); !s.ok()) return s;
+  forgetWorkspaces(program);
   program.stitchWaitFor.clear();
   program.parallelLoops = false;
   if (program.instances.empty()) return absl::OkStatus();
@@ -829,7 +835,10 @@ absl::Status assignStitches(Program &program, const target::DeviceSpec &device, 
   for (Call &c : program.calls)
     c.stitch = c.instance >= 0 && size_t(c.instance) < n ? stitchOf[c.instance] : 0;
   program.parallelLoops = anyParallel;
-  if (!anyParallel) return absl::OkStatus(); // k - 1 for every stitch
+  if (!anyParallel) { // k - 1 for every stitch
+    recycleWorkspaces(program, stitchMaxNum, parallelism);
+    return absl::OkStatus();
+  }
 
   // What each stitch waits for. The first stitch of iteration j of a parallel run
   // waits for every stitch before the run's iteration j - P + 1 (the last stitch of
@@ -855,6 +864,7 @@ absl::Status assignStitches(Program &program, const target::DeviceSpec &device, 
     size_t at = size_t(std::lower_bound(r.ordinal.begin(), r.ordinal.end(), from) - r.ordinal.begin());
     program.stitchWaitFor[first] = r.firstStitch[at] - 1;
   }
+  recycleWorkspaces(program, stitchMaxNum, parallelism);
   return absl::OkStatus();
 }
 

@@ -83,6 +83,10 @@ struct RegionUse {
 /// A tensor's place in its base tensor's memory.
 struct TensorMap {
   int base = -1;
+  /// The base's recycled workspace (GmTensor::pool, poolOffset; -1: its own memory)
+  /// and its element size: a pooled region's identity is its bytes in the pool.
+  int pool = -1;
+  int64_t poolOffset = 0, elementBytes = 1;
   llvm::SmallVector<int64_t, 4> strides; ///< element strides into the base's memory
   int64_t offset = 0;                    ///< element offset into the base's memory
   bool box = false;                      ///< a same-rank row-major window of the base
@@ -116,6 +120,9 @@ std::vector<TensorMap> mapTensors(const Program &p) {
     m.strides = g.strides.size() == g.shape.size() ? g.strides : rowMajor(g.shape);
     m.offset = m.base == static_cast<int>(t) ? 0 : g.baseOffset;
     const GmTensor &b = p.tensors[m.base];
+    m.pool = b.pool;
+    m.poolOffset = b.poolOffset;
+    m.elementBytes = static_cast<int64_t>(ir::elementSize(b.dtype));
     llvm::SmallVector<int64_t, 4> baseStrides = rowMajor(b.shape);
     if (g.shape.size() == b.shape.size() && m.strides == baseStrides && m.offset >= 0) {
       m.box = true;
@@ -140,17 +147,27 @@ llvm::ArrayRef<int64_t> shapeOf(const codegen::Leaf &leaf, const RegionUse &u) {
 /// tensor, the element offset of the tile's first element in the base's memory, and
 /// per dimension of more than one element its extent and its stride there: windows of
 /// different tensors over the same bytes (a loop's per-iteration views of one K block)
-/// are one region, so the L2 sees the second read as the hit it is. Never 0.
+/// are one region, so the L2 sees the second read as the hit it is. A base in recycled
+/// workspace memory (GmTensor::pool) is named by its pool and the tile's first byte
+/// there (and its element size), so iterations that reuse the bytes with the same
+/// tiles write and read the same regions. Never 0.
 uint64_t memoryKey(const TensorMap &m, llvm::ArrayRef<int64_t> offsets,
                    llvm::ArrayRef<int64_t> shape) {
-  uint64_t key = mix(static_cast<uint64_t>(m.base));
+  constexpr uint64_t kPoolTag = 0x6a09e667f3bcc909ULL;
+  uint64_t key = m.pool >= 0 ? mix(kPoolTag ^ static_cast<uint64_t>(m.pool))
+                             : mix(static_cast<uint64_t>(m.base));
   if (offsets.size() != m.strides.size()) { // not a tile of this tensor: keep it apart
     key = mix(key ^ 0x9b05688c2b3e6c1fULL);
+    if (m.pool >= 0) key = mix(key ^ static_cast<uint64_t>(m.base)); // nor of its pool
     for (int64_t o : offsets) key = mix(key ^ static_cast<uint64_t>(o));
     return key == 0 ? 1 : key;
   }
   int64_t first = m.offset;
   for (size_t d = 0; d < offsets.size(); ++d) first += offsets[d] * m.strides[d];
+  if (m.pool >= 0) {
+    first = m.poolOffset + first * m.elementBytes;
+    key = mix(key ^ static_cast<uint64_t>(m.elementBytes) ^ 0x3c6ef372fe94f82bULL);
+  }
   key = mix(key ^ static_cast<uint64_t>(first));
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;

@@ -34,12 +34,12 @@ Program loopProgram(int iterations, int perStitch, double gap) {
   int pro = computeLeaf(p, 500);
   int leaf = computeLeaf(p, 2000);
   p.bodies = {{"prologue", "11aa", 0}, {"kv_body", "22bb", 1}};
-  p.instances.push_back({0, "prologue", 0});
+  addInstance(p, 0, "prologue", 0);
   int first = addCall(p, pro, {});
   p.calls[first].instance = 0;
   int stitches = 1 + (iterations + perStitch - 1) / perStitch;
   for (int i = 0; i < iterations; ++i) {
-    p.instances.push_back({1, "kv", i});
+    addInstance(p, 1, "kv", i);
     for (int t = 0; t < 2; ++t) {
       int c = addCall(p, leaf, {}, {first});
       p.calls[c].instance = static_cast<int>(p.instances.size()) - 1;

@@ -231,6 +231,17 @@ inline int addCall(Program &p, int leaf, std::vector<Region> regions, std::vecto
   return static_cast<int>(p.calls.size()) - 1;
 }
 
+/// Appends iteration `iteration` of body `body` (a loop named `loop`, outside parallel
+/// loops, no intermediates of its own); returns its index.
+inline int addInstance(Program &p, int body, const std::string &loop, int64_t iteration) {
+  codegen::Instance in;
+  in.body = body;
+  in.loop = loop;
+  in.iteration = iteration;
+  p.instances.push_back(std::move(in));
+  return static_cast<int>(p.instances.size()) - 1;
+}
+
 inline Region region(int tensor, int64_t row, int64_t col) {
   Region r;
   r.tensor = tensor;

@@ -36,7 +36,7 @@ void stitch(Program &p, const std::vector<int> &begin, std::vector<double> ready
     for (int c = begin[k]; c < begin[k + 1]; ++c) {
       p.calls[c].stitch = static_cast<int>(k);
       p.calls[c].instance = static_cast<int>(p.instances.size());
-      p.instances.push_back({0, "i", static_cast<int64_t>(c)});
+      addInstance(p, 0, "i", c);
     }
   p.stitchReadyCycles = std::move(ready);
 }

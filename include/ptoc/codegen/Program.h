@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "llvm/ADT/SmallVector.h"
@@ -54,6 +55,14 @@ struct GmTensor {
   /// beyond it and a copy_out writes nothing there; only this part must lie inside the
   /// base's memory.
   llvm::SmallVector<int64_t, 4> valid;
+  /// Loops: an intermediate private to one iteration of a loop body lives in recycled
+  /// workspace memory, as PyPTO's root-function workspace does: pool `pool` (one per
+  /// parallel slot) at byte `poolOffset` (runtime::recycleWorkspaces, docs/runtime.md
+  /// "Workspace recycling"). -1: memory of its own. The simulator's L2 sees the memory,
+  /// so an iteration that reuses an earlier one's bytes writes over what may still be
+  /// resident; numerics keep every tensor's own buffer.
+  int pool = -1;
+  int64_t poolOffset = 0;
 };
 
 /// One op of a leaf, in leaf order: a depth-first order of the subgraph's
@@ -196,6 +205,9 @@ struct Instance {
   /// nested in them that no inner parallel loop claims, share their run and ordinal.
   int parallelRun = -1;
   int64_t parallelIteration = 0;
+  /// The iteration's own intermediates (tensor indices): its body's values that no
+  /// other iteration reads, the root function's inner workspace in PyPTO's terms.
+  std::vector<int> workspace;
 };
 
 /// The compiled function.
@@ -231,6 +243,16 @@ struct Program {
   /// rather than given.
   bool parallelLoops = false;
   bool schedParallelismDerived = false;
+  /// Workspace recycling (runtime::recycleWorkspaces): the pools the iterations' own
+  /// intermediates live in (one per parallel slot in use), each pool's bytes
+  /// (stitch_function_max_num x the largest iteration's workspace), how often an
+  /// iteration found its pool full inside a stitch and started over at its beginning,
+  /// and the dependencies that added (call, pred): the iteration waits for the ones
+  /// whose bytes it reuses. Kept so that assigning stitches anew can take them out.
+  int workspacePools = 0;
+  int64_t workspacePoolBytes = 0;
+  int64_t workspaceWraps = 0;
+  std::vector<std::pair<int, int>> workspaceReuseEdges;
 
   /// The user key of leaf `leaf`'s isomorphism group, `func<F>_<hashOrder>` with F =
   /// the leaf's funcIndex (analysis::hashOrderKey): the key of the *_setting pass options, as the

@@ -176,6 +176,10 @@ struct LoopSummary {
   /// 0: the program has no parallel loop), and whether ptoc derived it.
   int parallelism = 0;
   bool parallelismDerived = false;
+  /// Workspace recycling (TimelineLoops): pools, bytes per pool, restarts in stitches.
+  int workspacePools = 0;
+  int64_t workspacePoolBytes = 0;
+  int64_t workspaceWraps = 0;
 };
 
 /// A bottleneck verdict: what the numbers say and what to try.

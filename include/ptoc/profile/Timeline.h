@@ -137,6 +137,12 @@ struct TimelineLoops {
   /// parallel loops. `parallelismDerived`: ptoc chose it (the option was 0).
   int parallelism = 0;
   bool parallelismDerived = false;
+  /// Workspace recycling (codegen::Program::workspacePools and the fields after it):
+  /// pools of the iterations' own intermediates, each pool's bytes, and how often an
+  /// iteration started its pool over inside a stitch; 0 without such intermediates.
+  int workspacePools = 0;
+  int64_t workspacePoolBytes = 0;
+  int64_t workspaceWraps = 0;
 };
 
 /// A Worker View block's kernel and local setup time (ticks).

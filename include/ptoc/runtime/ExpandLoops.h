@@ -49,8 +49,10 @@ absl::StatusOr<codegen::Program> expandLoops(const codegen::LoopProgram &lp,
 /// stitch of iteration j - `parallelism` (for j < parallelism: for the last stitch
 /// before the run), every other stitch for the one before it (docs/runtime.md
 /// "Parallel loops"). `parallelism` kAutoSchedParallelism is automaticSchedParallelism
-/// of the program; the value used is kept in Program::schedParallelism. A program
-/// without loops is left as it is. Errors: either option out of its range.
+/// of the program; the value used is kept in Program::schedParallelism. Last, the
+/// iterations' own intermediates are placed in recycled workspace memory
+/// (recycleWorkspaces, after forgetWorkspaces takes out an earlier placement). A
+/// program without loops is left as it is. Errors: either option out of its range.
 absl::Status assignStitches(codegen::Program &program, const target::DeviceSpec &device,
                             int stitchMaxNum, int parallelism = kDefaultSchedParallelism);
 
