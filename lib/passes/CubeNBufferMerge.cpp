@@ -40,7 +40,8 @@ void registerCubeNBufferMergePass(PassRegistry &registry) {
        -1, 2},
       {"cube-nbuffer-setting", &CubeNBufferMergeOptions::setting,
        "mode 2: {hash_order: N, func<F>_<order>: N, -1: default} (a func<F>_ key wins in "
-       "its root function); groups without an entry use the automatic N", 1},
+       "its root function); groups without an entry, and N = 0, use the automatic N",
+       double(kAutomaticCount)},
       copyInUpperBoundRow(&CubeNBufferMergeOptions::copyInUpperBound),
       mergeFuelRow(&CubeNBufferMergeOptions::fuel),
   };

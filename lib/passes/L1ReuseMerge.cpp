@@ -553,9 +553,9 @@ void registerL1ReuseMergePass(PassRegistry &registry) {
        0, 2},
       {"cube-l1-reuse-setting", &L1ReuseMergeOptions::setting,
        "mode 2: {hash_order: members per anchor, func<F>_<order>: members per anchor, -1: "
-       "default} (a func<F>_ key wins in its root function); groups without an entry use the "
-       "automatic count",
-       1},
+       "default} (a func<F>_ key wins in its root function); groups without an entry, and a "
+       "count of 0, use the automatic count",
+       double(kAutomaticCount)},
       copyInUpperBoundRow(&L1ReuseMergeOptions::copyInUpperBound),
       mergeFuelRow(&L1ReuseMergeOptions::fuel),
   };

@@ -27,7 +27,8 @@ MergeCount chooseMergeCount(int64_t mode, const GroupSetting &setting, unsigned 
                             int64_t hashOrder, int64_t automatic) {
   if (mode == 0) return {1, CountSource::Off, GroupKey()};
   if (mode == 2)
-    if (auto entry = lookupGroupSetting(setting, funcIndex, hashOrder))
+    if (auto entry = lookupGroupSetting(setting, funcIndex, hashOrder);
+        entry && entry->second != kAutomaticCount)
       return {entry->second,
               entry->first.isDefault() ? CountSource::SettingDefault : CountSource::SettingKey,
               entry->first};

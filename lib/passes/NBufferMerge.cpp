@@ -350,7 +350,8 @@ void registerNBufferMergePass(PassRegistry &registry) {
        0, 2},
       {"vec-nbuffer-setting", &NBufferMergeOptions::setting,
        "mode 2: {hash_order: N, func<F>_<order>: N, -1: default} (a func<F>_ key wins in "
-       "its root function); groups without an entry use the automatic N", 1},
+       "its root function); groups without an entry, and N = 0, use the automatic N",
+       double(kAutomaticCount)},
       {"mg-vec-parallel-lb", &NBufferMergeOptions::parallelLowerBound,
        "automatic N keeps at least this many subgraphs per group; -1 = the device's AIV core "
        "count",

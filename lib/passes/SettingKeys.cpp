@@ -102,11 +102,11 @@ bool checkGroupSetting(ir::Module &m, const GroupSetting &setting, int64_t mode,
   };
   bool failed = false;
   for (const auto &[key, n] : setting)
-    if (!key.valid() || n < 1) {
+    if (!key.valid() || (n < 1 && n != kAutomaticCount)) {
       ctx.emitError(where, ir::DiagCategory::Option)
           << prefix() << " entry {" << groupKeyToString(key) << ": " << n
           << "} is invalid; a key is " << kGroupKeyForms << "; a value is "
-          << owner.countMeaning << " (>= 1; 1 = no merge)";
+          << owner.countMeaning << " (>= 1; 1 = no merge; 0 = the automatic count)";
       failed = true;
     }
   if (failed || mode != 2) return !failed;

@@ -175,7 +175,8 @@ std::optional<MergeKnob> mergeKnob(llvm::StringRef name) {
 struct MergeRequest {
   bool present = false;
   bool allAuto = false;       ///< `vec_nbuffer` / `cube_nbuffer` = "auto"
-  passes::GroupSetting setting; ///< group (or -1) -> N
+  /// group (or -1) -> N; a group's "auto" is passes::kAutomaticCount
+  passes::GroupSetting setting;
 };
 
 /// The merge modes `knobs` give the groups of each core kind in a module:
@@ -200,28 +201,63 @@ struct MergeModes {
   bool cubeAutomatic() const { return cube == 1; }
 };
 
-/// Sets the merge passes' knobs for the requests. AIV groups without a count keep the
-/// default pipeline's automatic N; AIC groups without one keep the automatic N when
-/// `cubeAutomatic` (the base knobs' AIC merge mode is 1, MergeModes), else are not
-/// merged unless `cube_nbuffer` = "auto".
-absl::Status applyMerges(const MergeRequest &vec, const MergeRequest &cube, bool cubeAutomatic,
-                         passes::PassKnobs &knobs) {
+/// The counts of one core kind a config runs with: the base knobs' own setting (when
+/// their mode for that kind reads it, `mode` 2) with the request's entries over it, so
+/// a group the config does not name keeps the kernel's count; `vec_nbuffer` /
+/// `cube_nbuffer` = "auto" leaves nothing of the base's.
+passes::GroupSetting mergedSetting(const MergeRequest &request, const passes::PassKnobs &knobs,
+                                   bool vector, int64_t mode) {
+  passes::GroupSetting out;
+  if (!request.allAuto && mode == 2) {
+    const auto &values = knobs.values();
+    auto it = values.find(vector ? "vec_nbuffer_setting" : "cube_nbuffer_setting");
+    if (it != values.end())
+      if (const auto *base = std::get_if<passes::GroupSetting>(&it->second)) out = *base;
+  }
+  for (const auto &[key, n] : request.setting) out[key] = n;
+  // An automatic entry that no less specific entry would override says what its
+  // absence says: left out, a config compiles with the knobs a kernel written with
+  // the automatic count has.
+  for (auto it = out.begin(); it != out.end();) {
+    const passes::GroupKey &key = it->first;
+    bool shadows = out.count(passes::GroupKey(-1)) ||
+                   (key.perFunction() && out.count(passes::GroupKey(key.order)));
+    if (it->second == passes::kAutomaticCount && !key.isDefault() && !shadows)
+      it = out.erase(it);
+    else
+      ++it;
+  }
+  return out;
+}
+
+/// Sets the merge passes' knobs for the requests. A group the config does not name
+/// keeps what the base knobs give it (mergedSetting); one it names "auto" takes the
+/// automatic N. AIV groups without any count keep the default pipeline's automatic N;
+/// AIC groups without one keep the automatic N when the base knobs' AIC merge mode is
+/// 1 (MergeModes), else are not merged unless `cube_nbuffer` = "auto".
+absl::Status applyMerges(const MergeRequest &vec, const MergeRequest &cube,
+                         const MergeModes &modes, passes::PassKnobs &knobs) {
   if (vec.present) {
-    bool automatic = vec.setting.empty();
+    passes::GroupSetting setting = mergedSetting(vec, knobs, true, modes.vec);
+    bool automatic = setting.empty();
     if (absl::Status s = knobs.set("vec_nbuffer_mode", int64_t(automatic ? 1 : 2)); !s.ok())
       return s;
     if (!automatic)
-      if (absl::Status s = knobs.set("vec_nbuffer_setting", vec.setting); !s.ok()) return s;
+      if (absl::Status s = knobs.set("vec_nbuffer_setting", setting); !s.ok()) return s;
   }
+  if (!cube.present) return absl::OkStatus();
+  const bool cubeAutomatic = modes.cubeAutomatic();
+  passes::GroupSetting setting = mergedSetting(cube, knobs, false, modes.cube);
   // Every AIC count 1 is the default pipeline's "no cube merging": leave the pass out
   // (running it to merge nothing costs a subgraph-table rebuild per candidate).
-  bool cubeAllOnes = !cube.allAuto && std::all_of(cube.setting.begin(), cube.setting.end(),
-                                                  [](const auto &e) { return e.second == 1; });
-  if (cube.present && cubeAllOnes && (cubeAutomatic || knobs.values().count("cube_nbuffer_mode")))
-    // The base knobs merged AIC groups; this config says not to.
-    if (absl::Status s = knobs.set("cube_nbuffer_mode", int64_t(0)); !s.ok()) return s;
-  if (cube.present && !cubeAllOnes) {
-    passes::GroupSetting setting = cube.setting;
+  bool cubeAllOnes = !cube.allAuto && !setting.empty() &&
+                     std::all_of(setting.begin(), setting.end(),
+                                 [](const auto &e) { return e.second == 1; });
+  if (cubeAllOnes) {
+    if (cubeAutomatic || knobs.values().count("cube_nbuffer_mode"))
+      // The base knobs merged AIC groups; this config says not to.
+      if (absl::Status s = knobs.set("cube_nbuffer_mode", int64_t(0)); !s.ok()) return s;
+  } else {
     if (!cube.allAuto && !cubeAutomatic) setting.try_emplace(-1, 1);
     bool automatic = setting.empty();
     if (absl::Status s = knobs.set("cube_nbuffer_mode", int64_t(automatic ? 1 : 2)); !s.ok())
@@ -372,10 +408,11 @@ std::optional<KnobValue> writtenMerge(const passes::PassKnobs &knobs, bool vecto
       if (auto it = setting->find(-1); it != setting->end()) return it->second;
     } else if (key->perFunction()) {
       if (auto entry = passes::lookupGroupSetting(*setting, unsigned(key->func), key->order))
-        return entry->second;
+        return entry->second == passes::kAutomaticCount ? automatic : KnobValue(entry->second);
     } else {
       for (passes::GroupKey k : {*key, passes::GroupKey(-1)})
-        if (auto it = setting->find(k); it != setting->end()) return it->second;
+        if (auto it = setting->find(k); it != setting->end())
+          return it->second == passes::kAutomaticCount ? automatic : KnobValue(it->second);
     }
   }
   return automatic;
@@ -488,7 +525,8 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, KnobVa
 
   TunedConfig out;
   out.knobs = baseKnobs;
-  bool cubeAutomatic = MergeModes::of(baseKnobs, *parsed->module).cubeAutomatic();
+  const MergeModes modes = MergeModes::of(baseKnobs, *parsed->module);
+  const bool cubeAutomatic = modes.cubeAutomatic();
   MergeRequest vecMerge, cubeMerge;
   llvm::json::Object json;
   for (const auto &[name, value] : values) {
@@ -550,6 +588,7 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, KnobVa
         request.setting[key] = *n;
       } else if (isAuto && (merge->vector || key.isDefault() || cubeAutomatic)) {
         if (key.isDefault()) request.allAuto = true;
+        else request.setting[key] = passes::kAutomaticCount;
       } else {
         return absl::InvalidArgumentError(absl::StrCat(
             "config knob '", name, "' = ", knobValueToString(value),
@@ -570,7 +609,7 @@ absl::StatusOr<TunedConfig> applyConfigValues(const std::map<std::string, KnobVa
           absl::StrJoin(passes::PassKnobs::names(), ", "), ")"));
     }
   }
-  if (absl::Status s = applyMerges(vecMerge, cubeMerge, cubeAutomatic, out.knobs); !s.ok())
+  if (absl::Status s = applyMerges(vecMerge, cubeMerge, modes, out.knobs); !s.ok())
     return s;
   out.configJson = llvm::formatv("{0}", llvm::json::Value(std::move(json))).str();
   // Keep the user's locations (loc(...) in the text, as Python's tracer writes it) so

@@ -39,7 +39,7 @@ TEST_CASE("knob values are checked for kind and range", "[knobs]") {
   PassKnobs knobs;
   CHECK_FALSE(knobs.set("vec_nbuffer_mode", int64_t(7)).ok());
   CHECK_FALSE(knobs.set("pg_skip_partition", std::string("yes")).ok());
-  CHECK_FALSE(knobs.setText("cube_l1_reuse_setting", "{0: 0}").ok());
+  CHECK_FALSE(knobs.setText("cube_l1_reuse_setting", "{0: -1}").ok());
   CHECK(knobs.empty());
   // Python's natural spellings: 0/1 for a bool, dashes or underscores.
   CHECK(knobs.set("pg_skip_partition", int64_t(1)).ok());

@@ -1100,6 +1100,73 @@ TEST_CASE("a module with several root functions gets a merge knob per body", "[t
   }
 }
 
+TEST_CASE("a config keeps the kernel's own merge counts for the groups it does not name",
+          "[tuner]") {
+  session::Session s = tinySession();
+  // The kernel merges every group 4 at a time (its own {-1: 4}).
+  session::PassKnobs own;
+  REQUIRE(own.set("vec_nbuffer_mode", int64_t(2)).ok());
+  REQUIRE(own.set("vec_nbuffer_setting", passes::GroupSetting{{-1, 4}}).ok());
+  auto compileWith = [&](const session::TunedConfig &c) {
+    session::CompileOptions compile;
+    compile.knobs = c.knobs;
+    absl::StatusOr<session::Kernel> k = s.compileText(c.moduleText, "cand.pto", compile);
+    REQUIRE(k.ok());
+    return *std::move(k);
+  };
+  // A space of one body's count: the other body keeps the kernel's 4.
+  absl::StatusOr<session::TunedConfig> one =
+      tune::applyConfigValues({{"vec_nbuffer[func1_0]", int64_t(2)}}, kTwoBodies, own);
+  REQUIRE(one.ok());
+  CHECK(std::get<passes::GroupSetting>(one->knobs.values().at("vec_nbuffer_setting")) ==
+        passes::GroupSetting{{passes::GroupKey::inFunc(1, 0), 2}, {-1, 4}});
+  session::Kernel k = compileWith(*one);
+  CHECK(groupSize(k, "func1_0") == 4); // 8 rows in pairs
+  CHECK(groupSize(k, "func2_0") == 2); // 8 rows four at a time, as written
+  // "auto" for a group is the automatic count, whatever the kernel's -1 says.
+  absl::StatusOr<session::TunedConfig> automatic = tune::applyConfigValues(
+      {{"vec_nbuffer[func1_0]", std::string("auto")}}, kTwoBodies, own);
+  REQUIRE(automatic.ok());
+  CHECK(std::get<passes::GroupSetting>(automatic->knobs.values().at("vec_nbuffer_setting")) ==
+        passes::GroupSetting{{passes::GroupKey::inFunc(1, 0), passes::kAutomaticCount},
+                             {-1, 4}});
+  absl::StatusOr<session::Kernel> asAutomatic = s.compileText(kTwoBodies, "plain.pto");
+  REQUIRE(asAutomatic.ok());
+  session::Kernel ka = compileWith(*automatic);
+  CHECK(groupSize(ka, "func1_0") == groupSize(*asAutomatic, "func1_0"));
+  CHECK(groupSize(ka, "func2_0") == 2);
+  // Every group "auto": nothing of the kernel's setting is left.
+  absl::StatusOr<session::TunedConfig> all =
+      tune::applyConfigValues({{"vec_nbuffer", std::string("auto")}}, kTwoBodies, own);
+  REQUIRE(all.ok());
+  CHECK(std::get<int64_t>(all->knobs.values().at("vec_nbuffer_mode")) == 1);
+}
+
+TEST_CASE("a loop body's cube groups named \"auto\" stay automatic", "[tuner]") {
+  session::Session s = tinySession();
+  passes::PassKnobs base;
+  REQUIRE(base.set("cube_l1_reuse_mode", int64_t(0)).ok());
+  absl::StatusOr<tune::SearchSpace> space = session::deriveSearchSpace(s, kLoopMatmul, "", base);
+  REQUIRE(space.ok());
+  // The written config of a loop body's cube group is "auto": applied, it compiles as
+  // the kernel does (it used to turn cube merging off).
+  std::optional<tune::Config> written = tune::writtenConfig(*space, kLoopMatmul, base);
+  REQUIRE(written);
+  absl::StatusOr<session::TunedConfig> applied =
+      tune::applyConfig(*space, *written, kLoopMatmul, base);
+  REQUIRE(applied.ok());
+  session::CompileOptions compile;
+  compile.knobs = applied->knobs;
+  absl::StatusOr<session::Kernel> candidate =
+      s.compileText(applied->moduleText, "cand.pto", compile);
+  compile.knobs = base;
+  absl::StatusOr<session::Kernel> asWritten = s.compileText(kLoopMatmul, "heads.pto", compile);
+  REQUIRE(candidate.ok());
+  REQUIRE(asWritten.ok());
+  CHECK(candidate->stats.aicSubgraphs == asWritten->stats.aicSubgraphs);
+  CHECK(asWritten->stats.aicSubgraphs < 16);
+}
+
 TEST_CASE("per-body merge knobs round-trip through the tune result file and the bank",
           "[tuner]") {
   session::Session s = tinySession();

@@ -59,8 +59,14 @@ inline constexpr const char *kGroupKeyForms =
     "func<F>_<order> (one root function's group, as the compile statistics and the summary "
     "print it)";
 
-/// Count per group (counts >= 1; what a count means is the option's).
+/// Count per group (counts >= 1; what a count means is the option's; or
+/// kAutomaticCount).
 using GroupSetting = std::map<GroupKey, int64_t>;
+
+/// The count that asks for the option's automatic count for the groups of its key, as
+/// if the setting had no entry for them and no -1 default: a group can stay automatic
+/// while -1 sets the others (the tuner's "auto" for one group of a kernel that sets -1).
+inline constexpr int64_t kAutomaticCount = 0;
 
 /// `{0:4,func1_0:2,-1:1}`: plain hash orders ascending, then per-function keys (by
 /// function, then order), then the default; parses back to the same setting.

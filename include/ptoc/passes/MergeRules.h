@@ -38,7 +38,8 @@ struct MergeCount {
 /// The one count rule of the `*_mode` / `*_setting` knobs, for group `hashOrder` of
 /// the root function at position `funcIndex` of its module: mode 0 -> 1; mode 1 ->
 /// `automatic`; mode 2 -> the setting's entry (lookupGroupSetting: `func<F>_<order>`,
-/// else the plain hash order, else -1), else `automatic`.
+/// else the plain hash order, else -1), else (or when that entry is kAutomaticCount)
+/// `automatic`.
 MergeCount chooseMergeCount(int64_t mode, const GroupSetting &setting, unsigned funcIndex,
                             int64_t hashOrder, int64_t automatic);
 
