@@ -78,6 +78,18 @@ session::Session tinySession() {
   return *s;
 }
 
+/// `text` compiled in `s` with pass knobs `knobs`: a candidate's module and knobs, or
+/// a kernel as written with its own.
+session::Kernel compileWith(const session::Session &s, llvm::StringRef text,
+                            const passes::PassKnobs &knobs) {
+  session::CompileOptions compile;
+  compile.knobs = knobs;
+  absl::StatusOr<session::Kernel> k = s.compileText(text, "cand.pto", compile);
+  INFO(k.status().message());
+  REQUIRE(k.ok());
+  return *std::move(k);
+}
+
 const tune::Dimension &dimension(const tune::SearchSpace &space, llvm::StringRef name) {
   int i = space.findDimension(name);
   REQUIRE(i >= 0);
@@ -517,13 +529,10 @@ TEST_CASE("configs that differ only in the scheduler mode share one compile", "[
     absl::StatusOr<session::TunedConfig> applied =
         tune::applyConfig(space, e.config, kSoftmax, {});
     REQUIRE(applied.ok());
-    session::CompileOptions compile;
-    compile.knobs = applied->knobs;
-    absl::StatusOr<session::Kernel> k = s.compileText(applied->moduleText, "c.pto", compile);
-    REQUIRE(k.ok());
+    session::Kernel k = compileWith(s, applied->moduleText, applied->knobs);
     runtime::SimOptions sim;
     sim.schedMode = applied->schedMode;
-    absl::StatusOr<runtime::RunRecord> rec = runtime::simulate(k->program, s.device(), sim);
+    absl::StatusOr<runtime::RunRecord> rec = runtime::simulate(k.program, s.device(), sim);
     REQUIRE(rec.ok());
     INFO(space.configToString(e.config));
     REQUIRE(e.micros);
@@ -828,19 +837,11 @@ TEST_CASE("a loop body's cube groups merge automatically by default, and the spa
         passes::GroupSetting{{0, 2}});
   // And the three compile as they say: 16 tiles unmerged, 8 tasks of 2, the automatic N.
   auto aicTasks = [&](const session::TunedConfig &c) {
-    session::CompileOptions compile;
-    compile.knobs = c.knobs;
-    absl::StatusOr<session::Kernel> k = s.compileText(c.moduleText, "cand.pto", compile);
-    REQUIRE(k.ok());
-    return k->stats.aicSubgraphs;
+    return compileWith(s, c.moduleText, c.knobs).stats.aicSubgraphs;
   };
   CHECK(aicTasks(*ones) == 16);
   CHECK(aicTasks(*two) == 8);
-  session::CompileOptions compile;
-  compile.knobs = base;
-  absl::StatusOr<session::Kernel> asWritten = s.compileText(kLoopMatmul, "heads.pto", compile);
-  REQUIRE(asWritten.ok());
-  CHECK(asWritten->stats.aicSubgraphs < 16);
+  CHECK(compileWith(s, kLoopMatmul, base).stats.aicSubgraphs < 16);
 }
 
 TEST_CASE("device_sched_parallelism is a knob only of functions with a parallel loop",
@@ -1064,13 +1065,10 @@ TEST_CASE("a module with several root functions gets a merge knob per body", "[t
   CHECK(std::get<passes::GroupSetting>(applied->knobs.values().at("vec_nbuffer_setting")) ==
         passes::GroupSetting{{passes::GroupKey::inFunc(1, 0), 2},
                              {passes::GroupKey::inFunc(2, 0), 4}});
-  session::CompileOptions compile;
-  compile.knobs = applied->knobs;
-  absl::StatusOr<session::Kernel> k = s.compileText(applied->moduleText, "cand.pto", compile);
-  REQUIRE(k.ok());
-  CHECK(groupSize(*k, "func1_0") == 4);
-  CHECK(groupSize(*k, "func2_0") == 2);
-  CHECK(k->warnings.empty());
+  session::Kernel k = compileWith(s, applied->moduleText, applied->knobs);
+  CHECK(groupSize(k, "func1_0") == 4);
+  CHECK(groupSize(k, "func2_0") == 2);
+  CHECK(k.warnings.empty());
 
   // The kernel's own setting, a plain key and one for body 2, is the written config:
   // body 1 takes the plain key, body 2 its own.
@@ -1107,20 +1105,13 @@ TEST_CASE("a config keeps the kernel's own merge counts for the groups it does n
   session::PassKnobs own;
   REQUIRE(own.set("vec_nbuffer_mode", int64_t(2)).ok());
   REQUIRE(own.set("vec_nbuffer_setting", passes::GroupSetting{{-1, 4}}).ok());
-  auto compileWith = [&](const session::TunedConfig &c) {
-    session::CompileOptions compile;
-    compile.knobs = c.knobs;
-    absl::StatusOr<session::Kernel> k = s.compileText(c.moduleText, "cand.pto", compile);
-    REQUIRE(k.ok());
-    return *std::move(k);
-  };
   // A space of one body's count: the other body keeps the kernel's 4.
   absl::StatusOr<session::TunedConfig> one =
       tune::applyConfigValues({{"vec_nbuffer[func1_0]", int64_t(2)}}, kTwoBodies, own);
   REQUIRE(one.ok());
   CHECK(std::get<passes::GroupSetting>(one->knobs.values().at("vec_nbuffer_setting")) ==
         passes::GroupSetting{{passes::GroupKey::inFunc(1, 0), 2}, {-1, 4}});
-  session::Kernel k = compileWith(*one);
+  session::Kernel k = compileWith(s, one->moduleText, one->knobs);
   CHECK(groupSize(k, "func1_0") == 4); // 8 rows in pairs
   CHECK(groupSize(k, "func2_0") == 2); // 8 rows four at a time, as written
   // "auto" for a group is the automatic count, whatever the kernel's -1 says.
@@ -1130,10 +1121,9 @@ TEST_CASE("a config keeps the kernel's own merge counts for the groups it does n
   CHECK(std::get<passes::GroupSetting>(automatic->knobs.values().at("vec_nbuffer_setting")) ==
         passes::GroupSetting{{passes::GroupKey::inFunc(1, 0), passes::kAutomaticCount},
                              {-1, 4}});
-  absl::StatusOr<session::Kernel> asAutomatic = s.compileText(kTwoBodies, "plain.pto");
-  REQUIRE(asAutomatic.ok());
-  session::Kernel ka = compileWith(*automatic);
-  CHECK(groupSize(ka, "func1_0") == groupSize(*asAutomatic, "func1_0"));
+  session::Kernel asAutomatic = compileWith(s, kTwoBodies, {});
+  session::Kernel ka = compileWith(s, automatic->moduleText, automatic->knobs);
+  CHECK(groupSize(ka, "func1_0") == groupSize(asAutomatic, "func1_0"));
   CHECK(groupSize(ka, "func2_0") == 2);
   // Every group "auto": nothing of the kernel's setting is left.
   absl::StatusOr<session::TunedConfig> all =
@@ -1155,16 +1145,10 @@ TEST_CASE("a loop body's cube groups named \"auto\" stay automatic", "[tuner]") 
   absl::StatusOr<session::TunedConfig> applied =
       tune::applyConfig(*space, *written, kLoopMatmul, base);
   REQUIRE(applied.ok());
-  session::CompileOptions compile;
-  compile.knobs = applied->knobs;
-  absl::StatusOr<session::Kernel> candidate =
-      s.compileText(applied->moduleText, "cand.pto", compile);
-  compile.knobs = base;
-  absl::StatusOr<session::Kernel> asWritten = s.compileText(kLoopMatmul, "heads.pto", compile);
-  REQUIRE(candidate.ok());
-  REQUIRE(asWritten.ok());
-  CHECK(candidate->stats.aicSubgraphs == asWritten->stats.aicSubgraphs);
-  CHECK(asWritten->stats.aicSubgraphs < 16);
+  session::Kernel candidate = compileWith(s, applied->moduleText, applied->knobs);
+  session::Kernel asWritten = compileWith(s, kLoopMatmul, base);
+  CHECK(candidate.stats.aicSubgraphs == asWritten.stats.aicSubgraphs);
+  CHECK(asWritten.stats.aicSubgraphs < 16);
 }
 
 TEST_CASE("per-body merge knobs round-trip through the tune result file and the bank",
