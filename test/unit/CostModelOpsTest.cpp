@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <memory>
 #include <string>
 
 #include "ptoc/analysis/CostModel.h"
@@ -12,6 +13,34 @@
 #include "ptoc/target/DeviceSpec.h"
 
 using namespace ptoc;
+
+namespace {
+
+/// The cost model's estimates (default device) of every op of `text`'s first function
+/// that has a result, by the result's name.
+struct Estimates {
+  std::map<std::string, int64_t> cycles, bytes;
+  std::map<std::string, double> peak;
+};
+
+Estimates estimate(const char *text) {
+  ir::Context ctx;
+  std::unique_ptr<ir::Module> module = ir::parseModule(text, "cost.pto", ctx);
+  REQUIRE(module);
+  target::DeviceSpec device; // the cost model keeps a reference to it
+  analysis::CostModel cost(device);
+  Estimates e;
+  for (ir::Operation &op : module->func(0).ops()) {
+    if (!op.numResults()) continue;
+    std::string name = op.result()->nameHint().str().str();
+    e.cycles[name] = cost.opCycles(op);
+    e.bytes[name] = cost.vectorBytes(op);
+    e.peak[name] = cost.vectorPeakCycles(op);
+  }
+  return e;
+}
+
+} // namespace
 
 TEST_CASE("cost: comparisons, logic and where run at the vector rates", "[cost]") {
   const char *text = R"(func @f(%x: tensor<16x64xf32>, %y: tensor<16x64xf32>, %i: tensor<16x64xi64>, %u: tensor<16x64xu8>) {
@@ -32,14 +61,7 @@ TEST_CASE("cost: comparisons, logic and where run at the vector rates", "[cost]"
   return
 }
 )";
-  ir::Context ctx;
-  std::unique_ptr<ir::Module> module = ir::parseModule(text, "cost.pto", ctx);
-  REQUIRE(module);
-  target::DeviceSpec device;
-  analysis::CostModel cost(device);
-  std::map<std::string, int64_t> cycles;
-  for (ir::Operation &op : module->func(0).ops())
-    if (op.numResults()) cycles[op.result()->nameHint().str().str()] = cost.opCycles(op);
+  std::map<std::string, int64_t> cycles = estimate(text).cycles;
   REQUIRE(cycles.count("where"));
   // Two-tile ops at the binary rate over the largest tile touched (the f32 operands).
   CHECK(cycles["lt"] == cycles["add"]);
@@ -67,18 +89,10 @@ TEST_CASE("cost: peak vector cycles are the bytes at each class's rate, no laten
   return
 }
 )";
-  ir::Context ctx;
-  std::unique_ptr<ir::Module> module = ir::parseModule(text, "peak.pto", ctx);
-  REQUIRE(module);
+  Estimates e = estimate(text);
+  std::map<std::string, double> &peak = e.peak;
+  std::map<std::string, int64_t> &cycles = e.cycles;
   target::DeviceSpec device;
-  analysis::CostModel cost(device);
-  std::map<std::string, double> peak;
-  std::map<std::string, int64_t> cycles;
-  for (ir::Operation &op : module->func(0).ops())
-    if (op.numResults()) {
-      peak[op.result()->nameHint().str().str()] = cost.vectorPeakCycles(op);
-      cycles[op.result()->nameHint().str().str()] = cost.opCycles(op);
-    }
   const double bytes = 16 * 64 * 4, full = device.compute.vectorBytesPerCycle;
   CHECK(peak["neg"] == Approx(bytes / full));
   CHECK(peak["add"] == Approx(bytes / (full * device.compute.vectorBinaryRate)));
@@ -106,17 +120,8 @@ TEST_CASE("cost: a vector op works through its UB rows padded to whole blocks", 
   return
 }
 )";
-  ir::Context ctx;
-  std::unique_ptr<ir::Module> module = ir::parseModule(text, "padded.pto", ctx);
-  REQUIRE(module);
-  target::DeviceSpec device;
-  analysis::CostModel cost(device);
-  std::map<std::string, int64_t> cycles, bytes;
-  for (ir::Operation &op : module->func(0).ops())
-    if (op.numResults()) {
-      cycles[op.result()->nameHint().str().str()] = cost.opCycles(op);
-      bytes[op.result()->nameHint().str().str()] = cost.vectorBytes(op);
-    }
+  Estimates e = estimate(text);
+  std::map<std::string, int64_t> &cycles = e.cycles, &bytes = e.bytes;
   REQUIRE(cycles.count("t"));
   CHECK(bytes["neg8"] == 64 * 32);
   CHECK(bytes["neg16"] == 64 * 32);
