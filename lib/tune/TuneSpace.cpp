@@ -201,6 +201,13 @@ struct MergeModes {
   bool cubeAutomatic() const { return cube == 1; }
 };
 
+/// The vec_nbuffer_setting (`vector`) or cube_nbuffer_setting `knobs` set, or null.
+const passes::GroupSetting *mergeSettingOf(const passes::PassKnobs &knobs, bool vector) {
+  const auto &values = knobs.values();
+  auto it = values.find(vector ? "vec_nbuffer_setting" : "cube_nbuffer_setting");
+  return it != values.end() ? std::get_if<passes::GroupSetting>(&it->second) : nullptr;
+}
+
 /// The counts of one core kind a config runs with: the base knobs' own setting (when
 /// their mode for that kind reads it, `mode` 2) with the request's entries over it, so
 /// a group the config does not name keeps the kernel's count; `vec_nbuffer` /
@@ -208,12 +215,8 @@ struct MergeModes {
 passes::GroupSetting mergedSetting(const MergeRequest &request, const passes::PassKnobs &knobs,
                                    bool vector, int64_t mode) {
   passes::GroupSetting out;
-  if (!request.allAuto && mode == 2) {
-    const auto &values = knobs.values();
-    auto it = values.find(vector ? "vec_nbuffer_setting" : "cube_nbuffer_setting");
-    if (it != values.end())
-      if (const auto *base = std::get_if<passes::GroupSetting>(&it->second)) out = *base;
-  }
+  if (!request.allAuto && mode == 2)
+    if (const passes::GroupSetting *base = mergeSettingOf(knobs, vector)) out = *base;
   for (const auto &[key, n] : request.setting) out[key] = n;
   // An automatic entry that no less specific entry would override says what its
   // absence says: left out, a config compiles with the knobs a kernel written with
@@ -393,17 +396,11 @@ namespace {
 /// func<F>_<order>, then the hash order, then -1, then the automatic N).
 std::optional<KnobValue> writtenMerge(const passes::PassKnobs &knobs, bool vector,
                                       std::optional<passes::GroupKey> key, int64_t mode) {
-  const auto &values = knobs.values();
-  int64_t m = mode;
   std::optional<KnobValue> automatic;
-  if (vector || !key || m == 1) automatic = std::string(kNBufferAuto);
-  if (m == 0) return int64_t(1);
-  if (m == 1) return automatic;
-  auto settingIt = values.find(vector ? "vec_nbuffer_setting" : "cube_nbuffer_setting");
-  const passes::GroupSetting *setting =
-      settingIt != values.end() ? std::get_if<passes::GroupSetting>(&settingIt->second)
-                                : nullptr;
-  if (setting) {
+  if (vector || !key || mode == 1) automatic = std::string(kNBufferAuto);
+  if (mode == 0) return int64_t(1);
+  if (mode == 1) return automatic;
+  if (const passes::GroupSetting *setting = mergeSettingOf(knobs, vector)) {
     if (!key) {
       if (auto it = setting->find(-1); it != setting->end()) return it->second;
     } else if (key->perFunction()) {
