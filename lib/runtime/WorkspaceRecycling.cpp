@@ -77,20 +77,22 @@ void forgetWorkspaces(Program &program) {
 
 void recycleWorkspaces(Program &program, int stitchMaxNum, int parallelism) {
   const size_t n = program.instances.size();
-  std::vector<IterationCalls> iterations(n);
-  for (size_t c = 0; c < program.calls.size(); ++c) {
-    int i = program.calls[c].instance;
-    if (i >= 0 && static_cast<size_t>(i) < n) iterations[i].calls.push_back(static_cast<int>(c));
-  }
+  std::vector<char> hasCalls(n, 0);
+  for (const codegen::Call &c : program.calls)
+    if (c.instance >= 0 && static_cast<size_t>(c.instance) < n) hasCalls[c.instance] = 1;
   // What each iteration needs; an iteration without calls touches no memory.
   std::vector<int64_t> need(n, 0);
   int64_t largest = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (iterations[i].calls.empty()) continue;
+    if (!hasCalls[i]) continue;
     for (int t : program.instances[i].workspace) need[i] += alignedBytes(program.tensors[t]);
     largest = std::max(largest, need[i]);
   }
-  if (largest == 0) return;
+  if (largest == 0) return; // no iteration has intermediates of its own
+  std::vector<IterationCalls> iterations(n);
+  for (size_t c = 0; c < program.calls.size(); ++c)
+    if (int i = program.calls[c].instance; i >= 0 && static_cast<size_t>(i) < n)
+      iterations[i].calls.push_back(static_cast<int>(c));
   const int64_t capacity = largest * std::max(stitchMaxNum, 1);
   const int slots = std::max(parallelism, 1);
 
