@@ -1,7 +1,7 @@
 // The element rules of the index ops (topk, topk_indices, gather), shared by the
 // reference evaluator and the tile kernels so both select and index exactly alike:
-// topk's order (NaN, ties) and how an index element is read and checked. Internal
-// to lib/runtime.
+// topk's order (NaN, ties) and how an index element is read and checked; and the
+// identity a reduction folds from. Internal to lib/runtime.
 #pragma once
 
 #include <algorithm>
@@ -9,9 +9,21 @@
 #include <cstdint>
 #include <numeric>
 #include <type_traits>
+#include <limits>
 #include <vector>
 
+#include "ptoc/ir/OpDef.h"
+
 namespace ptoc::runtime {
+
+/// The identity of reduction `code`'s fold: -inf for amax, +inf for amin, 0 for sum
+/// and mean. A fold starts from it, and the elements beyond a window's valid part
+/// count as it (so they change nothing).
+inline double foldIdentity(ir::OpCode code) {
+  if (code == ir::OpCode::Amax) return -std::numeric_limits<double>::infinity();
+  if (code == ir::OpCode::Amin) return std::numeric_limits<double>::infinity();
+  return 0.0;
+}
 
 /// Whether value `a` ranks above `b` in topk's order: the larger first, or the smaller
 /// when !largest, with NaN above every number (as torch.topk orders it: first for the

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <limits>
 
+#include "IndexRules.h"
 #include "TileKernels.h"
 #include "llvm/ADT/STLExtras.h"
 #include "ptoc/ir/OpDef.h"
@@ -178,11 +178,8 @@ void runPartial(const LeafPlan &plan, int i, TileMemory mem, llvm::ArrayRef<Exte
     }
     // The operand's elements beyond its extents become the fold's identity.
     if (x.rep == Rep::Float) {
-      float identity = p.code == OpCode::Amax   ? -std::numeric_limits<float>::infinity()
-                       : p.code == OpCode::Amin ? std::numeric_limits<float>::infinity()
-                                                : 0.0f;
       scratch.a.assign(mem.floats + x.offset, mem.floats + x.offset + x.numElements);
-      fillBeyond(scratch.a.data(), x.shape, e, identity);
+      fillBeyond(scratch.a.data(), x.shape, e, static_cast<float>(foldIdentity(p.code)));
       runReductionOn(plan, i, mem, scratch.a.data(), nullptr, count);
     } else {
       scratch.ia.assign(mem.ints + x.offset, mem.ints + x.offset + x.numElements);

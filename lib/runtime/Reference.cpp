@@ -226,10 +226,7 @@ Dense evalReduction(const ir::Operation &op, const Dense &x) {
       ++o;
   }
   OpCode code = op.code();
-  double init = code == OpCode::Amax   ? -std::numeric_limits<double>::infinity()
-                : code == OpCode::Amin ? std::numeric_limits<double>::infinity()
-                                       : 0.0;
-  std::fill(r.data.begin(), r.data.end(), init);
+  std::fill(r.data.begin(), r.data.end(), foldIdentity(code));
   // Only the valid elements are folded (all of them when x is whole).
   Shape inStrides = rowMajorStrides(x.shape), extents(x.shape.size());
   for (size_t d = 0; d < x.shape.size(); ++d) extents[d] = extentOf(x, d);
