@@ -467,7 +467,6 @@ void GmMemory::recordPartialWrite(const codegen::Region &region, const OpPlan &o
   partialCounts_[region.tensor].fetch_add(1, std::memory_order_release);
 }
 
-
 absl::Status GmMemory::checkRegion(const codegen::Program &program, int callIndex,
                                    const OpPlan &op) const {
   const codegen::Call &call = program.calls[callIndex];
